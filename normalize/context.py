@@ -1,0 +1,141 @@
+"""The request context, stream options and thinking levels."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import TypeAdapter
+
+from normalize._jsonmodel import JsonModel
+from normalize.content import TextContent
+from normalize.messages import Message, SystemMessage, Tool
+
+if TYPE_CHECKING:
+    import httpx
+
+    from normalize.abort import AbortSignal
+    from normalize.model import Model
+
+__all__ = [
+    "THINKING_LEVELS",
+    "CacheRetention",
+    "Context",
+    "EffectiveSystem",
+    "StreamOptions",
+    "ThinkingLevel",
+    "effective_system",
+    "normalize_context",
+]
+
+ThinkingLevel = Literal["off", "minimal", "low", "medium", "high", "xhigh", "max"]
+THINKING_LEVELS: tuple[ThinkingLevel, ...] = ("off", "minimal", "low", "medium", "high", "xhigh", "max")
+CacheRetention = Literal["none", "short", "long"]
+
+_MESSAGES = TypeAdapter(list[Message])
+
+
+@dataclass(slots=True, kw_only=True)
+class Context(JsonModel):
+    """What to send: the transcript, plus the legacy ``system_prompt``/``tools`` fields.
+
+    Adapters read :func:`normalize_context`'s result, where the legacy fields have moved into a
+    leading :class:`SystemMessage`.
+    """
+
+    messages: list[Message] = field(default_factory=list[Message])
+    system_prompt: str | None = None
+    tools: list[Tool] | None = None
+
+
+def normalize_context(context: Context) -> Context:
+    """Return a context whose system prompt and tools live in a leading ``SystemMessage``.
+
+    An empty prompt and an empty tool list are dropped. The input is not modified.
+    """
+    if not context.system_prompt and not context.tools:
+        return Context(messages=list(context.messages))
+    leading = SystemMessage(
+        content=context.system_prompt or None,
+        tools_added=list(context.tools) if context.tools else None,
+        timestamp=0,
+    )
+    return Context(messages=[leading, *context.messages])
+
+
+@dataclass(slots=True)
+class EffectiveSystem:
+    """The system prompt and tool set in force after replaying system messages."""
+
+    prompt: str
+    tools: list[Tool]
+
+
+def _system_text(content: str | list[TextContent] | None) -> str:
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    return "\n".join(block.text for block in content)
+
+
+def effective_system(messages: list[Message]) -> EffectiveSystem:
+    """Replay every system message in order: append prompt text, replace sections, add/remove tools.
+
+    Sections render after the appended text, in first-seen order, each as its own paragraph.
+    """
+    parts: list[str] = []
+    sections: dict[str, str] = {}
+    tools: dict[str, Tool] = {}
+    for message in messages:
+        if not isinstance(message, SystemMessage):
+            continue
+        text = _system_text(message.content)
+        if text:
+            parts.append(text)
+        if message.sections:
+            sections.update(message.sections)
+        for removed in message.tools_removed or ():
+            tools.pop(removed.name, None)
+        for added in message.tools_added or ():
+            tools[added.name] = added
+    prompt = "\n\n".join([*parts, *(value for value in sections.values() if value)])
+    return EffectiveSystem(prompt=prompt, tools=list(tools.values()))
+
+
+def messages_from_json(data: Any) -> list[Message]:
+    """Validate a JSON list of pi-shaped messages."""
+    if isinstance(data, str | bytes):
+        return _MESSAGES.validate_json(data)
+    return _MESSAGES.validate_python(data)
+
+
+@dataclass(slots=True, kw_only=True)
+class StreamOptions:
+    """Per-call options. A plain dataclass (not pydantic): it carries live objects.
+
+    ``signal`` aborts the call; ``http_client`` replaces the adapter's own client (cassettes pass
+    one); ``timeout`` is the connect/idle timeout in seconds; ``max_retries`` bounds retries before
+    any output (default 2); ``on_payload`` may inspect or replace the vendor payload; ``on_response``
+    sees the HTTP status and headers before the body is read.
+    """
+
+    signal: AbortSignal | None = None
+    api_key: str | None = None
+    max_tokens: int | None = None
+    temperature: float | None = None
+    reasoning: ThinkingLevel | None = None
+    thinking_budgets: dict[str, int] | None = None
+    session_id: str | None = None
+    cache_retention: CacheRetention = "short"
+    headers: dict[str, str | None] | None = None
+    http_client: httpx.AsyncClient | None = None
+    timeout: float | None = None
+    max_retries: int = 2
+    max_retry_delay_s: float = 60.0
+    on_payload: Callable[[dict[str, Any], Model], dict[str, Any] | Awaitable[dict[str, Any] | None] | None] | None = (
+        None
+    )
+    on_response: Callable[[int, Mapping[str, str], Model], Awaitable[None] | None] | None = None
+    extra: dict[str, Any] = field(default_factory=dict[str, Any])

@@ -1,0 +1,139 @@
+"""The StreamFn contract, the api registry and the never-raise guard."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from typing import Any, Protocol, cast
+
+from normalize import (
+    AssistantMessage,
+    AssistantMessageEvent,
+    AssistantMessageEventStream,
+    Context,
+    ErrorInfo,
+    ErrorKind,
+    MessageBuilder,
+    Model,
+    StreamOptions,
+)
+from normalize.stream import classify_exception
+
+__all__ = [
+    "StreamFn",
+    "complete",
+    "error_stream",
+    "get_stream_fn",
+    "guarded_call",
+    "register_api",
+    "registered_apis",
+    "stream",
+    "unregister_api",
+]
+
+
+class StreamFn(Protocol):
+    """Turns a request into an event stream.
+
+    Contract: calling it and iterating its stream never raise an ``Exception``; every failure ends
+    the stream with an ``error`` event. It may return the stream directly or an awaitable of it.
+    """
+
+    def __call__(
+        self, model: Model, context: Context, options: StreamOptions | None = None, /
+    ) -> AssistantMessageEventStream | Awaitable[AssistantMessageEventStream]: ...
+
+
+_REGISTRY: dict[str, StreamFn] = {}
+
+
+def register_api(api: str, fn: StreamFn) -> None:
+    """Make ``fn`` the StreamFn for models whose ``api`` is ``api`` (replacing any earlier one)."""
+    _REGISTRY[api] = fn
+
+
+def unregister_api(api: str) -> None:
+    """Forget the StreamFn registered for ``api``, if any."""
+    _REGISTRY.pop(api, None)
+
+
+def get_stream_fn(api: str) -> StreamFn | None:
+    """The StreamFn registered for ``api``, or None."""
+    if api not in _REGISTRY:
+        _load_builtin(api)
+    return _REGISTRY.get(api)
+
+
+def registered_apis() -> list[str]:
+    """The apis that currently have a StreamFn."""
+    return sorted(_REGISTRY)
+
+
+def _load_builtin(api: str) -> None:
+    # Built-in adapters register themselves on import; import lazily so `import streamfns` stays cheap.
+    from streamfns._builtin import load_builtin_api  # noqa: PLC0415 - lazy on purpose
+
+    load_builtin_api(api)
+
+
+def error_stream(model: Model | None, kind: ErrorKind, message: str) -> AssistantMessageEventStream:
+    """A finished stream holding ``start`` then an ``error`` of ``kind`` (nothing is sent anywhere)."""
+    stream = AssistantMessageEventStream(model=model)
+    builder = MessageBuilder(model)
+    builder.fail(ErrorInfo.of(kind), message)
+    for event in builder.drain():
+        stream.push(event)
+    stream.end()
+    return stream
+
+
+def guarded_call(
+    fn: Callable[..., Any], model: Model, context: Context, options: StreamOptions | None
+) -> AssistantMessageEventStream:
+    """Call a StreamFn so that no ``Exception`` escapes, before or after its first event.
+
+    A synchronous raise becomes an error stream; an awaitable result is awaited lazily inside the
+    returned stream; a stream's own iteration already converts exceptions. ``CancelledError``,
+    ``KeyboardInterrupt`` and ``SystemExit`` are not ``Exception``s and propagate.
+    """
+    try:
+        result = fn(model, context, options)
+    except Exception as exc:  # the never-raise contract: a raising StreamFn becomes an error stream
+        return error_stream(model, classify_exception(exc), f"{type(exc).__name__}: {exc}")
+    if isinstance(result, AssistantMessageEventStream):
+        return result
+    if inspect.isawaitable(result):
+        return AssistantMessageEventStream.from_batches(_await_then_forward(result), model=model)
+    if hasattr(result, "__aiter__"):
+        events = cast("AsyncIterator[AssistantMessageEvent]", aiter(result))
+        return AssistantMessageEventStream.from_events(events, model=model)
+    return error_stream(model, "protocol", f"the StreamFn returned {type(result).__name__}, not an event stream")
+
+
+async def _await_then_forward(awaitable: Awaitable[Any]) -> AsyncIterator[Sequence[AssistantMessageEvent]]:
+    inner = await awaitable
+    if not isinstance(inner, AssistantMessageEventStream):
+        if not hasattr(inner, "__aiter__"):
+            raise TypeError(f"the StreamFn resolved to {type(inner).__name__}, not an event stream")
+        inner = AssistantMessageEventStream.from_events(cast("AsyncIterator[AssistantMessageEvent]", aiter(inner)))
+    try:
+        async for event in inner:
+            yield (event,)
+    finally:
+        await inner.aclose()
+
+
+def stream(model: Model, context: Context, options: StreamOptions | None = None) -> AssistantMessageEventStream:
+    """Stream a response from ``model`` through the StreamFn registered for ``model.api``.
+
+    Never raises: an unknown api, a bad model or a raising adapter all come back as error streams.
+    """
+    fn = get_stream_fn(model.api)
+    if fn is None:
+        return error_stream(model, "config", f"no StreamFn is registered for api {model.api!r}")
+    return guarded_call(fn, model, context, options)
+
+
+async def complete(model: Model, context: Context, options: StreamOptions | None = None) -> AssistantMessage:
+    """Run :func:`stream` to its end and return the final message (never raises)."""
+    return await stream(model, context, options).result()
