@@ -1,0 +1,258 @@
+"""MessageBuilder: grammar by construction, exact reassembly, and the G6 rules for tool arguments."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from normalize import (
+    DoneEvent,
+    ErrorEvent,
+    ErrorInfo,
+    MessageBuilder,
+    Model,
+    TextContent,
+    ThinkingContent,
+    ToolCall,
+    ToolCallDeltaEvent,
+    validate_events,
+)
+from normalize.model import ModelCost
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-(10**6), 10**6) | st.text(max_size=12),
+    lambda children: st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=6), children, max_size=3),
+    max_leaves=8,
+)
+blocks = st.lists(
+    st.one_of(
+        st.tuples(st.just("text"), st.text(min_size=1, max_size=60)),
+        st.tuples(st.just("thinking"), st.text(min_size=1, max_size=60)),
+        st.tuples(st.just("tool"), st.dictionaries(st.text(max_size=8), json_values, max_size=4)),
+    ),
+    min_size=0,
+    max_size=6,
+)
+
+
+def split(text: str, cuts: list[int]) -> list[str]:
+    points = sorted({c % (len(text) + 1) for c in cuts} | {0, len(text)})
+    return [text[a:b] for a, b in itertools.pairwise(points) if b > a]
+
+
+@settings(max_examples=150, deadline=None)
+@given(blocks=blocks, cuts=st.lists(st.integers(0, 10_000), max_size=12), interleave=st.booleans())
+def test_random_blocks_with_random_splits_validate_and_reassemble(
+    blocks: list[tuple[str, Any]], cuts: list[int], interleave: bool
+) -> None:
+    builder = MessageBuilder(Model(id="m", api="faux", provider="faux"))
+    builder.start()
+    expected: list[Any] = []
+    for key, (kind, payload) in enumerate(blocks):
+        if kind == "text":
+            for piece in split(payload, cuts):
+                builder.text(key, piece)
+            expected.append(TextContent(text=payload))
+        elif kind == "thinking":
+            for piece in split(payload, cuts):
+                builder.thinking(key, piece)
+            builder.signature(key, f"sig{key}")
+            expected.append(ThinkingContent(thinking=payload, thinking_signature=f"sig{key}"))
+        else:
+            raw = json.dumps(payload)
+            builder.tool_call_start(key, f"id{key}", f"tool{key}")
+            for piece in split(raw, cuts):
+                builder.tool_args(key, piece)
+            expected.append(ToolCall(id=f"id{key}", name=f"tool{key}", arguments=payload))
+        if not interleave:
+            builder.end_block(key)
+    builder.usage(input=7, output=3, cache_read=2)
+    builder.stop("end", "stop")
+    builder.finish()
+    events = builder.drain()
+    assert validate_events(events) == []
+    terminal = events[-1]
+    assert isinstance(terminal, DoneEvent)
+    assert terminal.message.content == expected
+    has_tool = any(kind == "tool" for kind, _ in blocks)
+    assert terminal.reason == ("toolUse" if has_tool else "stop")
+    assert terminal.message.usage.total_tokens == 12
+
+
+def test_incomplete_tool_arguments_end_as_truncated_error_never_tool_use() -> None:
+    builder = MessageBuilder()
+    builder.tool_call_start(0, "c", "write_file")
+    builder.tool_args(0, '{"path": "/tmp/x", "content": "hal')
+    builder.end_block(0)
+    builder.stop("tool_use", "toolUse")
+    builder.finish()
+    events = builder.drain()
+    assert validate_events(events) == []
+    terminal = events[-1]
+    assert isinstance(terminal, ErrorEvent)
+    info = terminal.error.error_info
+    assert info is not None
+    assert info.kind == "truncated"
+    assert info.retryable
+    assert info.output_started
+    assert [e.type for e in events].count("toolcall_end") == 0, "no end is invented for an incomplete block"
+    call = terminal.error.content[0]
+    assert isinstance(call, ToolCall)
+    assert call.arguments == {"path": "/tmp/x", "content": "hal"}, "the salvaged preview stays for inspection"
+
+
+def test_incomplete_tool_arguments_with_length_stay_length() -> None:
+    builder = MessageBuilder()
+    builder.tool_call_start(0, "c", "f")
+    builder.tool_args(0, '{"a": [1, 2')
+    builder.end_block(0)
+    builder.stop("max_tokens", "length")
+    builder.finish()
+    events = builder.drain()
+    assert validate_events(events) == []
+    terminal = events[-1]
+    assert isinstance(terminal, DoneEvent)
+    assert terminal.reason == "length"
+
+
+def test_initial_tool_input_is_kept_when_no_fragments_follow() -> None:
+    builder = MessageBuilder()
+    builder.tool_call_start(0, "c", "f", arguments={"q": "full input in the start event"})
+    builder.end_block(0)
+    builder.stop("tool_use", "toolUse")
+    builder.finish()
+    events = builder.drain()
+    assert validate_events(events) == []
+    deltas = [e for e in events if isinstance(e, ToolCallDeltaEvent)]
+    assert json.loads(deltas[0].delta) == {"q": "full input in the start event"}
+    call = builder.message.content[0]
+    assert isinstance(call, ToolCall)
+    assert call.arguments == {"q": "full input in the start event"}
+
+
+def test_control_characters_in_arguments_are_repaired_not_salvaged() -> None:
+    builder = MessageBuilder()
+    builder.tool_call_start(0, "c", "f")
+    builder.tool_args(0, '{"path": "A\\H", "text": "col1\tcol2"}')
+    builder.end_block(0)
+    builder.stop("tool_use", "toolUse")
+    builder.finish()
+    call = builder.message.content[0]
+    assert isinstance(call, ToolCall)
+    assert call.arguments == {"path": "A\\H", "text": "col1\tcol2"}
+    assert builder.message.stop_reason == "toolUse"
+
+
+def test_non_object_arguments_are_a_protocol_error() -> None:
+    builder = MessageBuilder()
+    builder.tool_call_start(0, "c", "f")
+    builder.tool_args(0, "[1, 2]")
+    builder.end_block(0)
+    builder.stop("tool_use", "toolUse")
+    builder.finish()
+    assert builder.message.error_info is not None
+    assert builder.message.error_info.kind == "protocol"
+
+
+def test_fail_before_anything_emits_start_then_error() -> None:
+    builder = MessageBuilder()
+    builder.fail(ErrorInfo.of("auth", status=401), "bad key")
+    events = builder.drain()
+    assert [e.type for e in events] == ["start", "error"]
+    assert validate_events(events) == []
+    assert builder.message.error_info is not None
+    assert not builder.message.error_info.output_started
+
+
+def test_fail_keeps_partial_content_and_usage_and_ignores_later_calls() -> None:
+    builder = MessageBuilder()
+    builder.usage(input=12)
+    builder.text(0, "partial ans")
+    builder.fail(ErrorInfo.of("network"), "connection reset")
+    builder.text(0, "wer")
+    builder.stop("end_turn", "stop")
+    builder.finish()
+    events = builder.drain()
+    assert events[-1].type == "error"
+    assert builder.message.content == [TextContent(text="partial ans")]
+    assert builder.message.usage.input == 12
+    assert validate_events(events) == []
+
+
+def test_missing_stop_reason_is_a_protocol_error() -> None:
+    builder = MessageBuilder()
+    builder.text(0, "hi")
+    builder.finish()
+    assert builder.message.stop_reason == "error"
+    assert builder.message.error_info is not None
+    assert builder.message.error_info.kind == "protocol"
+
+
+def test_tool_use_without_any_tool_call_is_an_error() -> None:
+    builder = MessageBuilder()
+    builder.text(0, "hi")
+    builder.stop("tool_use", "toolUse")
+    builder.finish()
+    assert builder.message.stop_reason == "error"
+
+
+def test_block_started_twice_or_of_the_wrong_kind_is_a_protocol_error() -> None:
+    twice = MessageBuilder()
+    twice.start_text(0)
+    twice.start_text(0)
+    assert twice.message.error_info is not None
+    assert twice.message.error_info.kind == "protocol"
+    mixed = MessageBuilder()
+    mixed.text(0, "a")
+    mixed.thinking(0, "b")
+    assert mixed.message.stop_reason == "error"
+
+
+def test_missing_and_duplicate_tool_ids_are_made_unique() -> None:
+    builder = MessageBuilder()
+    builder.message.response_id = "msg_1"
+    builder.tool_call_start(0, "", "a")
+    builder.tool_call_start(1, "dup", "b")
+    builder.tool_call_start(2, "dup", "c")
+    ids = [block.id for block in builder.message.content if isinstance(block, ToolCall)]
+    assert ids[0].startswith("call_gen_")
+    assert ids[1:] == ["dup", "dup_2"]
+    again = MessageBuilder()
+    again.message.response_id = "msg_1"
+    again.tool_call_start(0, "", "a")
+    first = again.message.content[0]
+    assert isinstance(first, ToolCall)
+    assert first.id == ids[0], "generated ids are deterministic for the same response"
+
+
+def test_usage_overwrites_only_given_fields_and_prices_them() -> None:
+    model = Model(id="m", api="x", provider="p", cost=ModelCost(input=1.0, output=2.0))
+    builder = MessageBuilder(model)
+    builder.usage(input=1000, output=10)
+    builder.usage(output=500)
+    usage = builder.message.usage
+    assert (usage.input, usage.output, usage.total_tokens) == (1000, 500, 1500)
+    assert usage.cost.total == 1000 / 1e6 + 1000 / 1e6
+
+
+def test_partial_tool_preview_is_not_reparsed_per_delta() -> None:
+    builder = MessageBuilder()
+    builder.tool_call_start(0, "c", "f")
+    builder.tool_args(0, '{"k": "')
+    previews: list[dict[str, Any]] = []
+    for _ in range(2000):
+        builder.tool_args(0, "abcd")
+        call = builder.message.content[0]
+        assert isinstance(call, ToolCall)
+        previews.append(call.arguments)
+    distinct = {id(p) for p in previews}
+    assert len(distinct) < 60, f"the preview was rebuilt {len(distinct)} times for 2000 deltas"
+    builder.tool_args(0, '"}')
+    builder.end_block(0)
+    call = builder.message.content[0]
+    assert isinstance(call, ToolCall)
+    assert call.arguments == {"k": "abcd" * 2000}

@@ -1,0 +1,203 @@
+"""AssistantMessageEventStream: one terminal, result() never raises or hangs, early exit closes the producer."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Sequence
+
+import pytest
+
+from normalize import (
+    AssistantMessageEvent,
+    AssistantMessageEventStream,
+    MessageBuilder,
+    Model,
+    validate_events,
+)
+from tests._events import text_sequence
+
+MODEL = Model(id="m", api="test", provider="test")
+
+
+def test_push_mode_delivers_one_terminal_and_ignores_later_pushes() -> None:
+    async def run() -> None:
+        events, message = text_sequence()
+        stream = AssistantMessageEventStream()
+        for event in events:
+            stream.push(event)
+        stream.push(events[2])  # after the terminal: ignored
+        stream.end()
+        seen = [event async for event in stream]
+        assert seen == events
+        assert await stream.result() is message
+
+    asyncio.run(run())
+
+
+async def test_result_is_the_terminal_message_while_another_task_iterates() -> None:
+    events, message = text_sequence()
+    stream = AssistantMessageEventStream()
+
+    async def produce() -> None:
+        for event in events:
+            await asyncio.sleep(0)
+            stream.push(event)
+
+    producer = asyncio.create_task(produce())
+    seen = [event async for event in stream]
+    await producer
+    assert [e.type for e in seen] == ["start", "text_start", "text_delta", "text_end", "done"]
+    assert await stream.result() is message
+
+
+async def test_push_producer_that_ends_without_terminal_gets_a_protocol_error() -> None:
+    events, _ = text_sequence()
+    stream = AssistantMessageEventStream(model=MODEL)
+    for event in events[:3]:
+        stream.push(event)
+    stream.end()
+    seen = [event async for event in stream]
+    assert seen[-1].type == "error"
+    result = await stream.result()
+    assert result.error_info is not None
+    assert result.error_info.kind == "protocol"
+    assert result.error_info.output_started
+    assert validate_events(seen) == []
+
+
+async def test_pull_source_ending_without_terminal_synthesizes_error_with_start() -> None:
+    async def nothing() -> AsyncIterator[Sequence[AssistantMessageEvent]]:
+        return
+        yield ()
+
+    stream = AssistantMessageEventStream.from_batches(nothing(), model=MODEL)
+    seen = [event async for event in stream]
+    assert [e.type for e in seen] == ["start", "error"]
+    assert validate_events(seen) == []
+    result = await stream.result()
+    assert result.model == "m"
+
+
+async def test_result_without_iteration_drives_the_stream() -> None:
+    async def source() -> AsyncIterator[Sequence[AssistantMessageEvent]]:
+        builder = MessageBuilder(MODEL)
+        builder.text(0, "hi")
+        yield builder.drain()
+        builder.stop("end", "stop")
+        builder.finish()
+        yield builder.drain()
+
+    stream = AssistantMessageEventStream.from_batches(source())
+    result = await stream.result()
+    assert result.stop_reason == "stop"
+    assert await stream.result() is result
+
+
+async def test_events_after_the_producers_terminal_are_dropped() -> None:
+    events, _ = text_sequence()
+
+    async def chatty() -> AsyncIterator[Sequence[AssistantMessageEvent]]:
+        yield events
+        yield events[1:3]
+
+    seen = [event async for event in AssistantMessageEventStream.from_batches(chatty())]
+    assert seen == events
+
+
+async def test_breaking_out_early_closes_the_producer() -> None:
+    closed = asyncio.Event()
+
+    async def endless() -> AsyncIterator[Sequence[AssistantMessageEvent]]:
+        builder = MessageBuilder(MODEL)
+        try:
+            while True:
+                builder.text(0, "x")
+                yield builder.drain()
+        finally:
+            closed.set()
+
+    stream = AssistantMessageEventStream.from_batches(endless())
+    count = 0
+    async for _ in stream:
+        count += 1
+        if count == 3:
+            break
+    await asyncio.wait_for(closed.wait(), 1)
+    result = await stream.result()
+    assert result.stop_reason == "aborted"
+    assert result.content, "the partial content is kept"
+
+
+async def test_aclose_closes_the_producer_and_result_reports_aborted() -> None:
+    closed = asyncio.Event()
+
+    async def slow() -> AsyncIterator[Sequence[AssistantMessageEvent]]:
+        builder = MessageBuilder(MODEL)
+        try:
+            builder.start()
+            yield builder.drain()
+            await asyncio.sleep(3600)
+        finally:
+            closed.set()
+
+    async with AssistantMessageEventStream.from_batches(slow()) as stream:
+        async for event in stream:
+            assert event.type == "start"
+            break
+    assert closed.is_set()
+    assert (await stream.result()).stop_reason == "aborted"
+
+
+async def test_producer_exception_becomes_an_error_event() -> None:
+    async def exploding() -> AsyncIterator[Sequence[AssistantMessageEvent]]:
+        builder = MessageBuilder(MODEL)
+        builder.text(0, "so far")
+        yield builder.drain()
+        raise RuntimeError("adapter bug")
+
+    stream = AssistantMessageEventStream.from_batches(exploding())
+    seen = [event async for event in stream]
+    assert seen[-1].type == "error"
+    assert validate_events(seen) == []
+    result = await stream.result()
+    assert result.error_message == "RuntimeError: adapter bug"
+    assert result.content, "partial content survives"
+
+
+async def test_cancelled_error_propagates_and_still_closes_the_producer() -> None:
+    closed = asyncio.Event()
+
+    async def waits() -> AsyncIterator[Sequence[AssistantMessageEvent]]:
+        try:
+            await asyncio.sleep(3600)
+            yield ()
+        finally:
+            closed.set()
+
+    stream = AssistantMessageEventStream.from_batches(waits())
+
+    async def consume() -> None:
+        async for _ in stream:
+            pass
+
+    task = asyncio.create_task(consume())
+    await asyncio.sleep(0.01)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert closed.is_set()
+
+
+async def test_spawned_push_producer_exception_is_converted() -> None:
+    async def producer(stream: AssistantMessageEventStream) -> None:
+        builder = MessageBuilder(MODEL)
+        builder.start()
+        for event in builder.drain():
+            stream.push(event)
+        await asyncio.sleep(0)
+        raise ValueError("boom")
+
+    stream = AssistantMessageEventStream.spawn(producer, model=MODEL)
+    seen = [event async for event in stream]
+    assert [e.type for e in seen] == ["start", "error"]
+    assert (await stream.result()).error_message == "ValueError: boom"
