@@ -153,6 +153,22 @@ class MessageBuilder:
         self.events = []
         return events
 
+    def reset_for_retry(self) -> bool:
+        """Forget what a failed attempt recorded (usage, ids, stop) so the request can be retried.
+
+        Only possible before any content block started and before a terminal; returns whether the
+        builder was reset. ``start`` stays emitted: a retried call still has exactly one.
+        """
+        if self._output_started or self._finished:
+            return False
+        message = self.message
+        message.usage = type(message.usage)()
+        message.response_id = None
+        message.raw_stop_reason = None
+        self._stop = None
+        self._stop_error = None
+        return True
+
     def start(self) -> None:
         """Emit ``start`` (once)."""
         if not self._started and not self._finished:

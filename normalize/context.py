@@ -116,7 +116,8 @@ class StreamOptions:
     """Per-call options. A plain dataclass (not pydantic): it carries live objects.
 
     ``signal`` aborts the call; ``http_client`` replaces the adapter's own client (cassettes pass
-    one); ``timeout`` is the connect/idle timeout in seconds; ``max_retries`` bounds retries before
+    one); ``timeout`` is the idle timeout in seconds (the longest wait for the next bytes) and
+    ``connect_timeout`` bounds connecting; ``max_retries`` bounds retries before
     any output (default 2); ``on_payload`` may inspect or replace the vendor payload; ``on_response``
     sees the HTTP status and headers before the body is read.
     """
@@ -132,6 +133,7 @@ class StreamOptions:
     headers: dict[str, str | None] | None = None
     http_client: httpx.AsyncClient | None = None
     timeout: float | None = None
+    connect_timeout: float | None = None
     max_retries: int = 2
     max_retry_delay_s: float = 60.0
     on_payload: Callable[[dict[str, Any], Model], dict[str, Any] | Awaitable[dict[str, Any] | None] | None] | None = (
