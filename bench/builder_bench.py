@@ -34,7 +34,7 @@ def _tool_fragments(deltas: int) -> list[str]:
     raw = json.dumps({"edits": records})
     size = max(1, len(raw) // deltas)
     fragments = [raw[i : i + size] for i in range(0, len(raw), size)]
-    return fragments[: deltas - 1] + ["".join(fragments[deltas - 1 :])]
+    return [*fragments[: deltas - 1], "".join(fragments[deltas - 1 :])]
 
 
 def _tool_stream(fragments: list[str]) -> None:

@@ -59,13 +59,24 @@ from normalize.messages import (
 from normalize.model import Model, ModelCost
 from normalize.partial_json import ArgumentsError, parse_arguments, parse_partial, repair_json
 from normalize.stream import AssistantMessageEventStream
+from normalize.transcript import (
+    IMAGE_OMITTED,
+    NO_RESULT_PROVIDED,
+    TOOL_IMAGE_OMITTED,
+    is_same_model,
+    sanitize_surrogates,
+    transform_messages,
+)
 from normalize.usage import Cost, Usage, calculate_cost
 from normalize.validate import RULES, Violation, validate_events
 
 __all__ = [
+    "IMAGE_OMITTED",
+    "NO_RESULT_PROVIDED",
     "RETRYABLE_KINDS",
     "RULES",
     "THINKING_LEVELS",
+    "TOOL_IMAGE_OMITTED",
     "AbortController",
     "AbortSignal",
     "ArgumentsError",
@@ -116,12 +127,15 @@ __all__ = [
     "error_kind_for_status",
     "event_from_json",
     "event_to_json",
+    "is_same_model",
     "messages_from_json",
     "normalize_context",
     "now_ms",
     "parse_arguments",
     "parse_partial",
     "repair_json",
+    "sanitize_surrogates",
     "sleep_unless_aborted",
+    "transform_messages",
     "validate_events",
 ]

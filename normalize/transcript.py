@@ -79,12 +79,12 @@ def _sanitize_value(value: Any) -> Any:
             new_key, new_item = _sanitize_value(key), _sanitize_value(item)
             changed = changed or new_key is not key or new_item is not item
             cleaned[new_key] = new_item
-        return cleaned if changed else value
+        return cleaned if changed else items
     if isinstance(value, list):
         elements = cast("list[Any]", value)
         cleaned_list = [_sanitize_value(item) for item in elements]
         changed = any(a is not b for a, b in zip(elements, cleaned_list, strict=True))
-        return cleaned_list if changed else value
+        return cleaned_list if changed else elements
     return value
 
 

@@ -8,7 +8,19 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import TextIO
 
-from normalize import AssistantMessage, AssistantMessageEventStream, ToolCall
+from normalize import (
+    AssistantMessage,
+    AssistantMessageEventStream,
+    TextDeltaEvent,
+    TextEndEvent,
+    ThinkingDeltaEvent,
+    ThinkingEndEvent,
+    ThinkingStartEvent,
+    ToolCall,
+    ToolCallDeltaEvent,
+    ToolCallEndEvent,
+    ToolCallStartEvent,
+)
 
 __all__ = ["StreamSummary", "format_summary", "render_stream"]
 
@@ -42,25 +54,25 @@ async def render_stream(
     first_token: float | None = None
     async for event in stream:
         counts[event.type] += 1
-        kind = event.type
-        if kind in ("text_delta", "thinking_delta", "toolcall_delta") and first_token is None:
-            first_token = time.perf_counter() - started
-        if kind == "thinking_start":
-            out.write(f"{dim}[thinking] ")
-        elif kind == "thinking_delta" or kind == "text_delta":
-            out.write(event.delta)  # pyright: ignore[reportAttributeAccessIssue]
-        elif kind == "thinking_end":
-            out.write(f"{reset}\n")
-        elif kind == "text_end":
-            out.write("\n")
-        elif kind == "toolcall_start":
-            block = event.partial.content[event.content_index]  # pyright: ignore[reportAttributeAccessIssue]
-            name = block.name if isinstance(block, ToolCall) else "?"
-            out.write(f"{cyan}[tool call] {name}(")
-        elif kind == "toolcall_delta":
-            out.write(event.delta)  # pyright: ignore[reportAttributeAccessIssue]
-        elif kind == "toolcall_end":
-            out.write(f"){reset}\n")
+        match event:
+            case TextDeltaEvent() | ThinkingDeltaEvent() | ToolCallDeltaEvent():
+                if first_token is None:
+                    first_token = time.perf_counter() - started
+                out.write(event.delta)
+            case ThinkingStartEvent():
+                out.write(f"{dim}[thinking] ")
+            case ThinkingEndEvent():
+                out.write(f"{reset}\n")
+            case TextEndEvent():
+                out.write("\n")
+            case ToolCallStartEvent():
+                block = event.partial.content[event.content_index]
+                name = block.name if isinstance(block, ToolCall) else "?"
+                out.write(f"{cyan}[tool call] {name}(")
+            case ToolCallEndEvent():
+                out.write(f"){reset}\n")
+            case _:
+                pass
         out.flush()
     message = await stream.result()
     return StreamSummary(
@@ -76,6 +88,7 @@ def format_summary(summary: StreamSummary) -> str:
     message = summary.message
     usage = message.usage
     ttft = f"{summary.time_to_first_token_s * 1000:.0f} ms" if summary.time_to_first_token_s is not None else "n/a"
+    vendor = f" (vendor: {message.raw_stop_reason})" if message.raw_stop_reason else ""
     lines = [
         f"stop reason : {message.stop_reason}"
         + (f" (vendor: {message.raw_stop_reason})" if message.raw_stop_reason else ""),
