@@ -90,10 +90,11 @@ def format_summary(summary: StreamSummary) -> str:
     ttft = f"{summary.time_to_first_token_s * 1000:.0f} ms" if summary.time_to_first_token_s is not None else "n/a"
     vendor = f" (vendor: {message.raw_stop_reason})" if message.raw_stop_reason else ""
     lines = [
-        f"stop reason : {message.stop_reason}"
-        + (f" (vendor: {message.raw_stop_reason})" if message.raw_stop_reason else ""),
-        f"usage       : input {usage.input}, output {usage.output}, cache read {usage.cache_read}, "
-        f"cache write {usage.cache_write}, total {usage.total_tokens}, cost ${usage.cost.total:.6f}",
+        f"stop reason : {message.stop_reason}{vendor}",
+        (
+            f"usage       : input {usage.input}, output {usage.output}, cache read {usage.cache_read}, "
+            f"cache write {usage.cache_write}, total {usage.total_tokens}, cost ${usage.cost.total:.6f}"
+        ),
         f"events      : {summary.events} ({', '.join(f'{k} {v}' for k, v in sorted(summary.event_counts.items()))})",
         f"first token : {ttft}; elapsed {summary.elapsed_s * 1000:.0f} ms",
     ]
