@@ -1,0 +1,207 @@
+"""A real HTTP/1.1 server on 127.0.0.1 that plays scripted responses, for fault tests.
+
+Adapters are pointed at it through ``model.base_url``, so it works for adapters built on any HTTP
+library. Each response is a :class:`Scripted` plan: status, headers, body chunks with delays before
+each, and how the body ends — ``eof`` (clean end), ``reset`` (TCP reset mid-body), ``stall`` (say
+nothing more until the client gives up) or ``hangup`` (close without finishing the chunked body).
+Every request is recorded, and the server notes when each connection is closed by the client, so
+tests can prove a response was released.
+
+Bodies are sent with ``Transfer-Encoding: chunked`` — one HTTP chunk per scripted chunk, flushed
+at once — and ``Connection: close``, so chunk boundaries and timing reach the client as scripted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import socket
+import struct
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Literal, Self
+
+__all__ = ["LoopbackServer", "ReceivedRequest", "Scripted"]
+
+EndKind = Literal["eof", "reset", "stall", "hangup"]
+
+
+@dataclass(slots=True)
+class Scripted:
+    """One response to play. ``chunks`` are ``(delay_s, bytes)``: wait, then send the bytes."""
+
+    status: int = 200
+    headers: list[tuple[str, str]] = field(default_factory=lambda: [("content-type", "text/event-stream")])
+    chunks: list[tuple[float, bytes]] = field(default_factory=list[tuple[float, bytes]])
+    end: EndKind = "eof"
+    #: Seconds to wait before sending the status line (a slow first byte).
+    head_delay_s: float = 0.0
+
+
+@dataclass(slots=True)
+class ReceivedRequest:
+    """A request the server read, and what became of its connection."""
+
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: bytes
+    connection_closed: asyncio.Event = field(default_factory=asyncio.Event)
+
+
+Responder = Callable[[ReceivedRequest], Scripted | Awaitable[Scripted]]
+
+_REASONS = {
+    200: "OK",
+    400: "Bad Request",
+    401: "Unauthorized",
+    404: "Not Found",
+    429: "Too Many Requests",
+    500: "Internal Server Error",
+    502: "Bad Gateway",
+    503: "Service Unavailable",
+    529: "Overloaded",
+}
+
+
+class LoopbackServer:
+    """Serve scripted responses on an ephemeral port: ``async with LoopbackServer(responder) as s``.
+
+    ``responder`` picks the plan for each request (a fixed :class:`Scripted` is replayed for every
+    request). ``base_url`` is ``http://127.0.0.1:<port>``.
+    """
+
+    def __init__(self, responder: Responder | Scripted) -> None:
+        self._responder: Responder = responder if callable(responder) else (lambda _request: responder)
+        self._server: asyncio.Server | None = None
+        self.requests: list[ReceivedRequest] = []
+        self._handlers: set[asyncio.Task[None]] = set()
+
+    @property
+    def base_url(self) -> str:
+        """The server's root URL."""
+        assert self._server is not None, "the server is not started"
+        host, port = self._server.sockets[0].getsockname()[:2]
+        return f"http://{host}:{port}"
+
+    async def __aenter__(self) -> Self:
+        self._server = await asyncio.start_server(self._on_connection, "127.0.0.1", 0)
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.close()
+
+    async def close(self) -> None:
+        """Stop listening and end every connection still open."""
+        if self._server is not None:
+            self._server.close()
+            for task in list(self._handlers):
+                task.cancel()
+            for task in list(self._handlers):
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await task
+            await self._server.wait_closed()
+            self._server = None
+
+    async def all_connections_closed(self, timeout: float = 2.0) -> bool:
+        """Wait until every connection that carried a request has been closed by the client."""
+        try:
+            async with asyncio.timeout(timeout):
+                for request in self.requests:
+                    await request.connection_closed.wait()
+        except TimeoutError:
+            return False
+        return True
+
+    async def _on_connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        self._handlers.add(task)
+        request: ReceivedRequest | None = None
+        try:
+            request = await _read_request(reader)
+            if request is None:
+                return
+            self.requests.append(request)
+            plan = self._responder(request)
+            if not isinstance(plan, Scripted):
+                plan = await plan
+            watcher = asyncio.create_task(_watch_close(reader, request))
+            try:
+                await _play(plan, writer)
+            finally:
+                if plan.end == "stall":
+                    await request.connection_closed.wait()
+                await asyncio.wait({watcher}, timeout=2.0)
+                watcher.cancel()
+        except (ConnectionError, asyncio.IncompleteReadError):
+            pass
+        finally:
+            if request is not None:
+                request.connection_closed.set()
+            with contextlib.suppress(Exception):
+                writer.close()
+            self._handlers.discard(task)
+
+
+async def _read_request(reader: asyncio.StreamReader) -> ReceivedRequest | None:
+    try:
+        head = await reader.readuntil(b"\r\n\r\n")
+    except (asyncio.IncompleteReadError, asyncio.LimitOverrunError):
+        return None
+    lines = head.decode("latin-1").split("\r\n")
+    method, path, _ = [*lines[0].split(" ", 2), "", ""][:3]
+    headers: dict[str, str] = {}
+    for line in lines[1:]:
+        if ":" in line:
+            name, value = line.split(":", 1)
+            headers[name.strip().lower()] = value.strip()
+    body = b""
+    if "content-length" in headers:
+        body = await reader.readexactly(int(headers["content-length"]))
+    elif headers.get("transfer-encoding", "").lower() == "chunked":
+        parts: list[bytes] = []
+        while True:
+            size = int((await reader.readuntil(b"\r\n")).strip() or b"0", 16)
+            if size == 0:
+                await reader.readuntil(b"\r\n")
+                break
+            parts.append(await reader.readexactly(size))
+            await reader.readexactly(2)
+        body = b"".join(parts)
+    return ReceivedRequest(method=method, path=path, headers=headers, body=body)
+
+
+async def _watch_close(reader: asyncio.StreamReader, request: ReceivedRequest) -> None:
+    # The client sends nothing more on this connection: any read returning means it closed it.
+    with contextlib.suppress(Exception):
+        while await reader.read(65536):
+            pass
+    request.connection_closed.set()
+
+
+async def _play(plan: Scripted, writer: asyncio.StreamWriter) -> None:
+    if plan.head_delay_s:
+        await asyncio.sleep(plan.head_delay_s)
+    head = [f"HTTP/1.1 {plan.status} {_REASONS.get(plan.status, 'Status')}"]
+    head += [f"{name}: {value}" for name, value in plan.headers]
+    head += ["transfer-encoding: chunked", "connection: close", "", ""]
+    writer.write("\r\n".join(head).encode("latin-1"))
+    await writer.drain()
+    for delay, data in plan.chunks:
+        if delay:
+            await asyncio.sleep(delay)
+        if data:
+            writer.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+            await writer.drain()
+    if plan.end == "eof":
+        writer.write(b"0\r\n\r\n")
+        await writer.drain()
+    elif plan.end == "reset":
+        sock = writer.get_extra_info("socket")
+        if sock is not None:
+            # SO_LINGER with a zero timeout makes close() send a TCP RST instead of a FIN.
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        writer.transport.abort()
+    elif plan.end == "hangup":
+        writer.transport.close()

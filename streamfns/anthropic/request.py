@@ -1,0 +1,386 @@
+"""Context → Anthropic Messages request (URL, headers, JSON payload). Pure: no I/O, no environment.
+
+The caller resolves the API key and applies ``StreamOptions.on_payload``; everything else about the
+request is decided here, so it can be tested without HTTP.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+from normalize import (
+    AssistantMessage,
+    Context,
+    ImageContent,
+    Message,
+    Model,
+    StreamOptions,
+    SystemMessage,
+    TextContent,
+    ThinkingContent,
+    ThinkingLevel,
+    Tool,
+    ToolCall,
+    ToolResultMessage,
+    UserMessage,
+    effective_system,
+    normalize_context,
+    sanitize_surrogates,
+    transform_messages,
+)
+
+__all__ = [
+    "ANTHROPIC_VERSION",
+    "DEFAULT_BASE_URL",
+    "DEFAULT_THINKING_BUDGETS",
+    "INTERLEAVED_THINKING_BETA",
+    "MIN_ANSWER_TOKENS",
+    "AnthropicRequest",
+    "anthropic_tool_call_id",
+    "build_request",
+]
+
+DEFAULT_BASE_URL: Final = "https://api.anthropic.com"
+ANTHROPIC_VERSION: Final = "2023-06-01"
+INTERLEAVED_THINKING_BETA: Final = "interleaved-thinking-2025-05-14"
+#: Thinking budgets (tokens) of budget-based models; xhigh and max use ``high``'s budget.
+DEFAULT_THINKING_BUDGETS: Final[dict[str, int]] = {"minimal": 1024, "low": 2048, "medium": 8192, "high": 16384}
+#: Output tokens kept for the answer when a thinking budget has to shrink to fit ``max_tokens``.
+MIN_ANSWER_TOKENS: Final = 1024
+#: Text sent before a tool-result image that has no text of its own.
+SEE_ATTACHED_IMAGE: Final = "(see attached image)"
+
+_DEFAULT_EFFORT: Final[dict[str, str]] = {"minimal": "low", "low": "low", "medium": "medium", "high": "high"}
+_BAD_ID_CHARS = re.compile(r"[^a-zA-Z0-9_-]")
+_MAX_ID_LENGTH = 64
+
+
+@dataclass(frozen=True, slots=True)
+class AnthropicRequest:
+    """Everything needed to POST one streaming Messages request."""
+
+    url: str
+    headers: dict[str, str]
+    payload: dict[str, Any]
+
+
+def anthropic_tool_call_id(tool_call_id: str) -> str:
+    """Map any tool-call id to one Anthropic accepts: ``[a-zA-Z0-9_-]``, at most 64 characters.
+
+    Deterministic, and the identity on ids that already conform, so a call and its result always
+    map to the same id.
+    """
+    return _BAD_ID_CHARS.sub("_", tool_call_id)[:_MAX_ID_LENGTH]
+
+
+# ---------------------------------------------------------------------------------------- content
+
+
+def _image_block(image: ImageContent) -> dict[str, Any]:
+    return {"type": "image", "source": {"type": "base64", "media_type": image.mime_type, "data": image.data}}
+
+
+def _user_content(message: UserMessage) -> str | list[dict[str, Any]] | None:
+    content = message.content
+    if isinstance(content, str):
+        return content if content.strip() else None
+    blocks: list[dict[str, Any]] = []
+    for block in content:
+        if isinstance(block, ImageContent):
+            blocks.append(_image_block(block))
+        elif block.text.strip():
+            blocks.append({"type": "text", "text": block.text})
+    return blocks or None
+
+
+def _assistant_content(message: AssistantMessage, allow_empty_signature: bool) -> list[dict[str, Any]]:
+    blocks: list[dict[str, Any]] = []
+    for block in message.content:
+        if isinstance(block, TextContent):
+            if block.text.strip():
+                blocks.append({"type": "text", "text": block.text})
+        elif isinstance(block, ThinkingContent):
+            if block.redacted:
+                if block.thinking_signature:
+                    blocks.append({"type": "redacted_thinking", "data": block.thinking_signature})
+            elif block.thinking_signature:
+                blocks.append({"type": "thinking", "thinking": block.thinking, "signature": block.thinking_signature})
+            elif not block.thinking.strip():
+                continue
+            elif allow_empty_signature:
+                blocks.append({"type": "thinking", "thinking": block.thinking, "signature": ""})
+            else:
+                # Unsigned reasoning (e.g. from an interrupted stream) would be rejected as thinking.
+                blocks.append({"type": "text", "text": block.thinking})
+        else:
+            blocks.append(_tool_use_block(block))
+    return blocks
+
+
+def _tool_use_block(call: ToolCall) -> dict[str, Any]:
+    # A copy, so that a caller editing the payload (on_payload) cannot reach into the transcript.
+    arguments = copy.deepcopy(call.arguments)
+    return {"type": "tool_use", "id": anthropic_tool_call_id(call.id), "name": call.name, "input": arguments}
+
+
+def _tool_result_block(result: ToolResultMessage) -> dict[str, Any]:
+    texts = [block.text for block in result.content if isinstance(block, TextContent)]
+    images = [block for block in result.content if isinstance(block, ImageContent)]
+    content: str | list[dict[str, Any]]
+    if not images:
+        content = "\n".join(texts)
+    else:
+        blocks: list[dict[str, Any]] = [{"type": "text", "text": text} for text in texts if text.strip()]
+        if not blocks:
+            blocks.append({"type": "text", "text": SEE_ATTACHED_IMAGE})
+        blocks.extend(_image_block(image) for image in images)
+        content = blocks
+    return {
+        "type": "tool_result",
+        "tool_use_id": anthropic_tool_call_id(result.tool_call_id),
+        "content": content,
+        "is_error": result.is_error,
+    }
+
+
+def _system_update_text(message: SystemMessage) -> str:
+    parts: list[str] = []
+    content = message.content
+    if isinstance(content, str):
+        parts.append(content)
+    elif content:
+        parts.extend(block.text for block in content)
+    if message.sections:
+        parts.extend(message.sections.values())
+    return sanitize_surrogates("\n\n".join(part for part in parts if part.strip()))
+
+
+def _as_blocks(content: str | list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [{"type": "text", "text": content}] if isinstance(content, str) else content
+
+
+def _merge_user_turns(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    # Tool results, <system_update> turns and user text can end up adjacent; one user turn keeps
+    # every tool_result block first in the turn that follows its tool_use, as the API requires.
+    merged: list[dict[str, Any]] = []
+    for message in messages:
+        if merged and message["role"] == "user" and merged[-1]["role"] == "user":
+            previous = merged[-1]
+            previous["content"] = [*_as_blocks(previous["content"]), *_as_blocks(message["content"])]
+        else:
+            merged.append(message)
+    return merged
+
+
+def _convert_messages(messages: Sequence[Message], allow_empty_signature: bool) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    results: list[dict[str, Any]] = []
+    updates: list[str] = []
+
+    def flush() -> None:
+        if results:
+            out.append({"role": "user", "content": list(results)})
+            results.clear()
+        # Mid-conversation system text waits until the tool results in flight are delivered.
+        out.extend(
+            {"role": "user", "content": [{"type": "text", "text": f"<system_update>{text}</system_update>"}]}
+            for text in updates
+        )
+        updates.clear()
+
+    for message in messages:
+        if isinstance(message, SystemMessage):
+            text = _system_update_text(message)
+            if text:
+                updates.append(text)
+        elif isinstance(message, ToolResultMessage):
+            results.append(_tool_result_block(message))
+        elif isinstance(message, UserMessage):
+            flush()
+            content = _user_content(message)
+            if content is not None:
+                out.append({"role": "user", "content": content})
+        else:
+            flush()
+            blocks = _assistant_content(message, allow_empty_signature)
+            if blocks:
+                out.append({"role": "assistant", "content": blocks})
+    flush()
+    return _merge_user_turns(out)
+
+
+def _tool_definition(tool: Tool) -> dict[str, Any]:
+    parameters = copy.deepcopy(tool.parameters)  # not shared with the caller's Tool, as above
+    schema: dict[str, Any] = {
+        "type": "object",
+        "properties": parameters.get("properties") or {},
+        "required": parameters.get("required") or [],
+    }
+    # Keep the rest of the schema ($defs, additionalProperties …): $refs must still resolve.
+    schema.update({key: value for key, value in parameters.items() if key not in {"type", "properties", "required"}})
+    definition: dict[str, Any] = {"name": tool.name}
+    if tool.description:
+        definition["description"] = sanitize_surrogates(tool.description)
+    definition["input_schema"] = schema
+    return definition
+
+
+# ------------------------------------------------------------------------------- request options
+
+
+def _cache_control(model: Model, options: StreamOptions) -> dict[str, str] | None:
+    retention = options.cache_retention
+    if retention == "none":
+        return None
+    if retention == "long" and (model.compat or {}).get("supports_long_cache_retention", True):
+        return {"type": "ephemeral", "ttl": "1h"}
+    return {"type": "ephemeral"}
+
+
+def _mark_last_user_block(messages: list[dict[str, Any]], cache_control: dict[str, str]) -> None:
+    for message in reversed(messages):
+        if message["role"] != "user":
+            continue
+        blocks = _as_blocks(message["content"])
+        if blocks:
+            blocks[-1] = {**blocks[-1], "cache_control": dict(cache_control)}
+            message["content"] = blocks
+        return
+
+
+def _effort(level: ThinkingLevel, level_map: dict[str, str | None]) -> str:
+    mapped = level_map.get(level)
+    if mapped:
+        return mapped
+    # xhigh and max exist only where the model's map names them; elsewhere they mean high.
+    return _DEFAULT_EFFORT.get(level, "high")
+
+
+def _budget(level: ThinkingLevel, overrides: dict[str, int] | None) -> int:
+    key = level if level in DEFAULT_THINKING_BUDGETS else "high"
+    if overrides and key in overrides:
+        return overrides[key]
+    return DEFAULT_THINKING_BUDGETS[key]
+
+
+def _apply_thinking(payload: dict[str, Any], model: Model, options: StreamOptions, betas: list[str]) -> bool:
+    """Set ``thinking``/``output_config``/``max_tokens``; return whether the model will think."""
+    if not model.reasoning:
+        return False
+    compat = model.compat or {}
+    level_map = model.thinking_level_map or {}
+    level = options.reasoning
+    can_disable = not ("off" in level_map and level_map["off"] is None)
+    if level is None or level == "off":
+        if can_disable:
+            payload["thinking"] = {"type": "disabled"}
+            return False
+        # Always-thinking models reject "disabled"; leave thinking to the model's default.
+        return True
+    if compat.get("adaptive_thinking", False):
+        payload["thinking"] = {"type": "adaptive", "display": "summarized"}
+        payload["output_config"] = {"effort": _effort(level, level_map)}
+        return True
+    budget = _budget(level, options.thinking_budgets)
+    max_tokens = min(options.max_tokens + budget, model.max_tokens) if options.max_tokens else model.max_tokens
+    if max_tokens <= budget:
+        budget = max(0, max_tokens - MIN_ANSWER_TOKENS)
+    budget = min(budget, max(0, max_tokens - MIN_ANSWER_TOKENS))
+    payload["max_tokens"] = max_tokens
+    payload["thinking"] = {"type": "enabled", "budget_tokens": budget}
+    if compat.get("interleaved_thinking", False):
+        betas.append(INTERLEAVED_THINKING_BETA)
+    return True
+
+
+def _headers(model: Model, options: StreamOptions, api_key: str | None, betas: list[str]) -> dict[str, str]:
+    headers: dict[str, str] = {
+        "accept": "text/event-stream",
+        "anthropic-version": ANTHROPIC_VERSION,
+        "content-type": "application/json",
+    }
+    if api_key:
+        headers["x-api-key"] = api_key
+    all_betas = list(betas)
+    for name, value in (model.headers or {}).items():
+        key = name.lower()
+        if key == "anthropic-beta":
+            all_betas.extend(part.strip() for part in value.split(",") if part.strip())
+        else:
+            headers[key] = value
+    if all_betas:
+        headers["anthropic-beta"] = ",".join(dict.fromkeys(all_betas))
+    for name, value in (options.headers or {}).items():
+        if value is None:
+            headers.pop(name.lower(), None)
+        else:
+            headers[name.lower()] = value
+    return headers
+
+
+def build_request(
+    model: Model,
+    context: Context,
+    options: StreamOptions | None = None,
+    *,
+    api_key: str | None = None,
+) -> AnthropicRequest:
+    """Render ``context`` as a streaming Anthropic Messages request for ``model``.
+
+    Promises: the transcript goes through :func:`normalize.normalize_context` and
+    :func:`normalize.transform_messages` (tool-call ids via :func:`anthropic_tool_call_id`), so a
+    transcript from any model is accepted. Leading system messages become the ``system`` blocks;
+    later ones become ``<system_update>`` user text (their tool changes apply to ``tools``).
+    Consecutive tool results form one user turn. Blank text and empty messages are dropped.
+    ``max_tokens`` is always present. ``options.cache_retention`` places at most three cache
+    markers (system, last tool, last block of the last user turn). ``options.reasoning`` maps to
+    adaptive thinking with an effort, or to a token budget, or to ``disabled``; ``temperature`` is
+    sent only while thinking is off and the model accepts it. Headers: ``x-api-key`` from
+    ``api_key`` (else ``options.api_key``), then ``model.headers``, then ``options.headers`` where a
+    ``None`` value removes a header. Header names are lower-cased.
+    """
+    opts = options if options is not None else StreamOptions()
+    compat = model.compat or {}
+    transcript = transform_messages(
+        normalize_context(context).messages, model, normalize_tool_call_id=anthropic_tool_call_id
+    )
+    first_turn = next((i for i, m in enumerate(transcript) if not isinstance(m, SystemMessage)), len(transcript))
+    prompt = sanitize_surrogates(effective_system(transcript[:first_turn]).prompt)
+    tools = effective_system(transcript).tools
+    messages = _convert_messages(transcript[first_turn:], bool(compat.get("allow_empty_signature", False)))
+    cache_control = _cache_control(model, opts)
+
+    payload: dict[str, Any] = {
+        "model": model.id,
+        "max_tokens": opts.max_tokens or model.max_tokens,
+        "stream": True,
+    }
+    if prompt.strip():
+        system_block: dict[str, Any] = {"type": "text", "text": prompt}
+        if cache_control is not None:
+            system_block["cache_control"] = dict(cache_control)
+        payload["system"] = [system_block]
+    if cache_control is not None:
+        _mark_last_user_block(messages, cache_control)
+    payload["messages"] = messages
+    if tools:
+        definitions = [_tool_definition(tool) for tool in tools]
+        if cache_control is not None:
+            definitions[-1]["cache_control"] = dict(cache_control)
+        payload["tools"] = definitions
+
+    betas: list[str] = []
+    thinking = _apply_thinking(payload, model, opts, betas)
+    if opts.temperature is not None and not thinking and compat.get("supports_temperature", True):
+        payload["temperature"] = opts.temperature
+
+    base_url = (model.base_url or DEFAULT_BASE_URL).rstrip("/")
+    return AnthropicRequest(
+        url=f"{base_url}/v1/messages",
+        headers=_headers(model, opts, api_key if api_key is not None else opts.api_key, betas),
+        payload=payload,
+    )
