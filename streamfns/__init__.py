@@ -23,13 +23,16 @@ from streamfns._registry import (
     stream,
     unregister_api,
 )
+from streamfns.catalog import get_model, list_models
 
 __all__ = [
     "StreamFn",
     "complete",
     "error_stream",
+    "get_model",
     "get_stream_fn",
     "guarded_call",
+    "list_models",
     "register_api",
     "registered_apis",
     "stream",

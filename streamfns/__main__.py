@@ -1,0 +1,5 @@
+"""``python -m streamfns``: the same as the ``streamfns`` command."""
+
+from streamfns.cli import main
+
+raise SystemExit(main())
