@@ -8,9 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal
 
-from pydantic import Field
-
-from normalize._jsonmodel import JsonModel
+from normalize._jsonmodel import JsonModel, Tagged
 
 __all__ = [
     "AssistantContent",
@@ -67,6 +65,6 @@ class ToolCall(JsonModel):
     thought_signature: str | None = None
 
 
-AssistantContent = Annotated[TextContent | ThinkingContent | ToolCall, Field(discriminator="type")]
-UserContent = Annotated[TextContent | ImageContent, Field(discriminator="type")]
+AssistantContent = Annotated[TextContent | ThinkingContent | ToolCall, Tagged("type")]
+UserContent = Annotated[TextContent | ImageContent, Tagged("type")]
 ToolResultContent = UserContent

@@ -4,11 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
-from pydantic import TypeAdapter
-
-from normalize._jsonmodel import JsonModel
+from normalize._jsonmodel import JsonModel, adapter_for
 from normalize.content import TextContent
 from normalize.messages import Message, SystemMessage, Tool
 
@@ -32,8 +30,6 @@ __all__ = [
 ThinkingLevel = Literal["off", "minimal", "low", "medium", "high", "xhigh", "max"]
 THINKING_LEVELS: tuple[ThinkingLevel, ...] = ("off", "minimal", "low", "medium", "high", "xhigh", "max")
 CacheRetention = Literal["none", "short", "long"]
-
-_MESSAGES = TypeAdapter(list[Message])
 
 
 @dataclass(slots=True, kw_only=True)
@@ -106,9 +102,10 @@ def effective_system(messages: list[Message]) -> EffectiveSystem:
 
 def messages_from_json(data: Any) -> list[Message]:
     """Validate a JSON list of pi-shaped messages."""
+    adapter = adapter_for(list[Message])
     if isinstance(data, str | bytes):
-        return _MESSAGES.validate_json(data)
-    return _MESSAGES.validate_python(data)
+        return cast("list[Message]", adapter.validate_json(data))
+    return cast("list[Message]", adapter.validate_python(data))
 
 
 @dataclass(slots=True, kw_only=True)

@@ -6,9 +6,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal
 
-from pydantic import Field
-
-from normalize._jsonmodel import JsonModel
+from normalize._jsonmodel import JsonModel, Tagged
 from normalize.content import AssistantContent, TextContent, ToolResultContent, UserContent
 from normalize.errors import ErrorInfo
 from normalize.usage import Usage
@@ -112,4 +110,4 @@ class ToolResultMessage(JsonModel):
     timestamp: int = field(default_factory=now_ms)
 
 
-Message = Annotated[SystemMessage | UserMessage | AssistantMessage | ToolResultMessage, Field(discriminator="role")]
+Message = Annotated[SystemMessage | UserMessage | AssistantMessage | ToolResultMessage, Tagged("role")]
