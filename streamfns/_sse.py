@@ -1,0 +1,469 @@
+"""Server-sent events framing, done on bytes.
+
+This is the hot path of every streaming call: it runs once per network chunk and
+turns the raw body of a ``text/event-stream`` response into :class:`ServerSentEvent`
+objects whose ``data`` is still the raw UTF-8 ``bytes`` of the joined ``data:`` lines,
+ready for ``jiter.from_json``.  Nothing is decoded to ``str`` except the (cached)
+event names and the rare ``id:`` values.
+
+Parsing follows the WHATWG "event stream interpretation" rules:
+
+* lines end in CR, LF or CRLF, and a CRLF split across two chunks is still one
+  line break;
+* one leading UTF-8 byte order mark on the stream is dropped;
+* lines starting with ``:`` are comments; fields other than ``data``, ``event``,
+  ``id`` and ``retry`` are ignored; field names are case-sensitive;
+* a line without a colon is a field name with an empty value; after the colon
+  exactly one space, if present, is removed from the value;
+* a blank line dispatches the pending event, but only when at least one ``data``
+  line was seen: a block that holds only comments, ``event:``, ``id:`` or
+  ``retry:`` lines dispatches nothing;
+* the last event ID persists across events (``id:`` with a NUL in it is
+  ignored, an empty ``id:`` resets it to ``""``), and ``retry:`` is honoured only
+  when its value is all ASCII digits.
+
+Two deliberate departures from a browser's EventSource: :meth:`SSEDecoder.flush`
+dispatches an event that the stream ended without terminating by a blank line
+(vendors and proxies do drop the final blank line), and every event is bounded by
+``max_event_bytes`` so a hostile or broken stream cannot make the decoder buffer
+without limit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any, Final, cast
+
+__all__ = [
+    "DEFAULT_MAX_EVENT_BYTES",
+    "SSEDecoder",
+    "SSEEventTooLarge",
+    "ServerSentEvent",
+    "aiter_sse",
+    "iter_sse",
+]
+
+DEFAULT_MAX_EVENT_BYTES: Final = 16 * 1024 * 1024
+"""Default bound on one event's size: see :class:`SSEDecoder`."""
+
+_BOM: Final = b"\xef\xbb\xbf"
+_COLON: Final = 0x3A  # ord(":")
+
+
+@dataclass(frozen=True, slots=True)
+class ServerSentEvent:
+    """One dispatched server-sent event."""
+
+    event: str
+    """The ``event:`` field, or ``"message"`` when the event had none (or an empty one)."""
+    data: bytes
+    """The raw bytes of the event's ``data:`` lines joined with ``b"\\n"``."""
+    id: str | None = None
+    """The stream's last event ID when this event was dispatched; ``None`` if no ``id:`` was seen yet."""
+    retry: int | None = None
+    """The ``retry:`` value (milliseconds) given in this event's own block, if any."""
+
+    @property
+    def text(self) -> str:
+        """``data`` decoded as UTF-8, with undecodable bytes replaced by U+FFFD."""
+        return self.data.decode("utf-8", "replace")
+
+
+class SSEEventTooLarge(ValueError):
+    """An event grew past ``max_event_bytes`` before it was terminated.
+
+    Raised by :meth:`SSEDecoder.feed` / :meth:`SSEDecoder.flush` as soon as the
+    bytes buffered for the current event exceed the limit, even when the event is
+    a single line that has not ended yet.  ``events`` holds the events that the
+    same ``feed`` call completed before the oversized one, which would otherwise
+    be lost with the exception.  The decoder drops its buffered state when it
+    raises; the stream should be treated as broken.
+    """
+
+    def __init__(self, limit: int, size: int) -> None:
+        super().__init__(limit, size)
+        self.limit = limit
+        self.size = size
+        self.events: list[ServerSentEvent] = []
+
+    def __str__(self) -> str:
+        return (
+            f"server-sent event exceeds max_event_bytes={self.limit}: "
+            f"{self.size} bytes buffered without a terminating blank line"
+        )
+
+
+class _EventSlots:
+    """The slot layout of :class:`ServerSentEvent`, without its frozen ``__setattr__``.
+
+    Building a frozen dataclass through its generated ``__init__`` costs an
+    ``object.__setattr__`` call per field, the largest share of the per-event
+    budget.  The hot path instead fills an instance of this twin with plain slot
+    stores and then switches its ``__class__`` (allowed because the two layouts
+    are identical): the result is an ordinary, complete, frozen ServerSentEvent.
+    """
+
+    __slots__ = ("data", "event", "id", "retry")
+
+    event: str
+    data: bytes
+    id: str | None
+    retry: int | None
+
+
+def _check_event_slots() -> None:
+    """Fail at import, not mid-stream, if ServerSentEvent's fields and the twin drift apart."""
+    probe = _EventSlots()
+    probe.event = "message"
+    probe.data = b""
+    probe.id = None
+    probe.retry = None
+    probe.__class__ = ServerSentEvent  # pyright: ignore[reportAttributeAccessIssue]
+    if cast(object, probe) != ServerSentEvent("message", b""):
+        raise RuntimeError("_EventSlots no longer mirrors ServerSentEvent")
+
+
+_check_event_slots()
+
+# Decoded event names, shared by all decoders: by field value, and by the whole
+# ``event: NAME`` line for the fast path.  Vendors use a handful of names, so these
+# stay tiny; the bounds only stop a hostile stream from growing them.
+_NAMES: Final[dict[bytes, str]] = {b"": "message"}
+_EVENT_LINES: Final[dict[bytes, str]] = {}
+_CACHE_ENTRIES: Final = 512
+_CACHE_KEY_BYTES: Final = 256
+
+
+def _event_name(raw: bytes) -> str:
+    """The event name for the value of an ``event:`` field."""
+    name = _NAMES.get(raw)
+    if name is None:
+        name = raw.decode("utf-8", "replace") or "message"
+        if len(_NAMES) < _CACHE_ENTRIES and len(raw) <= _CACHE_KEY_BYTES:
+            _NAMES[raw] = name
+    return name
+
+
+def _event_line(line: bytes) -> str:
+    """The event name for a whole ``event: NAME`` line."""
+    name = _event_name(line[7:])
+    if len(_EVENT_LINES) < _CACHE_ENTRIES and len(line) <= _CACHE_KEY_BYTES:
+        _EVENT_LINES[line] = name
+    return name
+
+
+class SSEDecoder:
+    """Incremental ``text/event-stream`` decoder working on raw bytes.
+
+    Call :meth:`feed` with each chunk as it arrives (chunks may split the stream
+    anywhere, including inside a line ending or a UTF-8 sequence) and
+    :meth:`flush` once at the end of the stream.
+
+    ``max_event_bytes`` bounds one event: the bytes of all lines of the event
+    (fields, comments and unknown fields alike, line endings not counted) between
+    two blank lines, including a line that has not ended yet.  Exceeding it raises
+    :class:`SSEEventTooLarge`.  The count is kept as bytes arrive, so even one
+    endless line is refused once it passes the limit, before it is buffered further.
+
+    Internally the unterminated tail of the last chunk and the data lines of a
+    pending event are appended to ``bytearray`` buffers, so an event split into
+    many small chunks costs linear time, and memory stays in proportion to the
+    bytes held however small the chunks or lines are.  A chunk is scanned for
+    ``\\r`` once (and normalised to ``\\n`` only when it has one), then split on
+    ``b"\\n\\n"``: blocks that start at an event boundary and have the usual one-
+    or two-line shape are decoded without a per-line loop.
+    """
+
+    __slots__ = (
+        "_cr",
+        "_data",
+        "_edge",
+        "_event",
+        "_head",
+        "_last_id",
+        "_max",
+        "_partial",
+        "_reconnection_time",
+        "_retry",
+        "_size",
+    )
+
+    def __init__(self, *, max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES) -> None:
+        if max_event_bytes < 1:
+            raise ValueError(f"max_event_bytes must be positive, got {max_event_bytes}")
+        self._max = max_event_bytes
+        # Stream prefix held back while it could still be the start of a BOM;
+        # None once the start of the stream has been dealt with.
+        self._head: bytes | None = b""
+        # The previous chunk ended in CR: a LF opening the next chunk belongs to it.
+        self._cr = False
+        # Either of the two above needs looking at before the next chunk.
+        self._edge = True
+        # The start of the current line, which has not ended yet.
+        self._partial = bytearray()
+        # Bytes of the finished lines of the current event (see max_event_bytes).
+        self._size = 0
+        # The pending event: its data (None: no data line yet; bytes: one line;
+        # bytearray: lines joined so far), name and retry.
+        self._data: bytes | bytearray | None = None
+        self._event = "message"
+        self._retry: int | None = None
+        # Stream-level state that survives dispatch.
+        self._last_id: str | None = None
+        self._reconnection_time: int | None = None
+
+    @property
+    def max_event_bytes(self) -> int:
+        """The per-event size limit in bytes."""
+        return self._max
+
+    @property
+    def last_event_id(self) -> str | None:
+        """The stream's last event ID, ``None`` if it never sent a valid ``id:``."""
+        return self._last_id
+
+    @property
+    def reconnection_time(self) -> int | None:
+        """The last valid ``retry:`` value seen, even in a block that was not dispatched."""
+        return self._reconnection_time
+
+    def feed(self, chunk: bytes) -> list[ServerSentEvent]:
+        """Decode one chunk of the body; returns the events that it completed, in order."""
+        if type(chunk) is not bytes:
+            chunk = bytes(chunk)
+        if self._edge:
+            chunk = self._stream_edge(chunk)
+        if 13 in chunk:  # b"\r" (an int test is much cheaper than a bytes one)
+            # A CR that ends the chunk ends a line; remember it so that a LF at the
+            # start of the next chunk is taken as the rest of the same CRLF.
+            if chunk[-1] == 0x0D:
+                self._cr = self._edge = True
+            chunk = chunk.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+        if not chunk:
+            return []
+
+        out: list[ServerSentEvent] = []
+        blocks = chunk.split(b"\n\n")
+        rest = blocks.pop()
+        if not blocks:
+            # No blank line inside this chunk (one may still start it).
+            if 10 not in rest:  # no b"\n"
+                self._hold(rest, out)
+                return out
+            lines = rest.split(b"\n")
+            if self._partial:
+                lines[0] = self._take_partial(lines[0])
+            tail = lines.pop()
+            self._lines(lines, out)
+            if tail:
+                self._hold(tail, out)
+            return out
+
+        if self._partial or self._size:
+            # The first block finishes an event that earlier chunks started.
+            lines = blocks[0].split(b"\n")
+            if self._partial:
+                lines[0] = self._take_partial(lines[0])
+            self._lines(lines, out)
+            self._dispatch(out)
+            blocks[0] = b""
+
+        # Every block now starts at an event boundary and ends at a blank line.  A
+        # chunk no longer than the limit cannot hold a block longer than the limit.
+        check = len(chunk) > self._max
+        last_id = self._last_id
+        append: Callable[[Any], None] = out.append  # takes _EventSlots turned ServerSentEvent
+        for block in blocks:
+            first, sep, data = block.partition(b"\ndata: ")
+            if sep:
+                name = _EVENT_LINES.get(first)
+                if name is None and first[:7] == b"event: " and 10 not in first:
+                    name = _event_line(first)
+                if name is not None and 10 not in data:
+                    # ``event: NAME`` + ``data: ...``: the usual Anthropic / Responses event.
+                    if check and len(block) - 1 > self._max:
+                        raise self._too_large(len(block) - 1, out)
+                    event = _EventSlots()
+                    event.event = name
+                    event.data = data
+                    event.id = last_id
+                    event.retry = None
+                    event.__class__ = ServerSentEvent  # pyright: ignore[reportAttributeAccessIssue]
+                    append(event)
+                    continue
+            elif block[:6] == b"data: " and 10 not in block:
+                # A lone ``data: ...`` line: the usual OpenAI Chat / Gemini event.
+                if check and len(block) > self._max:
+                    raise self._too_large(len(block), out)
+                event = _EventSlots()
+                event.event = "message"
+                event.data = block[6:]
+                event.id = last_id
+                event.retry = None
+                event.__class__ = ServerSentEvent  # pyright: ignore[reportAttributeAccessIssue]
+                append(event)
+                continue
+            elif not block:
+                # Several blank lines in a row (or the block already handled above).
+                continue
+            self._lines(block.split(b"\n"), out)
+            self._dispatch(out)
+            last_id = self._last_id
+
+        if rest:
+            lines = rest.split(b"\n")
+            tail = lines.pop()
+            self._lines(lines, out)
+            if tail:
+                self._hold(tail, out)
+        return out
+
+    def flush(self) -> list[ServerSentEvent]:
+        """End of stream: returns the pending event, if it has data, as if a blank line followed.
+
+        The decoder is then ready for a new stream; the last event ID and the
+        reconnection time are kept, as an EventSource keeps them across reconnects.
+        """
+        out: list[ServerSentEvent] = []
+        if self._head:
+            self._partial += self._head
+        if self._partial:
+            self._lines([self._take_partial(b"")], out)
+        self._dispatch(out)
+        self._head = b""
+        self._cr = False
+        self._edge = True
+        return out
+
+    # -- internals ---------------------------------------------------------
+
+    def _stream_edge(self, chunk: bytes) -> bytes:
+        """Deal with a possible BOM at the start of the stream and with a CR that ended the last chunk."""
+        head = self._head
+        if head is not None:
+            chunk = head + chunk
+            if len(chunk) < 3 and _BOM.startswith(chunk):
+                self._head = chunk  # could still become a BOM
+                return b""
+            self._head = None
+            if chunk.startswith(_BOM):
+                chunk = chunk[3:]
+        if self._cr and chunk:
+            self._cr = False
+            if chunk[0] == 0x0A:
+                chunk = chunk[1:]
+        self._edge = self._head is not None or self._cr
+        return chunk
+
+    def _hold(self, piece: bytes, out: list[ServerSentEvent]) -> None:
+        """Keep an unterminated line piece, enforcing the size limit first."""
+        pending = self._size + len(self._partial) + len(piece)
+        if pending > self._max:
+            raise self._too_large(pending, out)
+        self._partial += piece
+
+    def _take_partial(self, end: bytes) -> bytes:
+        """The held start of the current line followed by its final piece ``end``."""
+        self._partial += end
+        line = bytes(self._partial)
+        self._partial = bytearray()
+        return line
+
+    def _lines(self, lines: list[bytes], out: list[ServerSentEvent]) -> None:
+        """Interpret complete lines (without their line endings)."""
+        limit = self._max
+        size = self._size
+        for line in lines:
+            if not line:
+                self._dispatch(out)
+                size = 0
+                continue
+            size += len(line)
+            if size > limit:
+                raise self._too_large(size, out)
+            if line[0] == _COLON:
+                continue
+            if line[:6] == b"data: ":
+                name = b"data"
+                value = line[6:]
+            else:
+                name, _, value = line.partition(b":")
+                if value[:1] == b" ":
+                    value = value[1:]
+            if name == b"data":
+                data = self._data
+                if data is None:
+                    self._data = value
+                elif isinstance(data, bytearray):
+                    data += b"\n"
+                    data += value
+                else:
+                    joined = bytearray(data)
+                    joined += b"\n"
+                    joined += value
+                    self._data = joined
+            elif name == b"event":
+                self._event = _event_name(value)
+            elif name == b"id":
+                if 0 not in value:  # no NUL
+                    self._last_id = value.decode("utf-8", "replace")
+            elif name == b"retry" and value.isdigit():  # bytes.isdigit(): ASCII digits only
+                try:
+                    retry = int(value)
+                except ValueError:  # more digits than int() accepts: not a usable delay
+                    continue
+                self._retry = self._reconnection_time = retry
+        self._size = size
+
+    def _dispatch(self, out: list[ServerSentEvent]) -> None:
+        """A blank line: dispatch the pending event if it has data, then start a new one."""
+        data = self._data
+        if data is not None:
+            event = _EventSlots()
+            event.event = self._event
+            event.data = data if isinstance(data, bytes) else bytes(data)
+            event.id = self._last_id
+            event.retry = self._retry
+            event.__class__ = ServerSentEvent  # pyright: ignore[reportAttributeAccessIssue]
+            out.append(event)  # pyright: ignore[reportArgumentType]
+            self._data = None
+        self._event = "message"
+        self._retry = None
+        self._size = 0
+
+    def _too_large(self, size: int, out: list[ServerSentEvent]) -> SSEEventTooLarge:
+        """Build the size error and drop everything buffered for the current event."""
+        error = SSEEventTooLarge(self._max, size)
+        error.events = out
+        self._partial = bytearray()
+        self._data = None
+        self._event = "message"
+        self._retry = None
+        self._size = 0
+        return error
+
+
+def iter_sse(
+    byte_iter: Iterable[bytes], *, max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES
+) -> Iterator[ServerSentEvent]:
+    """Decode an iterable of body chunks into events, flushing at its end."""
+    decoder = SSEDecoder(max_event_bytes=max_event_bytes)
+    for chunk in byte_iter:
+        yield from decoder.feed(chunk)
+    yield from decoder.flush()
+
+
+async def aiter_sse(
+    byte_iter: AsyncIterable[bytes], *, max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES
+) -> AsyncIterator[ServerSentEvent]:
+    """Decode an async iterable of body chunks (e.g. ``response.aiter_bytes()``) into events.
+
+    The final unterminated event, if any, is flushed when the source is exhausted.
+    """
+    decoder = SSEDecoder(max_event_bytes=max_event_bytes)
+    async for chunk in byte_iter:
+        for event in decoder.feed(chunk):
+            yield event
+    for event in decoder.flush():
+        yield event
