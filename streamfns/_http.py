@@ -20,12 +20,13 @@ decoder, yielding the builder's events as they come. It owns the rules every ada
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import email.utils
 import inspect
 import json
 import random
 import time
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -178,7 +179,7 @@ def _backoff(attempt: int) -> float:
 
 async def run_sse(
     request: SseRequest, builder: MessageBuilder, model: Model, options: StreamOptions
-) -> AsyncIterator[Sequence[AssistantMessageEvent]]:
+) -> AsyncGenerator[Sequence[AssistantMessageEvent], None]:
     """Run one streaming call (see the module docstring); yields batches of builder events."""
     signal = options.signal
     if signal is not None and signal.aborted:
@@ -217,8 +218,11 @@ async def run_sse(
                     limits=timeout,
                     abort_wait=abort_wait,
                 )
-                async for batch in attempt_events:
-                    yield batch
+                # aclosing: if our consumer stops early, the attempt's finally closes the response now,
+                # not whenever the garbage collector finalizes the suspended generator.
+                async with contextlib.aclosing(attempt_events) as batches:
+                    async for batch in batches:
+                        yield batch
                 if builder.finished:
                     return
             except StreamFailure as exc:
@@ -278,7 +282,7 @@ async def _attempt(
     body: bytes,
     limits: httpx.Timeout,
     abort_wait: asyncio.Future[None] | None,
-) -> AsyncIterator[Sequence[AssistantMessageEvent]]:
+) -> AsyncGenerator[Sequence[AssistantMessageEvent], None]:
     signal = options.signal
     http_request = client.build_request("POST", request.url, headers=request.headers, content=body, timeout=limits)
     try:
@@ -313,8 +317,9 @@ async def _attempt(
         builder.start()
         if builder.events:
             yield builder.drain()
-        async for batch in _read_events(response, request, builder, signal, abort_wait):
-            yield batch
+        async with contextlib.aclosing(_read_events(response, request, builder, signal, abort_wait)) as batches:
+            async for batch in batches:
+                yield batch
     finally:
         await response.aclose()
 
@@ -344,7 +349,7 @@ async def _read_events(
     builder: MessageBuilder,
     signal: AbortSignal | None,
     abort_wait: asyncio.Future[None] | None,
-) -> AsyncIterator[Sequence[AssistantMessageEvent]]:
+) -> AsyncGenerator[Sequence[AssistantMessageEvent], None]:
     decoder = SSEDecoder()
     on_event = request.on_event
     iterator = response.aiter_bytes()
@@ -358,11 +363,13 @@ async def _read_events(
         try:
             events = decoder.feed(chunk)
         except SSEEventTooLarge as exc:
-            raise StreamFailure(ErrorInfo.of("protocol", output_started=builder.output_started), str(exc)) from None
-        for sse in events:
-            on_event(sse)
+            # The events completed before the oversized one still count (one may even be the end).
+            _deliver(exc.events, on_event, builder)
             if builder.finished:
-                break
+                yield builder.drain()
+                return
+            raise StreamFailure(ErrorInfo.of("protocol", output_started=builder.output_started), str(exc)) from None
+        _deliver(events, on_event, builder)
         if builder.events:
             yield builder.drain()
         if builder.finished:
@@ -371,9 +378,15 @@ async def _read_events(
         events = decoder.flush()
     except SSEEventTooLarge as exc:
         raise StreamFailure(ErrorInfo.of("protocol", output_started=builder.output_started), str(exc)) from None
+    _deliver(events, on_event, builder)
+    if builder.events:
+        yield builder.drain()
+
+
+def _deliver(
+    events: Sequence[ServerSentEvent], on_event: Callable[[ServerSentEvent], None], builder: MessageBuilder
+) -> None:
     for sse in events:
         on_event(sse)
         if builder.finished:
-            break
-    if builder.events:
-        yield builder.drain()
+            return

@@ -213,3 +213,15 @@ async def test_connection_refused_is_a_retryable_network_error() -> None:
     assert result.error_info.kind == "network"
     assert result.error_info.retryable
     assert not result.error_info.output_started
+
+
+async def test_leaving_the_loop_early_closes_the_connection_at_once() -> None:
+    async with LoopbackServer(scripted(TEXT, keep=5, end="stall")) as server:
+        stream = stream_anthropic(model(server.base_url), CONTEXT, options(timeout=30))
+        async for event in stream:
+            if event.type == "text_delta":
+                break
+        assert await server.all_connections_closed(timeout=1.0), "closed on break, not at the 30 s idle timeout"
+        result = await stream.result()
+        assert result.stop_reason == "aborted"
+        assert result.content

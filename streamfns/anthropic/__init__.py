@@ -8,8 +8,9 @@ neither, the stream ends ``error`` (kind ``auth``) and nothing is sent.
 
 from __future__ import annotations
 
+import contextlib
 import os
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, Sequence
 
 from normalize import (
     AssistantMessageEvent,
@@ -49,7 +50,7 @@ def stream_anthropic(
 
 async def _run(
     model: Model, context: Context, options: StreamOptions
-) -> AsyncIterator[Sequence[AssistantMessageEvent]]:
+) -> AsyncGenerator[Sequence[AssistantMessageEvent], None]:
     builder = MessageBuilder(model)
     signal = options.signal
     if signal is not None and signal.aborted:
@@ -79,8 +80,9 @@ async def _run(
         end_marker="message_stop",
         vendor="Anthropic",
     )
-    async for batch in run_sse(sse_request, builder, model, options):
-        yield batch
+    async with contextlib.aclosing(run_sse(sse_request, builder, model, options)) as batches:
+        async for batch in batches:
+            yield batch
 
 
 register_api(API, stream_anthropic)
