@@ -1,0 +1,107 @@
+"""Byte-exact HTTP cassettes for streaming LLM APIs.
+
+Record real provider HTTP streams at the httpx transport level, chunk by chunk with arrival
+times, and replay them with the same chunk boundaries, timing and transport failures; derive
+faults from good recordings (`cassettes.mutations`); never write a secret to disk.
+
+Depends on httpx and the standard library only. Typical use::
+
+    async with cassettes.use_cassette("tests/cassettes/hello.jsonl", mode="once") as http:
+        ...  # pass `http` to the adapter as its http_client
+
+See `format` for the file layout, `replay`, `record` and `session` for the transports, and
+`library` for the bundled real recordings.
+"""
+
+from cassettes.canonical import canonical_json, drop_paths, json_diff
+from cassettes.errors import (
+    CassetteError,
+    CassetteFormatError,
+    CassetteMissing,
+    RequestNotRecorded,
+    SecretFinding,
+    SecretFound,
+    UnplayedInteractions,
+)
+from cassettes.format import dumps, load, loads, save
+from cassettes.model import (
+    Cassette,
+    Chunk,
+    End,
+    EndKind,
+    Headers,
+    Interaction,
+    JSONValue,
+    RecordedRequest,
+    RecordedResponse,
+    header_value,
+)
+from cassettes.mutations import (
+    corrupt_json,
+    drop_terminal,
+    empty_body,
+    error_body,
+    rechunk,
+    stall,
+    status_override,
+    truncate,
+)
+from cassettes.record import CassetteWriter, RecordingTransport
+from cassettes.replay import Match, ReplayTransport, Timing
+from cassettes.scrub import ScrubPolicy, capture_request, scrub_body, scrub_url
+from cassettes.secret_scan import scan_cassette, scan_path, scan_text
+from cassettes.session import MODES, CassetteSession, Mode, use_cassette
+from cassettes.sse import SSEEvent, split_events
+
+__all__ = [
+    "MODES",
+    "Cassette",
+    "CassetteError",
+    "CassetteFormatError",
+    "CassetteMissing",
+    "CassetteSession",
+    "CassetteWriter",
+    "Chunk",
+    "End",
+    "EndKind",
+    "Headers",
+    "Interaction",
+    "JSONValue",
+    "Match",
+    "Mode",
+    "RecordedRequest",
+    "RecordedResponse",
+    "RecordingTransport",
+    "ReplayTransport",
+    "RequestNotRecorded",
+    "SSEEvent",
+    "ScrubPolicy",
+    "SecretFinding",
+    "SecretFound",
+    "Timing",
+    "UnplayedInteractions",
+    "canonical_json",
+    "capture_request",
+    "corrupt_json",
+    "drop_paths",
+    "drop_terminal",
+    "dumps",
+    "empty_body",
+    "error_body",
+    "header_value",
+    "json_diff",
+    "load",
+    "loads",
+    "rechunk",
+    "save",
+    "scan_cassette",
+    "scan_path",
+    "scan_text",
+    "scrub_body",
+    "scrub_url",
+    "split_events",
+    "stall",
+    "status_override",
+    "truncate",
+    "use_cassette",
+]

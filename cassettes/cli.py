@@ -1,0 +1,219 @@
+"""The `cassettes` command line: show, scan, mutate, library.
+
+    cassettes show FILE|NAME          a readable timeline of a cassette (file or library name)
+    cassettes scan FILE...            secret scan; exit status 1 when anything is found
+    cassettes mutate FILE|NAME --op OP [--op OP ...] -o OUT
+    cassettes library [--api API] [--names]
+
+Mutation ops (applied in the order given):
+
+    rechunk:1 | rechunk:N | rechunk:random[,seed=N][,max=N] | rechunk:crlf | rechunk:utf8
+    truncate:bytes=N | truncate:chunks=N [,end=reset|timeout]
+    stall:chunk=N,seconds=S
+    status:CODE[,retry-after=S]
+    empty-body | drop-terminal | corrupt-json[:N]
+
+Exit status: 0 success, 1 secrets found, 2 bad usage or an invalid cassette.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Literal, TextIO
+
+from cassettes import library, mutations
+from cassettes.errors import CassetteError
+from cassettes.format import dumps, load, save
+from cassettes.model import END_KINDS, Cassette, EndKind, Interaction, header_value
+from cassettes.secret_scan import raise_if_secrets, scan_cassette, scan_path
+from cassettes.sse import split_events
+
+__all__ = ["main", "parse_op"]
+
+
+def _open(target: str) -> Cassette:
+    """A cassette from a file path, else from the bundled library by name."""
+    if Path(target).exists():
+        return load(target)
+    return library.load(target)
+
+
+def _one_line(text: str, limit: int) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def _describe_body(body: bytes) -> str:
+    return f"{len(body)} B" if body else "no body"
+
+
+def _show_interaction(index: int, interaction: Interaction, out: TextIO, width: int) -> None:
+    request, response = interaction.request, interaction.response
+    out.write(f"#{index} {request.method} {request.url}  ({_describe_body(request.body)})\n")
+    content_type = header_value(response.headers, "content-type") or "no content-type"
+    out.write(f"   <- {response.status} {content_type}, head at {response.t_ms} ms\n")
+    body = response.body
+    events = split_events(body)
+    offset = 0
+    cursor = 0
+    for chunk in response.chunks:
+        stop = offset + len(chunk.data)
+        done: list[str] = []
+        while cursor < len(events) and events[cursor].end <= stop:
+            event = events[cursor]
+            # A data-only event has the SSE default type "message"; no fields at all means not SSE.
+            name = event.event or ("message" if event.data is not None else "(raw)")
+            excerpt = _one_line(event.data or event.raw.decode("utf-8", "replace"), width)
+            done.append(f"{name} {excerpt}")
+            cursor += 1
+        stall = f" after a {chunk.stall_s} s stall" if chunk.stall_s else ""
+        label = done[0] if done else "(inside an event)"
+        out.write(f"   [{chunk.t_ms:>9} ms]{stall} {len(chunk.data):>6} B  {label}\n")
+        out.writelines(f"   {'':>24}{more}\n" for more in done[1:])
+        offset = stop
+    end = response.end
+    stall = f" after a {end.stall_s} s stall" if end.stall_s else ""
+    out.write(f"   [{end.t_ms:>9} ms]{stall} end {end.kind} ({len(response.chunks)} chunks, {len(body)} bytes)\n")
+
+
+def show(cassette: Cassette, out: TextIO, width: int = 72) -> None:
+    """Write the timeline of `cassette` to `out`."""
+    title = cassette.name or "cassette"
+    out.write(f"{title}: api={cassette.api} model={cassette.model} recorded_at={cassette.recorded_at}\n")
+    for key, value in cassette.extra.items():
+        if key != "name":
+            out.write(f"  {key}: {value}\n")
+    if cassette.source:
+        parts = [f"{k}={v}" for k, v in cassette.source.items()]
+        out.write(f"  source: {'; '.join(parts)}\n")
+    for index, interaction in enumerate(cassette.interactions):
+        out.write("\n")
+        _show_interaction(index, interaction, out, width)
+
+
+def _options(spec: str) -> tuple[list[str], dict[str, str]]:
+    positional: list[str] = []
+    named: dict[str, str] = {}
+    for token in filter(None, spec.split(",")):
+        key, sep, value = token.partition("=")
+        if sep:
+            named[key.strip().replace("-", "_")] = value.strip()
+        else:
+            positional.append(token.strip())
+    return positional, named
+
+
+_STRATEGIES: dict[str, Literal["random", "split_crlf", "split_utf8"]] = {
+    "random": "random",
+    "crlf": "split_crlf",
+    "utf8": "split_utf8",
+}
+
+
+def parse_op(text: str) -> Callable[[Cassette], Cassette]:
+    """The mutation an `--op` string names (see the module docstring for the syntax)."""
+    name, _, spec = text.partition(":")
+    args, opts = _options(spec)
+    first = args[0] if args else None
+    try:
+        if name == "rechunk":
+            if first is not None and first in _STRATEGIES:
+                strategy = _STRATEGIES[first]
+                seed, size = int(opts.get("seed", "0")), int(opts.get("max", "64"))
+                return lambda c: mutations.rechunk(c, strategy, seed=seed, max_size=size)
+            size = int(first or "1")
+            return lambda c: mutations.rechunk(c, size)
+        if name == "truncate":
+            end = opts.get("end", "reset")
+            if end not in END_KINDS:
+                raise CassetteError(f"truncate end must be one of {', '.join(END_KINDS)}")
+            kind: EndKind = next(k for k in END_KINDS if k == end)
+            if "bytes" in opts:
+                count = int(opts["bytes"])
+                return lambda c: mutations.truncate(c, after_bytes=count, end=kind)
+            count = int(opts["chunks"])
+            return lambda c: mutations.truncate(c, after_chunks=count, end=kind)
+        if name == "stall":
+            at, seconds = int(opts["chunk"]), float(opts["seconds"])
+            return lambda c: mutations.stall(c, at, seconds)
+        if name == "status":
+            code = int(first or opts["code"])
+            retry = opts.get("retry_after", "auto")
+            return lambda c: mutations.status_override(c, code, retry_after=retry)
+        if name == "empty-body":
+            return mutations.empty_body
+        if name == "drop-terminal":
+            return mutations.drop_terminal
+        if name == "corrupt-json":
+            index = int(first or "0")
+            return lambda c: mutations.corrupt_json(c, index)
+    except (KeyError, ValueError) as exc:
+        raise CassetteError(f"bad --op {text!r}: {exc}") from None
+    raise CassetteError(f"unknown --op {text!r}")
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="cassettes", description="Inspect, scan and mutate streamcassette files.")
+    commands = parser.add_subparsers(dest="command", required=True)
+    show_cmd = commands.add_parser("show", help="print a readable timeline")
+    show_cmd.add_argument("cassette", help="a cassette file or a library name")
+    show_cmd.add_argument("--width", type=int, default=72, help="data excerpt length")
+    scan_cmd = commands.add_parser("scan", help="secret-scan cassette files (exit 1 on a finding)")
+    scan_cmd.add_argument("files", nargs="+", type=Path)
+    mutate_cmd = commands.add_parser("mutate", help="derive a faulty cassette")
+    mutate_cmd.add_argument("cassette", help="a cassette file or a library name")
+    mutate_cmd.add_argument("--op", action="append", required=True, help="a mutation, e.g. rechunk:1")
+    mutate_cmd.add_argument("-o", "--output", required=True, help="output file, or - for stdout")
+    library_cmd = commands.add_parser("library", help="list the bundled cassettes")
+    library_cmd.add_argument("--api", help="only this api")
+    library_cmd.add_argument("--names", action="store_true", help="list names, not just counts")
+    return parser
+
+
+def _run(args: argparse.Namespace, out: TextIO) -> int:
+    if args.command == "show":
+        show(_open(args.cassette), out, args.width)
+        return 0
+    if args.command == "scan":
+        status = 0
+        for file in args.files:
+            findings = scan_path(file)
+            out.writelines(f"{file}: {finding}\n" for finding in findings)
+            if findings:
+                status = 1
+            else:
+                out.write(f"{file}: no secrets found\n")
+        return status
+    if args.command == "mutate":
+        cassette = _open(args.cassette)
+        for op in args.op:
+            cassette = parse_op(op)(cassette)
+        if args.output == "-":
+            raise_if_secrets(scan_cassette(cassette))
+            out.write(dumps(cassette))
+        else:
+            save(cassette, args.output)
+        return 0
+    apis = [args.api] if args.api else library.apis()
+    total = 0
+    for api in apis:
+        found = library.names(api)
+        total += len(found)
+        out.write(f"{api}: {len(found)}\n")
+        if args.names:
+            out.writelines(f"  {name}\n" for name in found)
+    out.write(f"total: {total}\n")
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the CLI; returns the exit status."""
+    args = _parser().parse_args(argv)
+    try:
+        return _run(args, sys.stdout)
+    except CassetteError as exc:
+        sys.stderr.write(f"cassettes: {exc}\n")
+        return 2

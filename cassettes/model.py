@@ -1,0 +1,135 @@
+"""The in-memory cassette: immutable dataclasses mirroring the JSONL records one to one.
+
+A `Cassette` holds a header (api, model, provenance) and a tuple of `Interaction`s. Each
+interaction is one HTTP exchange: the (scrubbed) request, the response head, the body as the
+exact byte chunks that arrived with their arrival times, and how the body ended.
+
+Everything is frozen; the mutation functions build new objects with `dataclasses.replace`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Literal, TypeAlias
+
+__all__ = [
+    "END_KINDS",
+    "Cassette",
+    "Chunk",
+    "End",
+    "EndKind",
+    "Headers",
+    "Interaction",
+    "JSONValue",
+    "RecordedRequest",
+    "RecordedResponse",
+    "header_value",
+]
+
+JSONValue: TypeAlias = "bool | int | float | str | list[JSONValue] | dict[str, JSONValue] | None"
+
+EndKind = Literal["eof", "reset", "timeout"]
+END_KINDS: tuple[EndKind, ...] = ("eof", "reset", "timeout")
+
+# Ordered (name, value) pairs with lower-case names; repeated names keep every value.
+Headers: TypeAlias = tuple[tuple[str, str], ...]
+
+
+def header_value(headers: Headers, name: str) -> str | None:
+    """The first value of header `name` (case-insensitive), or None."""
+    wanted = name.lower()
+    for key, value in headers:
+        if key == wanted:
+            return value
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class RecordedRequest:
+    """A request as stored: method, scrubbed URL, allow-listed headers and the body bytes.
+
+    `body` is stored as `body_json` exactly when it is the canonical JSON serialization of a
+    value (the recorder canonicalizes JSON bodies), so writing and reading give back these bytes.
+    """
+
+    method: str
+    url: str
+    headers: Headers = ()
+    body: bytes = b""
+
+
+@dataclass(frozen=True, slots=True)
+class Chunk:
+    """One piece of response body exactly as it arrived.
+
+    `t_ms` is the arrival time in milliseconds since the request was sent. `stall_s` is an
+    extra silence before this chunk that replay honours in every timing mode (it models a
+    stalled server; recordings never set it, the `stall` mutation does).
+    """
+
+    data: bytes
+    t_ms: float
+    stall_s: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class End:
+    """How the body ended: `eof` (cleanly), `reset` (connection lost) or `timeout` (read timed out).
+
+    `stall_s` is a silence after the last chunk, before the end takes effect.
+    """
+
+    kind: EndKind
+    t_ms: float
+    stall_s: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class RecordedResponse:
+    """Status, allow-listed headers, the body chunks and the end of one response.
+
+    `t_ms` is when the response head arrived, in milliseconds since the request was sent.
+    """
+
+    status: int
+    headers: Headers = ()
+    t_ms: float = 0
+    chunks: tuple[Chunk, ...] = ()
+    end: End = End("eof", 0)
+
+    @property
+    def body(self) -> bytes:
+        """All chunk bytes joined."""
+        return b"".join(c.data for c in self.chunks)
+
+
+@dataclass(frozen=True, slots=True)
+class Interaction:
+    """One HTTP exchange."""
+
+    request: RecordedRequest
+    response: RecordedResponse
+
+
+@dataclass(frozen=True, slots=True)
+class Cassette:
+    """A set of recorded interactions plus the header that describes them.
+
+    `api` names the wire API (e.g. `anthropic-messages`), `model` the model, `recorded_at` an
+    ISO-8601 timestamp, `source` optional attribution (repository, path, commit, license).
+    `extra` keeps any other header keys, in file order, so they survive a round trip.
+    """
+
+    interactions: tuple[Interaction, ...] = ()
+    api: str | None = None
+    model: str | None = None
+    recorded_at: str | None = None
+    source: Mapping[str, JSONValue] | None = None
+    extra: Mapping[str, JSONValue] = field(default_factory=dict[str, JSONValue])
+
+    @property
+    def name(self) -> str | None:
+        """The `name` header key when present (library cassettes have one)."""
+        value = self.extra.get("name")
+        return value if isinstance(value, str) else None

@@ -1,0 +1,143 @@
+"""The `cassettes` command line: show, scan, mutate, library."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from cassette_helpers import make_cassette
+
+from cassettes import RecordedResponse, library, load, save, split_events
+from cassettes.canonical import NotJSON
+from cassettes.cli import main
+
+
+def test_show_renders_a_timeline_of_a_library_cassette(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["show", "llma__text_haiku45"]) == 0
+    out = capsys.readouterr().out
+    assert "llma__text_haiku45: api=anthropic-messages model=claude-haiku-4-5-20251001" in out
+    assert "#0 POST https://api.anthropic.com/v1/messages" in out
+    assert "<- 200 text/event-stream, head at 0 ms" in out
+    assert '[        0 ms]    490 B  message_start {"type":"message_start"' in out
+    assert "ping {" in out
+    assert "end eof (7 chunks, 1159 bytes)" in out
+
+
+def test_show_lists_events_per_chunk_and_stalls(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "x.jsonl"
+    save(make_cassette([b'data: {"a": 1}\n\nevent: two\ndata: 2\n\n', b"data: par", b"tial\n\n"]), path)
+    assert main(["mutate", str(path), "--op", "stall:chunk=1,seconds=3", "-o", str(path)]) == 0
+    assert main(["show", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert 'message {"a": 1}' in out
+    assert "two 2" in out
+    assert "after a 3.0 s stall      9 B  (inside an event)" in out
+
+
+def test_scan_exit_status(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    clean = tmp_path / "clean.jsonl"
+    save(make_cassette([b"data: fine\n\n"]), clean)
+    leaky = tmp_path / "leaky.jsonl"
+    secret = "gsk_" + "L" * 52
+    leaky.write_text(clean.read_text(encoding="utf-8").replace("fine", secret), encoding="utf-8")
+    assert main(["scan", str(clean)]) == 0
+    assert main(["scan", str(clean), str(leaky)]) == 1
+    out = capsys.readouterr().out
+    assert f"{clean}: no secrets found" in out
+    assert f"{leaky}: Groq API key at {leaky} line 4" in out
+    assert secret not in out
+
+
+def test_mutate_applies_ops_in_order(tmp_path: Path) -> None:
+    out = tmp_path / "m.jsonl"
+    ops = ["--op", "rechunk:1", "--op", "truncate:bytes=100", "--op", "stall:chunk=5,seconds=2"]
+    assert main(["mutate", "llma__text_haiku45", *ops, "-o", str(out)]) == 0
+    response = load(out).interactions[0].response
+    assert [len(c.data) for c in response.chunks] == [1] * 100
+    assert response.end.kind == "reset"
+    assert response.chunks[5].stall_s == 2
+
+
+def _is_429(r: RecordedResponse) -> bool:
+    return r.status == 429 and ("retry-after", "1") in r.headers
+
+
+def _is_gateway_page(r: RecordedResponse) -> bool:
+    return r.status == 502 and r.body.startswith(b"<!DOCTYPE html>")
+
+
+def _is_empty(r: RecordedResponse) -> bool:
+    return r.status == 200 and r.chunks == ()
+
+
+def _has_no_stop(r: RecordedResponse) -> bool:
+    return b"message_stop" not in r.body
+
+
+def _first_data_broken(r: RecordedResponse) -> bool:
+    return isinstance(split_events(r.body)[0].json(), NotJSON)
+
+
+def _small_chunks(r: RecordedResponse) -> bool:
+    return all(len(c.data) <= 3 for c in r.chunks)
+
+
+def _seven_chunks(r: RecordedResponse) -> bool:
+    return len(r.chunks) == 7  # no CRLF in this body: the original boundaries only
+
+
+def _two_then_timeout(r: RecordedResponse) -> bool:
+    return len(r.chunks) == 2 and r.end.kind == "timeout"
+
+
+@pytest.mark.parametrize(
+    ("op", "check"),
+    [
+        ("status:429", _is_429),
+        ("status:502", _is_gateway_page),
+        ("empty-body", _is_empty),
+        ("drop-terminal", _has_no_stop),
+        ("corrupt-json:0", _first_data_broken),
+        ("rechunk:random,seed=4,max=3", _small_chunks),
+        ("rechunk:crlf", _seven_chunks),
+        ("truncate:chunks=2,end=timeout", _two_then_timeout),
+    ],
+)
+def test_each_op_is_understood(op: str, check: Callable[[RecordedResponse], bool], tmp_path: Path) -> None:
+    out = tmp_path / "m.jsonl"
+    assert main(["mutate", "llma__text_haiku45", "--op", op, "-o", str(out)]) == 0
+    assert check(load(out).interactions[0].response)
+
+
+def test_mutate_to_stdout_and_bad_ops(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["mutate", "llma__text_haiku45", "--op", "empty-body", "-o", "-"]) == 0
+    assert capsys.readouterr().out.startswith('{"type":"cassette"')
+    assert main(["mutate", "llma__text_haiku45", "--op", "explode", "-o", "-"]) == 2
+    assert "unknown --op 'explode'" in capsys.readouterr().err
+    assert main(["mutate", "llma__text_haiku45", "--op", "truncate:bytes=x", "-o", "-"]) == 2
+    assert "bad --op" in capsys.readouterr().err
+
+
+def test_library_lists_counts(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["library"]) == 0
+    out = capsys.readouterr().out
+    for api, count in library.counts().items():
+        assert f"{api}: {count}\n" in out
+    assert f"total: {len(library.names())}\n" in out
+    assert main(["library", "--api", "google-generative-ai", "--names"]) == 0
+    assert "  pai__text_gemini20flashexp\n" in capsys.readouterr().out
+
+
+def test_python_dash_m_cassettes_runs_the_cli() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "cassettes", "show", "pai__function_call_gemini20flash"],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=Path(library.__file__).resolve().parents[2],
+    )
+    assert result.returncode == 0, result.stderr
+    assert "google-generative-ai" in result.stdout

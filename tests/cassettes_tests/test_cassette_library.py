@@ -1,0 +1,97 @@
+"""The bundled library: every cassette loads, keeps its source bytes, is attributed and clean."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import cassettes
+from cassettes import CassetteError, dumps, library, split_events
+from cassettes.library import _build
+from cassettes.secret_scan import scan_path
+
+SOURCE = _build.DEFAULT_SOURCE.resolve()
+APIS = ["anthropic-messages", "google-generative-ai", "openai-completions", "openai-responses"]
+
+
+def test_every_library_cassette_loads_and_counts_are_printed() -> None:
+    counts = library.counts()
+    print("library cassettes per api:", counts, "total", sum(counts.values()))
+    assert sorted(counts) == APIS
+    assert sum(counts.values()) == len(library.names())
+    for name in library.names():
+        cassette = library.load(name)
+        assert cassette.name == name
+        assert cassette.api in APIS
+        assert cassette.extra["timing"] == "synthetic"
+        assert cassette.source is not None
+        assert len(cassette.interactions) == 1
+        assert cassette.interactions[0].response.end.kind == "eof"
+        assert library.path(name).read_text(encoding="utf-8") == dumps(cassette), "files round-trip exactly"
+
+
+def test_one_chunk_per_server_sent_event_with_increasing_synthetic_times() -> None:
+    for name in library.names():
+        response = library.load(name).interactions[0].response
+        assert [c.data for c in response.chunks] == [e.raw for e in split_events(response.body)]
+        assert [c.t_ms for c in response.chunks] == [5 * n for n in range(len(response.chunks))]
+
+
+@pytest.mark.skipif(not SOURCE.is_dir(), reason="the realstreams collection is not next to this checkout")
+def test_every_source_file_is_bundled_byte_for_byte() -> None:
+    expected: dict[str, int] = {}
+    for folder in (*_build.FOLDERS, "errors"):
+        for file in sorted((SOURCE / folder).iterdir()):
+            api = _build.api_of(folder, file.name)
+            expected[api] = expected.get(api, 0) + 1
+            assert library.load(file.stem).interactions[0].response.body == file.read_bytes(), file.name
+    assert library.counts() == expected
+
+
+def test_error_files_become_error_responses() -> None:
+    overloaded = library.load("anthropic_529_overloaded_error_2024").interactions[0].response
+    assert overloaded.status == 529
+    assert cassettes.header_value(overloaded.headers, "content-type") == "application/json"
+    midstream = library.load("anthropic_sse_midstream_error_event_overloaded").interactions[0].response
+    assert midstream.status == 200
+    assert cassettes.header_value(midstream.headers, "content-type") == "text/event-stream"
+    gemini_sse = library.load("gemini_404_on_alt_sse_request_content_type_event_stream").interactions[0].response
+    assert gemini_sse.status == 404
+    assert cassettes.header_value(gemini_sse.headers, "content-type") == "text/event-stream"
+    assert library.names("openai-responses").count("deepseek_responses_400") == 1
+
+
+def test_requests_are_plausible_for_their_api() -> None:
+    anthropic = library.load("llma__text_haiku45").interactions[0].request
+    assert (anthropic.method, anthropic.url) == ("POST", "https://api.anthropic.com/v1/messages")
+    assert b'"model":"claude-haiku-4-5-20251001"' in anthropic.body
+    gemini = library.load("pai__text_gemini20flashexp").interactions[0].request
+    assert gemini.url.endswith("/models/gemini-2.0-flash-exp:streamGenerateContent?alt=sse")
+    groq = library.load("vercel__groq_tool_call_single_chunk").interactions[0].request
+    assert groq.url.startswith("https://api.groq.com/")
+    resumed = library.load("pai__background_resume_starting_after").interactions[0].request
+    assert resumed.method == "GET"
+    assert resumed.body == b""
+
+
+def test_notice_attributes_every_cassette() -> None:
+    notice = (Path(library.__file__).parent / "NOTICE").read_text(encoding="utf-8")
+    for name in library.names():
+        cassette = library.load(name)
+        assert f"{cassette.api}/{name}.jsonl" in notice
+    assert "quoted in GitHub issue https://github.com/anthropics/anthropic-sdk-typescript/issues/616" in notice
+    assert "no repository license" in notice
+    assert "commit: 4fda38988f2939fa6ea9cdefcf120693e10ef491" in notice
+
+
+def test_library_files_contain_no_secrets() -> None:
+    for name in library.names():
+        assert scan_path(library.path(name), env={}) == [], name
+
+
+def test_names_filter_by_api_and_unknown_names_fail_clearly() -> None:
+    assert all(library.load(n).api == "google-generative-ai" for n in library.names("google-generative-ai"))
+    assert library.apis() == APIS
+    with pytest.raises(CassetteError, match="no bundled cassette named 'nope'"):
+        library.load("nope")

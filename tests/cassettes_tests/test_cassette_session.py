@@ -1,0 +1,144 @@
+"""use_cassette modes: none never touches the network, once/new_episodes/all/rewrite record as documented."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import httpx
+import pytest
+from cassette_helpers import SSE_EVENTS, LoopbackServer
+
+from cassettes import (
+    CassetteMissing,
+    CassetteSession,
+    RequestNotRecorded,
+    UnplayedInteractions,
+    library,
+    load,
+    save,
+    use_cassette,
+)
+
+
+class ExplodingTransport(httpx.AsyncBaseTransport):
+    """A 'network' that fails the test if anything reaches it."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        self.calls += 1
+        raise AssertionError(f"the network was used: {request.method} {request.url}")
+
+
+async def _record(path: Path, server: LoopbackServer, *bodies: dict[str, object]) -> None:
+    async with use_cassette(path, mode="once") as http:
+        for body in bodies:
+            await http.post(server.url + "/v1/messages", json=body)
+
+
+async def test_mode_none_never_touches_the_network(server: LoopbackServer, tmp_path: Path) -> None:
+    path = tmp_path / "none.jsonl"
+    await _record(path, server, {"n": 1})
+    url = server.url + "/v1/messages"
+    await server.stop()  # from here on nothing listens on the recorded port
+    network = ExplodingTransport()
+    async with use_cassette(path, real_transport=network) as http:
+        response = await http.post(url, json={"n": 1})
+        with pytest.raises(RequestNotRecorded):
+            await http.post(url, json={"n": 2})
+    assert response.content == b"".join(SSE_EVENTS)
+    assert network.calls == 0
+
+
+async def test_missing_cassette_and_unrecorded_request_are_distinct_errors(tmp_path: Path) -> None:
+    with pytest.raises(CassetteMissing, match=r"mode is 'none'.*mode='once'"):
+        async with use_cassette(tmp_path / "absent.jsonl"):
+            pass
+    assert not issubclass(CassetteMissing, RequestNotRecorded)
+    assert not issubclass(RequestNotRecorded, CassetteMissing)
+
+
+async def test_once_records_when_missing_then_replays_without_recording_more(
+    server: LoopbackServer, tmp_path: Path
+) -> None:
+    path = tmp_path / "once.jsonl"
+    await _record(path, server, {"n": 1})
+    assert len(server.received) == 1
+    recorded = path.read_bytes()
+    async with use_cassette(path, mode="once") as http:
+        replayed = await http.post(server.url + "/v1/messages", json={"n": 1})
+        with pytest.raises(RequestNotRecorded):
+            await http.post(server.url + "/v1/messages", json={"n": 2})
+    assert replayed.content == b"".join(SSE_EVENTS)
+    assert len(server.received) == 1
+    assert path.read_bytes() == recorded
+
+
+async def test_new_episodes_replays_matches_and_records_the_rest(server: LoopbackServer, tmp_path: Path) -> None:
+    path = tmp_path / "episodes.jsonl"
+    await _record(path, server, {"n": 1})
+    async with use_cassette(path, mode="new_episodes") as http:
+        await http.post(server.url + "/v1/messages", json={"n": 1})
+        await http.post(server.url + "/v1/messages", json={"n": 2})
+    assert [r.body for r in server.received] == [b'{"n":1}', b'{"n":2}']
+    assert [i.request.body for i in load(path).interactions] == [b'{"n":1}', b'{"n":2}']
+
+
+async def test_all_always_sends_and_appends(server: LoopbackServer, tmp_path: Path) -> None:
+    path = tmp_path / "all.jsonl"
+    await _record(path, server, {"n": 1})
+    async with use_cassette(path, mode="all") as http:
+        await http.post(server.url + "/v1/messages", json={"n": 1})
+    assert len(server.received) == 2
+    assert [i.request.body for i in load(path).interactions] == [b'{"n":1}', b'{"n":1}']
+
+
+async def test_rewrite_replaces_the_file(server: LoopbackServer, tmp_path: Path) -> None:
+    path = tmp_path / "rewrite.jsonl"
+    await _record(path, server, {"n": 1}, {"n": 2})
+    async with use_cassette(path, mode="rewrite") as http:
+        await http.post(server.url + "/v1/messages", json={"n": 3})
+    assert [i.request.body for i in load(path).interactions] == [b'{"n":3}']
+
+
+async def test_unplayed_interactions_fail_a_clean_exit_unless_allowed(server: LoopbackServer, tmp_path: Path) -> None:
+    path = tmp_path / "stale.jsonl"
+    await _record(path, server, {"n": 1}, {"n": 2})
+    with pytest.raises(UnplayedInteractions, match=r"1 of 2 recorded interactions .* never requested") as caught:
+        async with use_cassette(path) as http:
+            await http.post(server.url + "/v1/messages", json={"n": 1})
+    assert caught.value.unplayed == (1,)
+    async with use_cassette(path, allow_unplayed=True) as http:
+        await http.post(server.url + "/v1/messages", json={"n": 2})
+
+
+async def test_an_error_inside_the_block_is_not_hidden_by_the_unplayed_check(
+    server: LoopbackServer, tmp_path: Path
+) -> None:
+    path = tmp_path / "hidden.jsonl"
+    await _record(path, server, {"n": 1})
+    with pytest.raises(KeyError, match="the test's own failure"):
+        async with use_cassette(path):
+            raise KeyError("the test's own failure")
+
+
+async def test_library_cassettes_replay_with_match_any(tmp_path: Path) -> None:
+    path = tmp_path / "lib.jsonl"
+    save(library.load("pai__text_gemini20flashexp"), path)
+    async with use_cassette(path, match="any") as http:
+        response = await http.post("http://127.0.0.1:9/my-adapter-url", json={"whatever": True})
+    assert response.content == library.load("pai__text_gemini20flashexp").interactions[0].response.body
+
+
+async def test_ignored_paths_let_volatile_fields_differ(server: LoopbackServer, tmp_path: Path) -> None:
+    path = tmp_path / "volatile.jsonl"
+    await _record(path, server, {"n": 1, "metadata": {"user_id": "first-run"}})
+    async with use_cassette(path, ignore_paths=["metadata.user_id"]) as http:
+        response = await http.post(server.url + "/v1/messages", json={"n": 1, "metadata": {"user_id": "other"}})
+    assert response.status_code == 200
+
+
+def test_an_unknown_mode_is_rejected(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="mode must be one of"):
+        CassetteSession(tmp_path / "x.jsonl", mode="sometimes")  # type: ignore[arg-type]
