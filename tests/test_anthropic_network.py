@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 
 import pytest
@@ -225,3 +226,35 @@ async def test_leaving_the_loop_early_closes_the_connection_at_once() -> None:
         result = await stream.result()
         assert result.stop_reason == "aborted"
         assert result.content
+
+
+async def test_on_payload_can_replace_the_payload_and_on_response_sees_the_status() -> None:
+    seen: list[int] = []
+
+    async def replace(payload: dict[str, object], _model: object) -> dict[str, object]:
+        return {**payload, "metadata": {"user_id": "u-123"}}
+
+    def on_response(status: int, headers: object, _model: object) -> None:
+        seen.append(status)
+
+    async with LoopbackServer(scripted(TEXT)) as server:
+        result = await stream_anthropic(
+            model(server.base_url), CONTEXT, options(on_payload=replace, on_response=on_response)
+        ).result()
+        assert result.stop_reason == "stop"
+        body = json.loads(server.requests[0].body)
+        assert body["metadata"] == {"user_id": "u-123"}
+        assert body["stream"] is True
+        assert seen == [200]
+
+
+async def test_a_raising_on_payload_hook_is_reported_not_raised() -> None:
+    def broken(payload: dict[str, object], _model: object) -> dict[str, object]:
+        raise RuntimeError("hook bug")
+
+    async with LoopbackServer(scripted(TEXT)) as server:
+        result = await stream_anthropic(model(server.base_url), CONTEXT, options(on_payload=broken)).result()
+        assert result.error_info is not None
+        assert result.error_info.kind == "config"
+        assert "hook bug" in (result.error_message or "")
+        assert server.requests == []
