@@ -53,6 +53,7 @@ class AssistantMessageEventStream:
     __slots__ = (
         "_content_seen",
         "_ended",
+        "_filling",
         "_iterating",
         "_model",
         "_partial",
@@ -76,6 +77,7 @@ class AssistantMessageEventStream:
         self._content_seen = False
         self._ended = False
         self._iterating = False
+        self._filling = False
         self._wakeup: asyncio.Future[None] | None = None
         self._terminal_waiters: list[asyncio.Future[None]] = []
         self._task: asyncio.Task[None] | None = None
@@ -149,16 +151,22 @@ class AssistantMessageEventStream:
                 await self._close_source()
 
     async def result(self) -> AssistantMessage:
-        """The terminal event's message; drives the stream to its end if nobody is iterating it."""
-        if self._terminal is None:
-            if self._iterating:
+        """The terminal event's message.
+
+        Drives the stream to its end when nobody else is reading the producer — also from inside
+        an ``async for`` body, where the events read ahead stay queued for the loop.
+        """
+        if self._terminal is None and not self._iterating:
+            async for _ in self:
+                pass
+        while self._terminal is None:
+            if self._source is not None and not self._filling:
+                await self._fill()
+            else:
                 future = asyncio.get_running_loop().create_future()
                 self._terminal_waiters.append(future)
                 await future
-            else:
-                async for _ in self:
-                    pass
-        assert self._terminal is not None  # the loop above always ends with a terminal
+        assert self._terminal is not None  # the loops above always end with a terminal
         return self._terminal.message if isinstance(self._terminal, DoneEvent) else self._terminal.error
 
     async def aclose(self) -> None:
@@ -208,6 +216,7 @@ class AssistantMessageEventStream:
             finally:
                 self._wakeup = None
             return
+        self._filling = True
         try:
             batch = await anext(source)
         except StopAsyncIteration:
@@ -220,6 +229,8 @@ class AssistantMessageEventStream:
             self._ended = True
             self._synthesize(classify_exception(exc), f"{type(exc).__name__}: {exc}")
             return
+        finally:
+            self._filling = False
         for event in batch:
             if self._terminal is not None:
                 break

@@ -201,3 +201,25 @@ async def test_spawned_push_producer_exception_is_converted() -> None:
     seen = [event async for event in stream]
     assert [e.type for e in seen] == ["start", "error"]
     assert (await stream.result()).error_message == "ValueError: boom"
+
+
+async def test_result_called_inside_the_loop_returns_and_the_loop_still_sees_every_event() -> None:
+    async def source() -> AsyncIterator[Sequence[AssistantMessageEvent]]:
+        builder = MessageBuilder(MODEL)
+        for word in ("a", "b", "c"):
+            builder.text(0, word)
+            yield builder.drain()
+        builder.stop("end", "stop")
+        builder.finish()
+        yield builder.drain()
+
+    stream = AssistantMessageEventStream.from_batches(source())
+    seen: list[str] = []
+    final = None
+    async for event in stream:
+        seen.append(event.type)
+        if final is None:
+            final = await asyncio.wait_for(stream.result(), 1)
+    assert final is not None
+    assert final.stop_reason == "stop"
+    assert seen == ["start", "text_start", "text_delta", "text_delta", "text_delta", "text_end", "done"]
