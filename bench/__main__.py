@@ -9,6 +9,7 @@ _SUITES = {
     "builder": "bench.builder_bench",
     "sse": "bench.sse_bench",
     "anthropic": "bench.anthropic_bench",
+    "latency": "bench.latency_bench",
 }
 
 

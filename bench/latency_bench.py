@@ -1,0 +1,81 @@
+"""Latency budgets (DESIGN §9): abort on a silent server ≤ 50 ms; ``import streamfns`` ≤ 150 ms.
+
+Abort latency is measured over a real loopback socket: the server sends the start of a recorded
+Anthropic stream and then says nothing; we abort and time how long the terminal event takes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import statistics
+import subprocess
+import sys
+import time
+
+from bench._util import verdict
+from cassettes import library
+from conformance.loopback import LoopbackServer, Scripted
+from normalize import AbortController, Context, Model, StreamOptions, UserMessage
+from streamfns.anthropic import stream_anthropic
+
+__all__ = ["main", "run"]
+
+_TRIALS = 20
+
+
+async def _abort_latencies() -> list[float]:
+    chunks = [c.data for c in library.load("llma__text_haiku45").interactions[0].response.chunks[:5]]
+    plan = Scripted(chunks=[(0.0, c) for c in chunks], end="stall")
+    latencies: list[float] = []
+    async with LoopbackServer(plan) as server:
+        model = Model(id="claude-haiku-4-5", api="anthropic-messages", provider="anthropic", base_url=server.base_url)
+        for _ in range(_TRIALS):
+            controller = AbortController()
+            options = StreamOptions(api_key="bench", signal=controller.signal, timeout=30)
+            stream = stream_anthropic(model, Context(messages=[UserMessage(content="hi")]), options)
+            aborted_at = 0.0
+            async for event in stream:
+                if event.type == "text_delta":
+                    await asyncio.sleep(0.01)  # let the reader settle into waiting on the silent server
+                    aborted_at = time.perf_counter()
+                    controller.abort()
+            latencies.append(time.perf_counter() - aborted_at)
+            assert (await stream.result()).stop_reason == "aborted"
+    return latencies
+
+
+def _import_seconds() -> float:
+    best = float("inf")
+    for _ in range(5):
+        started = time.perf_counter()
+        subprocess.run([sys.executable, "-c", "import streamfns"], check=True)
+        baseline_started = time.perf_counter()
+        elapsed = baseline_started - started
+        subprocess.run([sys.executable, "-c", "pass"], check=True)
+        interpreter = time.perf_counter() - baseline_started
+        best = min(best, elapsed - interpreter)
+    return best
+
+
+def run() -> list[str]:
+    """Measure and return report lines."""
+    latencies = asyncio.run(_abort_latencies())
+    median = statistics.median(latencies) * 1000
+    worst = max(latencies) * 1000
+    imported = _import_seconds() * 1000
+    abort_line = f"abort latency on a silent server: median {median:.1f} ms, worst {worst:.1f} ms over {_TRIALS} trials"
+    import_line = f"import streamfns: {imported:.0f} ms (beyond a bare interpreter start)"
+    return [
+        f"{abort_line}   {verdict(worst, 50, at_most=True)}",
+        f"{import_line}   {verdict(imported, 150, at_most=True)}",
+    ]
+
+
+def main() -> None:
+    """Print the latency report."""
+    for line in run():
+        print(line)
+
+
+if __name__ == "__main__":
+    main()
