@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
-from cassettes import library
+from typing import Any
+
+import httpx
+
+from cassettes import Cassette, ReplayTransport, library
 from conformance.loopback import Scripted
-from normalize import Context, Model, UserMessage
+from normalize import AssistantMessage, AssistantMessageEvent, Context, Model, StreamOptions, UserMessage
+from streamfns.anthropic import stream_anthropic
 
 CONTEXT = Context(messages=[UserMessage(content="Say hello.")])
 
@@ -52,3 +57,13 @@ def error_names() -> list[str]:
         for name in library.names("anthropic-messages")
         if library.load(name).interactions[0].response.status != 200
     ]
+
+
+async def replay(cassette: Cassette, **option_overrides: Any) -> tuple[list[AssistantMessageEvent], AssistantMessage]:
+    """Run ``stream_anthropic`` on a cassette (whatever request it builds), without retries."""
+    transport = ReplayTransport(cassette, match="any")
+    async with httpx.AsyncClient(transport=transport) as client:
+        options = StreamOptions(api_key="test-key", http_client=client, max_retries=0, **option_overrides)
+        stream = stream_anthropic(model(), CONTEXT, options)
+        events = [event async for event in stream]
+        return events, await stream.result()

@@ -5,17 +5,15 @@ from __future__ import annotations
 import random
 from typing import Any, cast
 
-import httpx
 import jiter
 import pytest
 from anthropic.lib.streaming._messages import accumulate_event  # pyright: ignore[reportPrivateUsage]
 
-from cassettes import Cassette, ReplayTransport, library
+from cassettes import library
 from cassettes.mutations import corrupt_json, drop_terminal, rechunk, truncate
 from normalize import (
     AssistantMessage,
     AssistantMessageEvent,
-    StreamOptions,
     TextContent,
     ThinkingContent,
     ToolCall,
@@ -23,8 +21,7 @@ from normalize import (
     validate_events,
 )
 from streamfns._sse import SSEDecoder
-from streamfns.anthropic import stream_anthropic
-from tests._anthropic import CONTEXT, error_names, model, stream_names
+from tests._anthropic import error_names, replay, stream_names
 
 STREAMS = stream_names()
 ERRORS = error_names()
@@ -37,15 +34,6 @@ EXPECTED_ERRORS = {
     "vercel__spliced_message_start_SYNTHETIC": "protocol",
     "anthropic_sse_midstream_error_event_overloaded": "overloaded",
 }
-
-
-async def replay(cassette: Cassette, **option_overrides: Any) -> tuple[list[AssistantMessageEvent], AssistantMessage]:
-    transport = ReplayTransport(cassette, match="any")
-    async with httpx.AsyncClient(transport=transport) as client:
-        options = StreamOptions(api_key="test-key", http_client=client, max_retries=0, **option_overrides)
-        stream = stream_anthropic(model(), CONTEXT, options)
-        events = [event async for event in stream]
-        return events, await stream.result()
 
 
 def sdk_final(body: bytes) -> Any:
