@@ -48,12 +48,10 @@ async def test_each_recorded_reply_replays_into_the_next_request(name: str) -> N
     assistant = messages[1]["content"]
     sent_tool_ids = [b["id"] for b in assistant if b["type"] == "tool_use"]
     assert sent_tool_ids == [b.id for b in reply.content if isinstance(b, ToolCall)]
-    answered = [
-        b["tool_use_id"]
-        for m in messages[2:]
-        for b in m["content"]
-        if isinstance(b, dict) and b.get("type") == "tool_result"
-    ]
+    answered: list[str] = []
+    for message in messages[2:]:
+        blocks: list[Any] = message["content"] if isinstance(message["content"], list) else []
+        answered += [block["tool_use_id"] for block in blocks if block["type"] == "tool_result"]
     assert answered == sent_tool_ids, "every tool call is answered in the next user turn"
     signed = [b for b in reply.content if isinstance(b, ThinkingContent) and b.thinking_signature]
     sent_thinking = [b for b in assistant if b["type"] in ("thinking", "redacted_thinking")]
