@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import itertools
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -50,7 +50,8 @@ async def test_each_recorded_reply_replays_into_the_next_request(name: str) -> N
     assert sent_tool_ids == [b.id for b in reply.content if isinstance(b, ToolCall)]
     answered: list[str] = []
     for message in messages[2:]:
-        blocks: list[Any] = message["content"] if isinstance(message["content"], list) else []
+        content: Any = message["content"]
+        blocks = cast("list[dict[str, Any]]", content) if isinstance(content, list) else []
         answered += [block["tool_use_id"] for block in blocks if block["type"] == "tool_result"]
     assert answered == sent_tool_ids, "every tool call is answered in the next user turn"
     signed = [b for b in reply.content if isinstance(b, ThinkingContent) and b.thinking_signature]
