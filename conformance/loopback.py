@@ -4,8 +4,10 @@ Adapters are pointed at it through ``model.base_url``, so it works for adapters 
 library. Each response is a :class:`Scripted` plan: status, headers, body chunks with delays before
 each, and how the body ends — ``eof`` (clean end), ``reset`` (TCP reset mid-body), ``stall`` (say
 nothing more until the client gives up) or ``hangup`` (close without finishing the chunked body).
-Every request is recorded, and the server notes when each connection is closed by the client, so
-tests can prove a response was released.
+Every request is recorded with its arrival time, and the server notes when each connection was
+closed by the client (or cut by the plan itself, ``reset``/``hangup``), so tests can prove a response
+was released: a connection the server had to give up on after ``linger_s`` does **not** count as
+closed. :func:`refused_url` gives the URL of a port nothing listens on.
 
 Bodies are sent with ``Transfer-Encoding: chunked`` — one HTTP chunk per scripted chunk, flushed
 at once — and ``Connection: close``, so chunk boundaries and timing reach the client as scripted.
@@ -17,11 +19,12 @@ import asyncio
 import contextlib
 import socket
 import struct
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Literal, Self
+from typing import Any, Literal, Self
 
-__all__ = ["LoopbackServer", "ReceivedRequest", "Scripted"]
+__all__ = ["EndKind", "LoopbackServer", "ReceivedRequest", "Scripted", "refused_url"]
 
 EndKind = Literal["eof", "reset", "stall", "hangup"]
 
@@ -40,13 +43,18 @@ class Scripted:
 
 @dataclass(slots=True)
 class ReceivedRequest:
-    """A request the server read, and what became of its connection."""
+    """A request the server read, and what became of its connection.
+
+    ``received_at`` is ``time.monotonic()`` when the request head and body had been read;
+    ``connection_closed`` is set once the client closed the connection (or the plan cut it).
+    """
 
     method: str
     path: str
     headers: dict[str, str]
     body: bytes
     connection_closed: asyncio.Event = field(default_factory=asyncio.Event)
+    received_at: float = field(default_factory=time.monotonic)
 
 
 Responder = Callable[[ReceivedRequest], Scripted | Awaitable[Scripted]]
@@ -68,14 +76,18 @@ class LoopbackServer:
     """Serve scripted responses on an ephemeral port: ``async with LoopbackServer(responder) as s``.
 
     ``responder`` picks the plan for each request (a fixed :class:`Scripted` is replayed for every
-    request). ``base_url`` is ``http://127.0.0.1:<port>``.
+    request). ``base_url`` is ``http://127.0.0.1:<port>``. After a finished body the server waits up
+    to ``linger_s`` for the client to close the connection, then closes it itself. The server's own
+    tasks are named ``loopback-…`` so a task-leak check can tell them from the client's.
     """
 
-    def __init__(self, responder: Responder | Scripted) -> None:
+    def __init__(self, responder: Responder | Scripted, *, linger_s: float = 2.0) -> None:
         self._responder: Responder = responder if callable(responder) else (lambda _request: responder)
         self._server: asyncio.Server | None = None
         self.requests: list[ReceivedRequest] = []
         self._handlers: set[asyncio.Task[None]] = set()
+        self._connections: set[asyncio.Task[Any]] = set()
+        self._linger_s = linger_s
 
     @property
     def base_url(self) -> str:
@@ -97,9 +109,10 @@ class LoopbackServer:
             self._server.close()
             for task in list(self._handlers):
                 task.cancel()
-            for task in list(self._handlers):
-                with contextlib.suppress(asyncio.CancelledError, Exception):
-                    await task
+            if self._connections:
+                # The connection tasks end once their serving task does; they are never cancelled
+                # themselves (asyncio 3.11 logs a cancelled client_connected_cb task as an error).
+                await asyncio.wait(set(self._connections))
             await self._server.wait_closed()
             self._server = None
 
@@ -114,9 +127,23 @@ class LoopbackServer:
         return True
 
     async def _on_connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        task = asyncio.current_task()
-        assert task is not None
-        self._handlers.add(task)
+        connection = asyncio.current_task()
+        assert connection is not None
+        connection.set_name("loopback-connection")
+        self._connections.add(connection)
+        serving = asyncio.create_task(self._serve(reader, writer), name="loopback-serve")
+        self._handlers.add(serving)
+        try:
+            await asyncio.wait({serving})
+        finally:
+            self._handlers.discard(serving)
+            self._connections.discard(connection)
+            with contextlib.suppress(Exception):
+                writer.close()
+        if not serving.cancelled():
+            serving.exception()  # retrieved: a failure here is the client's doing, already recorded
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         request: ReceivedRequest | None = None
         try:
             request = await _read_request(reader)
@@ -126,22 +153,31 @@ class LoopbackServer:
             plan = self._responder(request)
             if not isinstance(plan, Scripted):
                 plan = await plan
-            watcher = asyncio.create_task(_watch_close(reader, request))
+            watcher = asyncio.create_task(_watch_close(reader, request), name="loopback-watch")
             try:
                 await _play(plan, writer)
-            finally:
+                if plan.end in ("reset", "hangup"):
+                    # The plan cut the connection itself: the client has no socket left to release.
+                    request.connection_closed.set()
                 if plan.end == "stall":
                     await request.connection_closed.wait()
-                await asyncio.wait({watcher}, timeout=2.0)
+                else:
+                    await asyncio.wait({watcher}, timeout=self._linger_s)
+            finally:
                 watcher.cancel()
         except (ConnectionError, asyncio.IncompleteReadError):
-            pass
-        finally:
+            # Writing failed because the client had already gone away.
             if request is not None:
                 request.connection_closed.set()
-            with contextlib.suppress(Exception):
-                writer.close()
-            self._handlers.discard(task)
+
+
+def refused_url() -> str:
+    """``http://127.0.0.1:<port>`` for a port that was just bound and released: connecting to it is
+    refused (nothing listens there)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    return f"http://127.0.0.1:{port}"
 
 
 async def _read_request(reader: asyncio.StreamReader) -> ReceivedRequest | None:

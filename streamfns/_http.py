@@ -22,9 +22,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import email.utils
+import functools
 import inspect
 import json
 import random
+import ssl
 import time
 from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -89,6 +91,8 @@ class SseRequest:
     parse_error: ErrorBodyParser
     end_marker: str
     vendor: str
+    #: The credential sent with the request; it is blanked out of every error message.
+    secret: str | None = None
 
 
 def parse_retry_after(headers: Mapping[str, str], *, now: float | None = None) -> float | None:
@@ -149,7 +153,15 @@ async def _race(awaitable: Any, signal: AbortSignal | None, abort_wait: asyncio.
             awaitable.close()
         raise _Aborted
     task: asyncio.Future[Any] = asyncio.ensure_future(awaitable)
-    done, _ = await asyncio.wait({task, abort_wait}, return_when=asyncio.FIRST_COMPLETED)
+    try:
+        done, _ = await asyncio.wait({task, abort_wait}, return_when=asyncio.FIRST_COMPLETED)
+    except asyncio.CancelledError:
+        # The consumer was cancelled: the read must not outlive it, nor fail unobserved later.
+        task.cancel()
+        await asyncio.wait({task})
+        if not task.cancelled():
+            task.exception()
+        raise
     if task in done:
         return task.result()
     task.cancel()
@@ -166,6 +178,17 @@ async def _call_hook(hook: Any, *args: Any) -> Any:
     if inspect.isawaitable(result):
         result = await result
     return result
+
+
+def _redact(text: str, secret: str | None) -> str:
+    """``text`` with ``secret`` blanked out (vendors sometimes quote the key back in errors)."""
+    return text.replace(secret, "[redacted]") if secret and len(secret) >= 8 else text
+
+
+@functools.cache
+def _ssl_context() -> ssl.SSLContext:
+    # Building a verifying SSL context costs ~50 ms; every client this module creates shares one.
+    return httpx.create_ssl_context()
 
 
 def _encode(payload: dict[str, Any]) -> bytes:
@@ -201,7 +224,7 @@ async def run_sse(
     connect = options.connect_timeout or min(idle, DEFAULT_CONNECT_TIMEOUT_S)
     timeout = httpx.Timeout(connect=connect, read=idle, write=idle, pool=connect)
     owned = options.http_client is None
-    client = options.http_client or httpx.AsyncClient(timeout=timeout)
+    client = options.http_client or httpx.AsyncClient(timeout=timeout, verify=_ssl_context())
     abort_wait = asyncio.ensure_future(signal.wait()) if signal is not None else None
     try:
         attempt = 0
@@ -238,7 +261,7 @@ async def run_sse(
                 )
             delay = await _retry_delay(failure, attempt, builder, options)
             if delay is None:
-                builder.fail(failure.info, failure.message)
+                builder.fail(failure.info, _redact(failure.message, request.secret))
                 yield builder.drain()
                 return
             if await sleep_unless_aborted(delay, signal):
@@ -378,7 +401,16 @@ async def _read_events(
         events = decoder.flush()
     except SSEEventTooLarge as exc:
         raise StreamFailure(ErrorInfo.of("protocol", output_started=builder.output_started), str(exc)) from None
-    _deliver(events, on_event, builder)
+    try:
+        _deliver(events, on_event, builder)
+    except StreamFailure as exc:
+        if exc.info.kind != "protocol":
+            raise
+        # The body ended inside its last event: it was cut short, not malformed.
+        raise StreamFailure(
+            ErrorInfo.of("truncated", output_started=builder.output_started),
+            f"{request.vendor} stream ended inside an event, before {request.end_marker}",
+        ) from None
     if builder.events:
         yield builder.drain()
 

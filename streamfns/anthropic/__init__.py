@@ -79,6 +79,7 @@ async def _run(
         parse_error=parse_error_body,
         end_marker="message_stop",
         vendor="Anthropic",
+        secret=api_key,
     )
     async with contextlib.aclosing(run_sse(sse_request, builder, model, options)) as batches:
         async for batch in batches:

@@ -1,0 +1,140 @@
+"""T1, M1, M3, M4: what the adapter does with damaged or re-cut bytes of a good recording."""
+
+from __future__ import annotations
+
+from cassettes.mutations import corrupt_json, drop_terminal, rechunk, truncate
+from conformance.checks._common import expect_error, mutated
+from conformance.normalized import first_difference, normalized_events
+from conformance.observe import Observation, Scenario
+from conformance.plans import json_event_indexes, marker_offset, plan
+from conformance.registry import Check, Outcome
+from conformance.session import Session
+
+__all__ = ["M1", "M3", "M4", "T1"]
+
+_CUT_FRACTIONS = (0.25, 0.5, 0.75)
+#: Bodies up to this size are also replayed one byte per read (larger ones 1–3 bytes per read).
+_ONE_BYTE_LIMIT = 4096
+
+
+class T1(Check):
+    """A body cut short (a clean EOF at a quarter, half and three quarters of the way to the vendor's
+    terminal marker) must end in ``error`` with a retryable ErrorInfo (kind ``truncated``), never in
+    ``done``: success is never inferred from EOF. Track whether the terminal marker arrived and, at
+    EOF without it, fail the stream. A cut inside tool-call arguments must never produce ``toolUse``."""
+
+    id = "T1"
+    title = "a body cut before the terminal marker ends in a retryable error, never done"
+    needs = ("http",)
+
+    def scenarios(self, session: Session) -> list[Scenario]:
+        """Each recording cut at three points before its terminal marker, then a clean EOF."""
+        found: list[Scenario] = []
+        for recording in session.recordings:
+            stop = marker_offset(recording.cassette, session.capabilities.api)
+            for fraction in _CUT_FRACTIONS:
+                cut = max(1, int(stop * fraction))
+                cassette = truncate(recording.cassette, after_bytes=cut, end="eof")
+                found.append(mutated(recording, f"truncate@{int(fraction * 100)}%+eof", cassette))
+        return found
+
+    async def evaluate(self, session: Session, observed: list[Observation]) -> Outcome:
+        """Every cut ends in a retryable error."""
+        outcome = Outcome()
+        for obs in observed:
+            expect_error(outcome, obs, ("truncated", "network", "protocol"), retryable=True)
+        return outcome
+
+
+class M1(Check):
+    """The same bytes cut differently (one byte per read — 1 to 3 bytes for bodies over 4 KiB —,
+    random sizes, CR and LF split apart, multi-byte UTF-8 characters split) must give exactly the
+    same events as the recording's own chunking. Buffer partial lines and partial UTF-8 sequences
+    across reads (decode bytes, not chunks), accept CRLF split across reads, and emit events only for
+    complete SSE events."""
+
+    id = "M1"
+    title = "re-chunking the bytes never changes the events"
+    needs = ("http",)
+
+    def scenarios(self, session: Session) -> list[Scenario]:
+        """Each recording and its re-chunked variants."""
+        found: list[Scenario] = []
+        for recording in session.recordings:
+            found.append(Scenario(key=recording.name, recording=recording.name, plans=(plan(recording.cassette),)))
+            c = recording.cassette
+            if len(c.interactions[0].response.body) <= _ONE_BYTE_LIMIT:
+                found.append(mutated(recording, "rechunk(1)", rechunk(c, 1)))
+            else:  # every byte its own read costs ~50 µs a byte in most HTTP stacks; 1–3 bytes is close
+                found.append(mutated(recording, "rechunk(random,0,max=3)", rechunk(c, "random", seed=0, max_size=3)))
+            found.append(mutated(recording, "rechunk(random,1)", rechunk(c, "random", seed=1, max_size=17)))
+            found.append(mutated(recording, "rechunk(random,2)", rechunk(c, "random", seed=2, max_size=61)))
+            found.append(mutated(recording, "rechunk(split_crlf)", rechunk(c, "split_crlf")))
+            found.append(mutated(recording, "rechunk(split_utf8)", rechunk(c, "split_utf8")))
+        return found
+
+    async def evaluate(self, session: Session, observed: list[Observation]) -> Outcome:
+        """Compare every variant with its recording's replay."""
+        outcome = Outcome()
+        per_recording = 6
+        for start in range(0, len(observed), per_recording):
+            golden, *variants = observed[start : start + per_recording]
+            expected = normalized_events(golden.events)
+            for obs in variants:
+                outcome.checked += 1
+                difference = first_difference(expected, normalized_events(obs.events))
+                if difference is not None:
+                    index, text = difference
+                    outcome.flag(obs, "events differ from the recording's own chunking", index=index, excerpt=text)
+        return outcome
+
+
+class M3(Check):
+    """An event whose JSON data is cut in half must end the stream in ``error`` of kind ``protocol``
+    (not ``done``, not a silently skipped event, not an exception). Parse each event's data strictly
+    and turn a parse failure into a protocol error."""
+
+    id = "M3"
+    title = "malformed JSON in an event ends in a protocol error"
+    needs = ("http",)
+
+    def scenarios(self, session: Session) -> list[Scenario]:
+        """Each recording with its middle JSON event (not a ping) cut in half."""
+        found: list[Scenario] = []
+        for recording in session.recordings:
+            indexes = json_event_indexes(recording.cassette)
+            if not indexes:
+                continue
+            index = indexes[len(indexes) // 2]
+            found.append(mutated(recording, f"corrupt_json({index})", corrupt_json(recording.cassette, index)))
+        return found
+
+    async def evaluate(self, session: Session, observed: list[Observation]) -> Outcome:
+        """Every corrupted replay ends in a protocol error."""
+        outcome = Outcome()
+        for obs in observed:
+            expect_error(outcome, obs, ("protocol",), retryable=None)
+        return outcome
+
+
+class M4(Check):
+    """A body that ends cleanly but without the api's terminal marker (Anthropic ``message_stop``,
+    OpenAI ``[DONE]``/``finish_reason``, Responses ``response.completed``, Gemini ``finishReason``) must
+    end in ``error`` of kind ``truncated``, retryable — never ``done``: success is never inferred from
+    EOF. Remember whether the marker arrived; at EOF without it, fail."""
+
+    id = "M4"
+    title = "a missing terminal marker ends in a truncated error"
+    needs = ("http", "api")
+
+    def scenarios(self, session: Session) -> list[Scenario]:
+        """Each recording with its terminal marker removed."""
+        api = session.capabilities.api
+        return [mutated(r, "drop_terminal", drop_terminal(r.cassette, api=api)) for r in session.recordings]
+
+    async def evaluate(self, session: Session, observed: list[Observation]) -> Outcome:
+        """Every replay without its marker ends truncated."""
+        outcome = Outcome()
+        for obs in observed:
+            expect_error(outcome, obs, ("truncated",), retryable=True)
+        return outcome

@@ -1,0 +1,126 @@
+"""G1–G7: the event grammar of ``normalize.validate_events``, on every stream the run consumed.
+
+Each observation that was consumed to its end (no raise, no cancellation, no early break) is
+validated once; a stream that had to be cancelled at the scenario deadline counts as a G2
+violation (it never ended), and ``result()`` not returning the terminal's message is a G7 one.
+"""
+
+from __future__ import annotations
+
+from conformance.observe import Observation, Scenario
+from conformance.registry import Check, Outcome
+from conformance.session import Session
+from normalize import RULES, AssistantMessageEvent, DoneEvent, ErrorEvent, Violation, validate_events
+from normalize.events import (
+    StartEvent,
+    TextDeltaEvent,
+    TextEndEvent,
+    TextStartEvent,
+    ThinkingDeltaEvent,
+    ThinkingEndEvent,
+    ThinkingStartEvent,
+    ToolCallDeltaEvent,
+    ToolCallEndEvent,
+    ToolCallStartEvent,
+)
+
+__all__ = ["GRAMMAR_CHECKS", "GrammarCheck", "violations"]
+
+_EVENT_TYPES = (
+    StartEvent,
+    TextStartEvent,
+    TextDeltaEvent,
+    TextEndEvent,
+    ThinkingStartEvent,
+    ThinkingDeltaEvent,
+    ThinkingEndEvent,
+    ToolCallStartEvent,
+    ToolCallDeltaEvent,
+    ToolCallEndEvent,
+    DoneEvent,
+    ErrorEvent,
+)
+
+_TROUBLESHOOTING = {
+    "G1": "Emit exactly one `start`, first — also when the request fails before any byte arrives, and "
+    "only once across internal retries. With normalize.MessageBuilder, call `start()` (it is idempotent) "
+    "and never construct StartEvent yourself.",
+    "G2": "End every stream with exactly one `done` or `error` and emit nothing after it. A hang (no "
+    "terminal before the scenario deadline) is reported here: check that every read has a timeout and "
+    "that EOF without the vendor's terminal marker ends the stream as an `error`.",
+    "G3": "Open a block at `contentIndex == len(partial.content)`, send deltas and the end only to that "
+    "open block, with its own kind; end each block once; on `done` every block has ended; on `error` "
+    "leave incomplete blocks open. Map vendor block keys to content indexes in one place (the builder).",
+    "G4": "The concatenated deltas of a block must equal its `*_end` content and the final message's "
+    "block. Do not drop, reorder or re-send deltas; accumulate in the order the vendor sent them.",
+    "G5": "`done.reason` is stop|length|toolUse and equals `message.stopReason`, with no errorMessage; "
+    "`error.reason` is error|aborted and equals it, with a non-empty errorMessage and an ErrorInfo.",
+    "G6": "`toolUse` only with a complete tool call; tool-call ids non-empty and unique; `arguments` is "
+    "the strict parse of the concatenated argument deltas — never salvaged or invented (no default "
+    "values filled in, no repaired JSON).",
+    "G7": "Usage counts are non-negative ints with totalTokens = input + output + cacheRead + cacheWrite "
+    "and cost.total = the sum of its parts; `await stream.result()` returns the terminal's message.",
+}
+
+
+def violations(obs: Observation, deadline_s: float) -> list[Violation]:
+    """The grammar violations of one consumed stream (empty for streams not consumed to the end)."""
+    if obs.violations is not None:
+        return obs.violations
+    found: list[Violation] = []
+    if obs.scenario.consumer != "iterate" or obs.call_error is not None or obs.iteration_error is not None:
+        obs.violations = found
+        return found
+    events: list[AssistantMessageEvent] = []
+    for index, item in enumerate(obs.events):
+        if isinstance(item, _EVENT_TYPES):
+            events.append(item)
+        else:
+            found.append(Violation("G3", index, f"{type(item).__name__} is not an assistant-message event"))
+    checked = validate_events(events)
+    if obs.hung:
+        found.append(Violation("G2", -1, f"the stream did not end within {deadline_s:g} s (hang)"))
+        checked = [v for v in checked if not (v.rule == "G2" and v.index == -1)]
+    found.extend(checked)
+    message = obs.message
+    if obs.result_problem is not None:
+        found.append(Violation("G7", -1, obs.result_problem))
+    elif obs.result_message is not None and message is not None and obs.result_message.to_json() != message.to_json():
+        found.append(Violation("G7", -1, "result() returned a different message than the terminal event"))
+    obs.violations = found
+    return found
+
+
+class GrammarCheck(Check):
+    """One grammar rule, over every consumed stream of the run."""
+
+    def __init__(self, rule: str) -> None:
+        self.id = rule
+        self.title = RULES[rule]
+        self._doc = _TROUBLESHOOTING[rule]
+
+    @property
+    def troubleshooting(self) -> str:
+        """What to look at when this rule is broken."""
+        return self._doc
+
+    def scenarios(self, session: Session) -> list[Scenario]:
+        """The unmutated replays, so the rule is checked even when no other check runs."""
+        return session.golden()
+
+    async def evaluate(self, session: Session, observed: list[Observation]) -> Outcome:
+        """Flag every violation of this rule in every observation."""
+        del observed
+        outcome = Outcome()
+        for obs in session.observations:
+            if not obs.complete and not obs.hung:
+                continue
+            outcome.checked += 1
+            for violation in violations(obs, session.limits.scenario_deadline_s):
+                if violation.rule == self.id:
+                    index = violation.index if violation.index >= 0 else None
+                    outcome.flag(obs, violation.message, index=index, excerpt=violation.excerpt)
+        return outcome
+
+
+GRAMMAR_CHECKS: tuple[GrammarCheck, ...] = tuple(GrammarCheck(rule) for rule in RULES)

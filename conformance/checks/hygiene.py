@@ -1,0 +1,119 @@
+"""L1, L2, S1: nothing left open, nothing left running, no secret in the output — across the run."""
+
+from __future__ import annotations
+
+import json
+
+from cassettes.mutations import error_body, status_override
+from conformance.checks._common import stalled_scenario
+from conformance.observe import Observation, Scenario
+from conformance.plans import body_message, plan
+from conformance.registry import Check, Outcome
+from conformance.session import API_KEY, Session
+from normalize import event_to_json
+
+__all__ = ["L1", "L2", "S1"]
+
+
+class L1(Check):
+    """Every HTTP connection must be closed by the adapter once its stream has ended — after
+    ``done``, after ``error``, after an abort, after the consumer was cancelled and after it broke out
+    of the ``async for`` early. Close the response in a ``finally`` around the read loop (an async
+    generator's ``finally`` runs on ``aclose()``), stop reading at the terminal marker, and close a
+    client you created yourself."""
+
+    id = "L1"
+    title = "every HTTP connection is closed once its stream ends"
+    needs = ("http",)
+
+    def scenarios(self, session: Session) -> list[Scenario]:
+        """A consumer that breaks out after the first content event, plus the unmutated replays."""
+        return [stalled_scenario(session, "l1:break-early", consumer="break"), *session.golden()]
+
+    async def evaluate(self, session: Session, observed: list[Observation]) -> Outcome:
+        """Every request of every scenario had its connection closed by the client."""
+        outcome = Outcome()
+        unreleased = await session.unreleased()
+        outcome.checked = sum(len(obs.requests) for obs in session.observations)
+        grace = session.limits.grace_s
+        for obs, request in unreleased:
+            number = obs.requests.index(request) + 1
+            outcome.flag(obs, f"the connection of request {number} was still open {grace:g} s after the stream ended")
+        return outcome
+
+
+class L2(Check):
+    """No task the adapter started may outlive its stream: background readers, keep-alive pingers or
+    abort watchers must finish (or be cancelled and awaited) before the terminal event is delivered,
+    or when the consumer stops early or is cancelled — and none may end with an exception nobody
+    retrieves (asyncio's "Task exception was never retrieved"). A helper that races a read against
+    the abort signal must cancel and await its read task also when *it* is cancelled
+    (``except asyncio.CancelledError: task.cancel(); raise``). Prefer structured code (the producer
+    runs inside the consumer's ``async for``) over fire-and-forget tasks."""
+
+    id = "L2"
+    title = "no task started by the adapter outlives its stream"
+
+    def scenarios(self, session: Session) -> list[Scenario]:
+        """The unmutated replays (the check looks at every scenario of the run)."""
+        return session.golden()
+
+    async def evaluate(self, session: Session, observed: list[Observation]) -> Outcome:
+        """Tasks still pending a grace period after each scenario ended."""
+        outcome = Outcome()
+        for obs in session.observations:
+            outcome.expect(
+                obs, not obs.leaked_tasks, f"tasks still running after the stream ended: {', '.join(obs.leaked_tasks)}"
+            )
+            for error in obs.loop_errors:
+                outcome.flag(obs, f"the event loop reported (during or right after this scenario): {error}")
+        return outcome
+
+
+def _echo_scenario(session: Session) -> Scenario | None:
+    recording = session.recording("text")
+    if recording is None:
+        return None
+    api = session.capabilities.api
+    body, content_type = error_body(api, 401)
+    vendor = body_message(api, 401)
+    echo = f"Invalid API key: {API_KEY}"
+    if vendor is not None and vendor.encode() in body:
+        body = body.replace(vendor.encode(), echo.encode())
+    else:
+        body, content_type = json.dumps({"error": {"message": echo}}).encode(), "application/json"
+    cassette = status_override(recording.cassette, 401, body=body, content_type=content_type, retry_after=None)
+    return Scenario(
+        key="s1:401-echoes-key", recording=recording.name, mutation="401 echoing the key", plans=(plan(cassette),)
+    )
+
+
+class S1(Check):
+    """The API key must never appear in an event, an errorMessage or an exception message — also
+    when a vendor's error body quotes it back. Redact the key (``options.api_key``) from any vendor
+    text and from HTTP-library error messages (URLs may carry it as a query parameter) before it
+    goes into errorMessage."""
+
+    id = "S1"
+    title = "the API key never appears in events or error messages"
+
+    def scenarios(self, session: Session) -> list[Scenario]:
+        """A 401 whose body quotes the key back, plus the unmutated replays."""
+        echo = _echo_scenario(session) if session.http else None
+        return [*([echo] if echo else []), *session.golden()]
+
+    async def evaluate(self, session: Session, observed: list[Observation]) -> Outcome:
+        """Search every event's JSON and every recorded exception text for the key."""
+        outcome = Outcome()
+        for obs in session.observations:
+            outcome.checked += 1
+            for text in (obs.call_error, obs.iteration_error, obs.result_problem):
+                if text and API_KEY in text:
+                    outcome.flag(obs, "an exception message contains the API key")
+            for index, event in enumerate(obs.events):
+                if not hasattr(event, "partial"):
+                    continue
+                if API_KEY in json.dumps(event_to_json(event), ensure_ascii=False, default=str):
+                    outcome.flag(obs, "an event contains the API key", index=index, excerpt=getattr(event, "type", ""))
+                    break
+        return outcome

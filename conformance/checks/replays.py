@@ -1,0 +1,198 @@
+"""P1–P4, U1, I1: the recordings themselves come out right (success, tools, thinking, usage, images).
+
+Without these, an adapter that ended every stream in ``error`` would satisfy every fault check.
+"""
+
+from __future__ import annotations
+
+from conformance.checks._common import golden_plans, outcome_list, text_recording_name
+from conformance.observe import Observation, Scenario
+from conformance.recordings import Feature
+from conformance.registry import Check, Outcome
+from conformance.session import Session
+from normalize import Context, ImageContent, TextContent, ThinkingContent, ToolCall, UserMessage
+
+__all__ = ["I1", "P1", "P2", "P3", "P4", "U1"]
+
+#: A 1×1 transparent PNG.
+_PIXEL = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="
+
+
+def _tool_calls(obs: Observation) -> list[ToolCall]:
+    message = obs.message
+    if message is None or obs.terminal is None or obs.terminal.type != "done":
+        return []
+    return [block for block in message.content if isinstance(block, ToolCall) and block.name]
+
+
+def _featured(session: Session, observed: list[Observation], features: tuple[Feature, ...]) -> list[Observation]:
+    names = {r.name for r in session.recordings if r.feature in features}
+    return [obs for obs in observed if obs.scenario.recording in names]
+
+
+class _GoldenCheck(Check):
+    def scenarios(self, session: Session) -> list[Scenario]:
+        """The unmutated replays."""
+        return session.golden()
+
+
+class P1(_GoldenCheck):
+    """Every successful recording must replay to a ``done`` with content. If a replay ends in
+    ``error``, read its errorMessage in the evidence: usually the adapter rejects a vendor event it
+    does not know (ignore unknown events instead), insists on a header the loopback server does not
+    send, or builds its URL from something other than ``model.base_url``. For an adapter without HTTP,
+    the plain call must succeed. A recording of a refusal or a vendor error is not a success: leave it
+    out of ``cassettes`` (or xfail P1 with the reason)."""
+
+    id = "P1"
+    title = "every successful recording replays to done with content"
+
+    async def evaluate(self, session: Session, observed: list[Observation]) -> Outcome:
+        """Each replay ends ``done`` with at least one block."""
+        outcome = Outcome()
+        for obs in observed:
+            message = obs.message
+            ok = (
+                obs.terminal is not None
+                and obs.terminal.type == "done"
+                and message is not None
+                and bool(message.content)
+            )
+            detail = obs.outcome()
+            if message is not None and message.error_message:
+                detail = f"{detail}: {message.error_message[:200]}"
+            outcome.expect(obs, ok, f"expected done with content, got {detail}")
+        return outcome
+
+
+class P2(_GoldenCheck):
+    """The tool-call recording must end ``toolUse`` with complete tool calls (non-empty name, dict
+    arguments). Map the vendor's tool-call blocks to ``toolcall_start/_delta/_end`` and its stop
+    reason (``tool_use``, ``tool_calls``, a function call part) to ``toolUse``."""
+
+    id = "P2"
+    title = "the tool-call recording ends toolUse with its tool calls"
+    needs = ("tool_calls",)
+
+    async def evaluate(self, session: Session, observed: list[Observation]) -> Outcome:
+        """The tool recordings (or, without picks, any replay) end toolUse with a tool call."""
+        return _expect_some(session, observed, ("tool", "parallel"), 1, "a complete tool call")
+
+
+class P3(_GoldenCheck):
+    """The parallel tool-call recording must end with every tool call it holds, each its own block
+    with its own id. Key argument fragments by the vendor's call index or id, not by "the last call"."""
+
+    id = "P3"
+    title = "the parallel tool-call recording yields several tool calls"
+    needs = ("parallel_tool_calls",)
+
+    async def evaluate(self, session: Session, observed: list[Observation]) -> Outcome:
+        """The parallel recording (or, without picks, any replay) ends with at least two tool calls."""
+        return _expect_some(session, observed, ("parallel",), 2, "two or more complete tool calls")
+
+
+def _expect_some(
+    session: Session, observed: list[Observation], features: tuple[Feature, ...], count: int, what: str
+) -> Outcome:
+    outcome = Outcome()
+    picked = _featured(session, observed, features)
+    if picked:
+        for obs in picked:
+            calls = _tool_calls(obs)
+            ok = len(calls) >= count and getattr(obs.terminal, "reason", None) == "toolUse"
+            outcome.expect(obs, ok, f"expected done(toolUse) with {what}, got {obs.outcome()} with {len(calls)}")
+        return outcome
+    outcome.checked += len(observed)
+    if observed and not any(len(_tool_calls(obs)) >= count for obs in observed):
+        outcome.flag(observed[0], f"no replay produced {what} ({outcome_list(observed)})")
+    return outcome
+
+
+class P4(_GoldenCheck):
+    """The thinking recording must yield a thinking block (``thinking_start/_delta/_end``) with the
+    reasoning text, or a redacted one carrying the vendor's opaque data in ``thinkingSignature``."""
+
+    id = "P4"
+    title = "the thinking recording yields a thinking block"
+    needs = ("thinking",)
+
+    async def evaluate(self, session: Session, observed: list[Observation]) -> Outcome:
+        """The thinking recording (or, without picks, any replay) holds a thinking block."""
+        outcome = Outcome()
+
+        def has_thinking(obs: Observation) -> bool:
+            message = obs.message
+            return message is not None and any(
+                isinstance(b, ThinkingContent) and (b.thinking or b.thinking_signature) for b in message.content
+            )
+
+        picked = _featured(session, observed, ("thinking",))
+        for obs in picked:
+            outcome.expect(obs, has_thinking(obs), f"no thinking block ({obs.outcome()})")
+        if not picked:
+            outcome.checked += len(observed)
+        if not picked and observed and not any(has_thinking(obs) for obs in observed):
+            outcome.flag(observed[0], f"no replay produced a thinking block ({outcome_list(observed)})")
+        return outcome
+
+
+class U1(_GoldenCheck):
+    """A successful stream must report token usage: input (or cache) tokens and output tokens above
+    zero, taken from the vendor's usage fields (Anthropic ``message_start``/``message_delta``, OpenAI's
+    final usage chunk — ask for it with ``stream_options.include_usage`` —, Gemini ``usageMetadata``)."""
+
+    id = "U1"
+    title = "successful streams report input and output token usage"
+    needs = ("usage_in_stream",)
+
+    async def evaluate(self, session: Session, observed: list[Observation]) -> Outcome:
+        """Every replay that ended ``done`` has non-zero input and output usage."""
+        outcome = Outcome()
+        for obs in observed:
+            message = obs.message
+            if message is None or obs.terminal is None or obs.terminal.type != "done":
+                continue
+            usage = message.usage
+            prompt = usage.input + usage.cache_read + usage.cache_write
+            outcome.expect(
+                obs,
+                prompt > 0 and usage.output > 0,
+                f"usage input+cache={prompt}, output={usage.output}; expected both > 0",
+            )
+        return outcome
+
+
+class I1(Check):
+    """A user message with an image must be sent (its base64 data in the request body) and the
+    response replayed normally. Render ``ImageContent`` in the vendor's image part shape; do not drop
+    it when ``model.input`` includes ``"image"``."""
+
+    id = "I1"
+    title = "a user image is sent and the reply streams normally"
+    needs = ("http", "images")
+
+    def scenarios(self, session: Session) -> list[Scenario]:
+        """The text replay, asked with an image."""
+        context = Context(
+            messages=[
+                UserMessage(
+                    content=[
+                        TextContent(text="What is in this image?"),
+                        ImageContent(data=_PIXEL, mime_type="image/png"),
+                    ],
+                    timestamp=0,
+                )
+            ]
+        )
+        name = text_recording_name(session)
+        return [Scenario(key="i1:image-input", recording=name, plans=golden_plans(session), context=context)]
+
+    async def evaluate(self, session: Session, observed: list[Observation]) -> Outcome:
+        """The reply is ``done`` and the server saw the image data."""
+        obs = observed[0]
+        outcome = Outcome()
+        outcome.expect(obs, getattr(obs.terminal, "type", None) == "done", f"expected done, got {obs.outcome()}")
+        sent = any(_PIXEL.encode() in request.body for request in obs.requests)
+        outcome.expect(obs, sent, "the image's base64 data is not in the request body")
+        return outcome

@@ -1,0 +1,223 @@
+"""H1, H2, C1, C2, C3: HTTP statuses, bodies that are not a stream, dropped and silent connections."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from cassettes.mutations import empty_body, stall, truncate
+from conformance.checks._common import expect_error, mutated, text_recording_name
+from conformance.loopback import Scripted
+from conformance.observe import Observation, Scenario
+from conformance.plans import body_message, error_plan, open_ended, raw_plan, with_reset
+from conformance.registry import Check, Outcome
+from conformance.session import Session
+from normalize import ErrorKind
+
+__all__ = ["C1", "C2", "C3", "H1", "H2"]
+
+#: status → (acceptable kinds, retryable)
+_STATUS_KINDS: dict[int, tuple[tuple[ErrorKind, ...], bool]] = {
+    400: (("invalid_request",), False),
+    401: (("auth",), False),
+    404: (("not_found",), False),
+    429: (("rate_limit",), True),
+    500: (("server",), True),
+    502: (("server",), True),
+    503: (("server", "overloaded"), True),
+    529: (("overloaded",), True),
+}
+_RETRY_AFTER = "7"
+_SILENCE_S = 30.0
+
+
+class H1(Check):
+    """Each HTTP error status must end the stream in ``error`` whose ErrorInfo has the right kind,
+    ``retryable`` flag and ``status``: 400 → invalid_request, 401 → auth, 404 → not_found (not
+    retryable); 429 → rate_limit with ``retry_after_s`` from the ``retry-after`` header; 500/502 (an HTML
+    gateway page) → server; 503 → server or overloaded; 529 → overloaded (retryable). The vendor's
+    own error message (from its JSON error body) belongs in errorMessage. Start from
+    ``normalize.error_kind_for_status`` and refine with the vendor's error type."""
+
+    id = "H1"
+    title = "HTTP error statuses end in errors with the right kind, retryable flag and status"
+    needs = ("http",)
+
+    def scenarios(self, session: Session) -> list[Scenario]:
+        """One error response per status, shaped like the vendor's when the api is known."""
+        recording = session.recording("text")
+        if recording is None:
+            return []
+        return [
+            Scenario(
+                key=f"h1:http-{status}",
+                recording=recording.name,
+                mutation=f"status_override({status})",
+                plans=(error_plan(recording.cassette, status, retry_after=_RETRY_AFTER if status == 429 else None),),
+            )
+            for status in _STATUS_KINDS
+        ]
+
+    async def evaluate(self, session: Session, observed: list[Observation]) -> Outcome:
+        """Kind, retryable, status, retry-after and the vendor's message, per status."""
+        outcome = Outcome()
+        for obs, status in zip(observed, _STATUS_KINDS, strict=True):
+            kinds, retryable = _STATUS_KINDS[status]
+            expect_error(outcome, obs, kinds, retryable=retryable)
+            info = obs.error_info
+            message = obs.message
+            if info is None or message is None:
+                continue
+            outcome.expect(obs, info.status == status, f"ErrorInfo.status is {info.status}, expected {status}")
+            if status == 429:
+                ok = info.retry_after_s is not None and abs(info.retry_after_s - float(_RETRY_AFTER)) < 0.01
+                outcome.expect(obs, ok, f"ErrorInfo.retry_after_s is {info.retry_after_s}, expected {_RETRY_AFTER}")
+            vendor = body_message(session.capabilities.api, status)
+            if vendor is not None:
+                outcome.expect(
+                    obs, vendor in (message.error_message or ""), f"errorMessage lacks the vendor's message {vendor!r}"
+                )
+        return outcome
+
+
+class H2(Check):
+    """A 200 whose body is not an event stream must end in ``error``: a JSON body
+    (``application/json``) or an HTML page is kind ``protocol`` — check the content type before
+    parsing —, and an empty body is ``truncated`` or ``protocol``. Never a ``done`` with no content."""
+
+    id = "H2"
+    title = "a 200 that is not an event stream ends in a protocol error"
+    needs = ("http",)
+
+    def scenarios(self, session: Session) -> list[Scenario]:
+        """A JSON 200, an HTML 200 and an empty 200."""
+        json_body = b'{"id":"conformance-1","object":"not-a-stream","content":[{"type":"text","text":"Hello"}]}\n'
+        html_body = b"<!DOCTYPE html>\n<html><body><h1>Sign in to continue</h1></body></html>\n"
+        found = [
+            Scenario(key="h2:json-200", mutation="json-200", plans=(raw_plan(200, "application/json", json_body),)),
+            Scenario(
+                key="h2:html-200", mutation="html-200", plans=(raw_plan(200, "text/html; charset=utf-8", html_body),)
+            ),
+        ]
+        recording = session.recording("text")
+        if recording is not None:
+            found.append(mutated(recording, "empty_body", empty_body(recording.cassette)))
+        return found
+
+    async def evaluate(self, session: Session, observed: list[Observation]) -> Outcome:
+        """Protocol errors for the JSON and HTML bodies; truncated or protocol for the empty one."""
+        outcome = Outcome()
+        for obs in observed:
+            kinds: tuple[ErrorKind, ...] = (
+                ("truncated", "protocol") if obs.scenario.mutation == "empty_body" else ("protocol",)
+            )
+            expect_error(outcome, obs, kinds, retryable=None)
+        return outcome
+
+
+class C1(Check):
+    """A connection reset (a TCP RST) — right after the response headers, or mid-body after
+    content — must end in ``error`` of kind ``network``, retryable, with ``output_started`` telling whether content had
+    been emitted, and the partial content kept. Catch the HTTP library's read errors around every
+    read and map them to ``network`` (timeouts to ``timeout``)."""
+
+    id = "C1"
+    title = "a reset connection ends in a retryable network error, partial content kept"
+    needs = ("http",)
+
+    def scenarios(self, session: Session) -> list[Scenario]:
+        """A reset after the headers and a reset after most of the body."""
+        recording = session.recording("text")
+        if recording is None:
+            return []
+        api = session.capabilities.api
+        found: list[Scenario] = []
+        for mutation, cassette in (
+            ("reset-after-headers", truncate(recording.cassette, after_bytes=0)),
+            ("open-ended+reset", open_ended(recording.cassette, api)),
+        ):
+            scenario = mutated(recording, mutation, cassette)
+            found.append(dataclasses.replace(scenario, plans=tuple(with_reset(p) for p in scenario.plans)))
+        return found
+
+    async def evaluate(self, session: Session, observed: list[Observation]) -> Outcome:
+        """Kind network, retryable, output_started and the partial content."""
+        outcome = Outcome()
+        for obs in observed:
+            expect_error(outcome, obs, ("network",), retryable=True)
+            info, message = obs.error_info, obs.message
+            if info is None or message is None:
+                continue
+            outcome.expect(
+                obs,
+                info.output_started == obs.content_seen,
+                f"ErrorInfo.output_started is {info.output_started} but content events were "
+                f"{'' if obs.content_seen else 'not '}emitted",
+            )
+            if obs.content_seen:
+                outcome.expect(obs, bool(message.content), "the partial content was dropped")
+        return outcome
+
+
+class C2(Check):
+    """A refused connection (nothing listens on the port) must end in ``error`` of kind ``network``,
+    retryable, with ``output_started`` false — not an exception from the HTTP library."""
+
+    id = "C2"
+    title = "a refused connection ends in a retryable network error"
+    needs = ("http",)
+
+    def scenarios(self, session: Session) -> list[Scenario]:
+        """``base_url`` on a port that was bound and released."""
+        return [
+            Scenario(key="c2:refused-port", recording=text_recording_name(session), mutation="refused", refused=True)
+        ]
+
+    async def evaluate(self, session: Session, observed: list[Observation]) -> Outcome:
+        """Kind network, retryable, no output."""
+        outcome = Outcome()
+        obs = observed[0]
+        expect_error(outcome, obs, ("network",), retryable=True)
+        info = obs.error_info
+        if info is not None:
+            outcome.expect(obs, not info.output_started, "ErrorInfo.output_started is true for a refused connection")
+        return outcome
+
+
+class C3(Check):
+    """A server that goes silent — before sending any header, or in the middle of the body — must
+    end the stream in ``error`` of kind ``timeout`` (retryable) once ``StreamOptions.timeout`` (the
+    idle timeout: the longest wait for the next bytes) has passed, not hang. Apply the idle timeout
+    to every read, including waiting for the response head."""
+
+    id = "C3"
+    title = "a silent server ends in a timeout error after the idle timeout"
+    needs = ("http",)
+
+    def scenarios(self, session: Session) -> list[Scenario]:
+        """Silence before the head; silence after half the body."""
+        idle = session.limits.stall_timeout_s
+        found = [
+            Scenario(
+                key="c3:silent-before-headers",
+                mutation="silence-before-head",
+                plans=(Scripted(head_delay_s=_SILENCE_S, end="stall"),),
+                idle_timeout_s=idle,
+            )
+        ]
+        recording = session.recording("text")
+        if recording is not None:
+            at = len(recording.cassette.interactions[0].response.chunks) // 2
+            scenario = mutated(recording, f"stall({at})", stall(recording.cassette, at, _SILENCE_S))
+            found.append(dataclasses.replace(scenario, idle_timeout_s=idle))
+        return found
+
+    async def evaluate(self, session: Session, observed: list[Observation]) -> Outcome:
+        """Kind timeout, retryable, and ended within the idle timeout plus slack."""
+        outcome = Outcome()
+        limit = session.limits.stall_timeout_s + session.limits.timeout_slack_s
+        for obs in observed:
+            expect_error(outcome, obs, ("timeout",), retryable=True)
+            if obs.terminal_at is not None:
+                took = obs.terminal_at - obs.started_at
+                outcome.expect(obs, took <= limit, f"the timeout took {took:.2f} s (limit {limit:.2f} s)")
+        return outcome

@@ -1,0 +1,134 @@
+"""Recordings: the successful responses the harness replays and mutates.
+
+A :class:`Recording` is one HTTP 200 interaction, kept as a one-interaction
+:class:`cassettes.Cassette` so every mutation of :mod:`cassettes.mutations` applies to it. They come
+from the adapter author's own cassette files, or — when none are given and the api is known — from
+a fixed, deterministic pick of the bundled library: a text one, a tool-call one, a parallel
+tool-call one and a thinking one (each only when the capabilities declare the feature).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Literal
+
+from cassettes import Cassette, library
+from cassettes import load as load_cassette
+from conformance.capabilities import Capabilities
+
+__all__ = ["LIBRARY_PICKS", "CassetteSource", "Feature", "Recording", "library_recordings", "load_recordings"]
+
+Feature = Literal["text", "tool", "parallel", "thinking"]
+
+#: Bundled recordings the harness replays per api when the author brings none (by feature).
+LIBRARY_PICKS: dict[str, dict[Feature, str]] = {
+    "anthropic-messages": {
+        "text": "llma__text_haiku45",
+        "tool": "vercel__text_then_tool_use_haiku45",
+        "parallel": "llma__parallel_tool_use_x2_haiku45",
+        "thinking": "llma__thinking_sonnet45",
+    },
+    "openai-completions": {
+        "text": "oai__text_usage_gpt4o",
+        "tool": "pai__tool_call_gpt4o_mini",
+        "parallel": "pai__parallel_tool_calls_usage_gpt4o",
+        "thinking": "pai__deepseek_reasoner_reasoning_content",
+    },
+    "openai-responses": {
+        "text": "pai__text_gpt4o",
+        "tool": "pai__function_call_gpt4o",
+        "parallel": "vercel__reasoning_encrypted_3_function_calls_codex",
+        "thinking": "mirahar__reasoning_summary_o4mini",
+    },
+    "google-generative-ai": {
+        "text": "pai__text_gemini20flashexp",
+        "tool": "pai__function_call_gemini20flash",
+        "parallel": "vercel__no_args_calls_thought_gemini3flash",
+        "thinking": "mirahar__thought_parts_gemini25flash",
+    },
+}
+
+#: A cassette directory, one cassette file, or a list of files and loaded cassettes.
+CassetteSource = str | os.PathLike[str] | Sequence[str | os.PathLike[str] | Cassette]
+
+
+@dataclass(frozen=True, slots=True)
+class Recording:
+    """One successful response to replay: ``name`` (file stem, ``#i`` for the i-th of several),
+    ``cassette`` (exactly one interaction) and the ``feature`` it was picked for, if any."""
+
+    name: str
+    cassette: Cassette
+    feature: Feature | None = None
+
+    @property
+    def model_id(self) -> str:
+        """The model the recording was made with (``conformance-model`` when unknown)."""
+        return self.cassette.model or "conformance-model"
+
+
+def _wanted(capabilities: Capabilities) -> list[Feature]:
+    features: list[Feature] = ["text"]
+    if capabilities.tool_calls:
+        features.append("tool")
+    if capabilities.parallel_tool_calls:
+        features.append("parallel")
+    if capabilities.thinking:
+        features.append("thinking")
+    return features
+
+
+def library_recordings(capabilities: Capabilities) -> list[Recording]:
+    """The bundled picks for ``capabilities.api`` (empty for an unknown api); names missing from
+    the installed library are skipped."""
+    picks = LIBRARY_PICKS.get(capabilities.api or "", {})
+    available = set(library.names(capabilities.api)) if picks else set[str]()
+    found: list[Recording] = []
+    for feature in _wanted(capabilities):
+        name = picks.get(feature)
+        if name is not None and name in available:
+            found.append(Recording(name, library.load(name), feature))
+    return found
+
+
+def _split(name: str, cassette: Cassette) -> list[Recording]:
+    good = [item for item in cassette.interactions if item.response.status == 200 and item.response.body]
+    if len(good) == 1:
+        return [Recording(name, replace(cassette, interactions=(good[0],)))]
+    return [Recording(f"{name}#{i}", replace(cassette, interactions=(item,))) for i, item in enumerate(good)]
+
+
+def _files(source: str | os.PathLike[str]) -> list[Path]:
+    path = Path(source)
+    if path.is_dir():
+        files = sorted(path.rglob("*.jsonl"))
+        if not files:
+            raise ValueError(f"no *.jsonl cassette files under {path}")
+        return files
+    if not path.exists():
+        raise ValueError(f"cassette {path} does not exist")
+    return [path]
+
+
+def load_recordings(source: CassetteSource) -> list[Recording]:
+    """Every successful (HTTP 200, non-empty body) interaction of the given cassettes, in order.
+
+    Raises ``ValueError`` when a path does not exist or nothing successful was recorded.
+    """
+    items: list[str | os.PathLike[str] | Cassette] = (
+        [source] if isinstance(source, str | os.PathLike) else list(source)  # pyright: ignore[reportUnknownArgumentType]
+    )
+    found: list[Recording] = []
+    for item in items:
+        if isinstance(item, Cassette):
+            found.extend(_split(item.name or f"cassette{len(found)}", item))
+            continue
+        for file in _files(item):
+            cassette = load_cassette(file)
+            found.extend(_split(cassette.name or file.stem, cassette))
+    if not found:
+        raise ValueError("the cassettes hold no successful (HTTP 200) response to replay")
+    return found

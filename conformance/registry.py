@@ -1,0 +1,71 @@
+"""What a check is: a stable id, a one-line title, what it needs, its scenarios and its verdict.
+
+A check is a :class:`Check` subclass (or instance): :meth:`Check.scenarios` names the scenarios it
+needs, :meth:`Check.evaluate` reads their observations (and, for checks that look across the
+whole run, every other observation) and returns an :class:`Outcome`. The class docstring is the
+troubleshooting text shown to adapter authors. The runner first runs the scenarios of every
+selected check, then evaluates the checks, so a check that looks across the run sees everything.
+"""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass, field
+
+from conformance.capabilities import Need
+from conformance.observe import Observation, Scenario
+from conformance.report import Evidence
+from conformance.session import Session
+
+__all__ = ["Check", "Outcome"]
+
+
+@dataclass(slots=True)
+class Outcome:
+    """A check's findings: ``problems`` (empty means pass) and how many cases it ``checked``."""
+
+    problems: list[Evidence] = field(default_factory=list[Evidence])
+    checked: int = 0
+
+    def flag(self, obs: Observation, detail: str, *, index: int | None = None, excerpt: str = "") -> None:
+        """Record a problem seen in ``obs``."""
+        scenario = obs.scenario
+        self.problems.append(
+            Evidence(
+                scenario=scenario.key,
+                detail=detail,
+                recording=scenario.recording,
+                mutation=scenario.mutation,
+                event_index=index,
+                excerpt=excerpt,
+            )
+        )
+
+    def expect(self, obs: Observation, condition: bool, detail: str) -> bool:
+        """Count one case; flag ``detail`` unless ``condition`` holds. Returns ``condition``."""
+        self.checked += 1
+        if not condition:
+            self.flag(obs, detail)
+        return condition
+
+
+class Check:
+    """Base of every check (see the module docstring). Subclasses set ``id``, ``title``, ``needs``."""
+
+    id: str = ""
+    title: str = ""
+    needs: tuple[Need, ...] = ()
+
+    def scenarios(self, session: Session) -> list[Scenario]:
+        """The scenarios this check needs run (none by default)."""
+        del session
+        return []
+
+    async def evaluate(self, session: Session, observed: list[Observation]) -> Outcome:
+        """Judge the observations of :meth:`scenarios` (``observed``, same order) and the session."""
+        raise NotImplementedError
+
+    @property
+    def troubleshooting(self) -> str:
+        """What to look at when the check fails (the class docstring)."""
+        return inspect.getdoc(type(self)) or ""

@@ -1,0 +1,237 @@
+"""The harness's own parts: declarations, target resolution, recordings, the loopback server,
+the verdict rule, the renderers, and the Python-level checks on tiny adapters without HTTP."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+import conformance
+from cassettes import library, save, use_cassette
+from cassettes.mutations import status_override
+from conformance import Capabilities, CheckResult, Limits, LoopbackServer, Report, Scripted, Target
+from conformance.plans import plan
+from conformance.recordings import LIBRARY_PICKS, load_recordings
+from conformance.targets import ANTHROPIC_CAPABILITIES, FAUX_CAPABILITIES, anthropic, faux_target
+from normalize import Context, Model, StreamOptions, UserMessage
+from streamfns.anthropic import stream_anthropic
+from streamfns.faux import FauxProvider
+from tests.conformance_support.fakes import NO_HTTP, TARGETS, well_behaved
+
+QUICK = Limits(scenario_deadline_s=0.3)
+
+
+# -- declarations and arguments ---------------------------------------------------------------------
+
+
+def test_capabilities_reject_an_unknown_api_and_tools_in_parallel_without_tools() -> None:
+    with pytest.raises(ValueError, match="unknown api 'anthropic'"):
+        Capabilities(api="anthropic")
+    with pytest.raises(ValueError, match="parallel_tool_calls=True needs tool_calls=True"):
+        Capabilities(parallel_tool_calls=True)
+    assert Capabilities().lacks("api")
+    assert not Capabilities().lacks("http")
+    assert Capabilities(http=False).lacks("http")
+
+
+async def test_an_xfail_needs_a_written_reason() -> None:
+    with pytest.raises(ValueError, match="xfail for G1 needs a written reason"):
+        await conformance.run(well_behaved, capabilities=NO_HTTP, xfail={"G1": "  "})
+
+
+async def test_unknown_check_ids_are_rejected() -> None:
+    with pytest.raises(ValueError, match="unknown check id"):
+        await conformance.run(well_behaved, capabilities=NO_HTTP, checks=["G9"])
+    with pytest.raises(ValueError, match="unknown check id"):
+        await conformance.run(well_behaved, capabilities=NO_HTTP, xfail={"Z1": "no such check"})
+
+
+async def test_capabilities_are_required_unless_the_target_carries_them() -> None:
+    with pytest.raises(TypeError, match="needs capabilities"):
+        await conformance.run(well_behaved)
+
+
+async def test_an_http_adapter_without_recordings_is_a_usage_error() -> None:
+    with pytest.raises(ValueError, match="no recordings to replay"):
+        await conformance.run(well_behaved, capabilities=Capabilities())
+
+
+def test_factories_and_stream_fns_are_told_apart_by_signature() -> None:
+    assert conformance.is_factory(faux_target)
+    assert conformance.is_factory(FauxProvider)  # a class whose constructor has defaults
+    assert not conformance.is_factory(well_behaved)
+    assert not conformance.is_factory(FauxProvider())  # an instance: __call__(model, context, ...)
+
+
+def test_check_ids_are_unique_and_documented() -> None:
+    assert len(set(conformance.CHECK_IDS)) == len(conformance.CHECK_IDS)
+    for check in conformance.CHECKS:
+        assert check.title
+        assert len(check.troubleshooting) > 80, check.id
+
+
+# -- recordings -----------------------------------------------------------------------------------
+
+
+def test_library_picks_exist() -> None:
+    names = set(library.names())
+    for api, picks in LIBRARY_PICKS.items():
+        for feature, name in picks.items():
+            assert name in names, (api, feature, name)
+            assert library.load(name).interactions[0].response.status == 200
+
+
+def test_recordings_load_from_a_directory_keeping_only_successes(tmp_path: Path) -> None:
+    good = library.load("llma__text_haiku45")
+    save(good, tmp_path / "hello.jsonl")
+    save(status_override(good, 429), tmp_path / "limited.jsonl")
+    with pytest.raises(ValueError, match="no successful"):
+        load_recordings(tmp_path / "limited.jsonl")
+    recordings = load_recordings(tmp_path)
+    assert [r.name for r in recordings] == ["llma__text_haiku45"]
+    with pytest.raises(ValueError, match="does not exist"):
+        load_recordings(tmp_path / "missing.jsonl")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(ValueError, match=r"no \*\.jsonl"):
+        load_recordings(tmp_path / "empty")
+
+
+async def test_the_authors_own_cassettes_replace_the_library(tmp_path: Path) -> None:
+    save(library.load("llma__text_haiku45"), tmp_path / "mine.jsonl")
+    report = await conformance.run(anthropic, cassettes=tmp_path, checks=["P1", "M1", "M4", "D1"], name="anthropic")
+    assert report.recordings == ("llma__text_haiku45",)
+    assert report.ids("pass") == ["P1", "D1", "M1", "M4"], report.to_text()
+    assert report.adapter == "anthropic"
+
+
+# -- the loopback server --------------------------------------------------------------------------
+
+
+async def _exchange(url: str, *, hold_s: float) -> None:
+    host, port = url.removeprefix("http://").split(":")
+    reader, writer = await asyncio.open_connection(host, int(port))
+    writer.write(b"POST /v1/x HTTP/1.1\r\nhost: x\r\ncontent-length: 2\r\n\r\n{}")
+    await writer.drain()
+    await reader.readuntil(b"0\r\n\r\n")
+    await asyncio.sleep(hold_s)
+    writer.close()
+    await writer.wait_closed()
+
+
+async def test_a_connection_counts_as_released_only_when_the_client_closes_it() -> None:
+    plan = Scripted(chunks=[(0.0, b"data: {}\n\n")])
+    async with LoopbackServer(plan, linger_s=0.05) as server:
+        await _exchange(server.base_url, hold_s=0.0)
+        await _exchange(server.base_url, hold_s=0.3)  # the server gave up waiting first
+        await asyncio.sleep(0.05)
+        released = [request.connection_closed.is_set() for request in server.requests]
+        assert released == [True, False]
+        assert server.requests[0].received_at <= server.requests[1].received_at
+        assert server.requests[0].path == "/v1/x"
+
+
+async def test_a_refused_url_refuses() -> None:
+    host, port = conformance.refused_url().removeprefix("http://").split(":")
+    with pytest.raises(OSError):
+        await asyncio.open_connection(host, int(port))
+
+
+# -- the verdict and the renderers ------------------------------------------------------------------
+
+
+def _report(*results: CheckResult) -> Report:
+    return Report(adapter="x.y", harness_version="9.9.9", capabilities=ANTHROPIC_CAPABILITIES, results=results)
+
+
+def test_the_verdict_rule() -> None:
+    ok = CheckResult(id="G1", title="t", status="pass")
+    transport = CheckResult(id="H1", title="t", status="unsupported", reason="no http", limitation=False)
+    feature = CheckResult(id="P2", title="t", status="unsupported", reason="no tools", limitation=True)
+    expected = CheckResult(id="C3", title="t", status="xfail", reason="known", limitation=True)
+    failed = CheckResult(id="N1", title="t", status="fail", message="raised")
+    broken = CheckResult(id="N2", title="t", status="harness-error", message="bug")
+    assert _report(ok, transport).verdict == "conformant"
+    assert _report(ok, feature).verdict == "conformant-with-limitations"
+    assert _report(ok, expected).verdict == "conformant-with-limitations"
+    assert _report(ok, expected, failed).verdict == "non-conformant"
+    assert _report(ok, broken).verdict == "non-conformant"
+    assert _report(ok, broken, failed).failing == ["N2", "N1"]
+
+
+async def test_reports_render_as_text_json_and_junit() -> None:
+    report = await conformance.run(
+        TARGETS["starts_twice"], checks=["G1", "G2", "H1"], xfail={"G2": "never fails, on purpose"}
+    )
+    assert report.harness_version == conformance.__version__ == "0.1.0"
+    text = report.to_text()
+    assert "G1   FAIL" in text
+    assert "second start at event 1" in text
+    assert "verdict: non-conformant" in text
+    data = json.loads(json.dumps(report.to_json()))
+    assert data["adapter"] == "tests.conformance_support.fakes.starts_twice"
+    assert data["verdict"] == "non-conformant"
+    g1 = data["results"][0]
+    assert (g1["id"], g1["status"], g1["evidence"][0]["eventIndex"]) == ("G1", "fail", 1)
+    suite = ET.fromstring(report.to_junit())
+    assert (suite.get("tests"), suite.get("failures"), suite.get("skipped")) == ("3", "2", "1")
+    properties = {p.get("name"): p.get("value") for p in suite.iter("property")}
+    assert properties["harness_version"] == "0.1.0"
+    assert properties["verdict"] == "non-conformant"
+    assert [case.get("name", "").split()[0] for case in suite.iter("testcase")] == ["G1", "G2", "H1"]
+
+
+# -- Python-level checks on adapters without HTTP ----------------------------------------------------
+
+
+async def test_a_well_behaved_adapter_without_http_is_limited_only_by_its_features() -> None:
+    report = await conformance.run(TARGETS["well_behaved"])
+    assert report.failing == [], report.to_text()
+    limitations = [r.id for r in report.results if r.status == "unsupported" and r.limitation]
+    assert limitations == ["P2", "P3", "P4", "U1"], report.to_text()
+    assert report.verdict == "conformant-with-limitations"
+
+
+@pytest.mark.parametrize(
+    ("name", "failing"),
+    [
+        ("starts_twice", ["G1", "A1"]),
+        ("raises_on_call", ["N1", "N2", "A1", "A2", "P1"]),
+        ("swallows_cancellation", ["N2"]),
+    ],
+)
+async def test_python_level_defects_are_flagged(name: str, failing: list[str]) -> None:
+    report = await conformance.run(TARGETS[name], limits=QUICK)
+    assert report.failing == failing, report.to_text()
+
+
+async def test_a_hanging_stream_is_cancelled_at_the_deadline_and_reported() -> None:
+    report = await conformance.run(TARGETS["hangs"], checks=["G2", "A2"], limits=QUICK)
+    assert report.failing == ["G2", "A2"], report.to_text()
+    assert "did not end within 0.3 s" in report.result("G2").message
+
+
+def test_run_sync_runs_in_its_own_loop() -> None:
+    report = conformance.run_sync(Target(faux_target, FAUX_CAPABILITIES), checks=["P1"])
+    assert report.ids("pass") == ["P1"]
+
+
+async def test_the_guides_record_then_replay_path(tmp_path: Path) -> None:
+    """README "Test your adapter", steps 4 and 5: record a cassette with `use_cassette(mode="once")`, then replay it."""
+    recorded = tmp_path / "cassettes" / "text.jsonl"
+    upstream = plan(library.load("llma__text_haiku45"))
+    async with LoopbackServer(upstream) as server:  # stands in for the vendor's API
+        model = Model(id="claude-haiku-4-5", api="anthropic-messages", provider="anthropic", base_url=server.base_url)
+        async with use_cassette(recorded, mode="once", api="anthropic-messages", model=model.id) as http:
+            options = StreamOptions(api_key="sk-ant-guide-0000000000", http_client=http)
+            message = await stream_anthropic(
+                model, Context(messages=[UserMessage(content="Say hello.")]), options
+            ).result()
+    assert message.stop_reason == "stop"
+    assert "sk-ant-guide" not in recorded.read_text()
+    report = await conformance.run(anthropic, cassettes=recorded.parent, checks=["P1", "M1"])
+    assert report.recordings == ("text",)
+    assert report.ids("pass") == ["P1", "M1"], report.to_text()
