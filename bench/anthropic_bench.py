@@ -21,7 +21,7 @@ import httpx
 import httpx_sse
 
 from bench._util import verdict
-from normalize import Context, Model, StreamOptions, UserMessage
+from normalize import AbortController, Context, Model, StreamOptions, UserMessage
 from streamfns.anthropic import stream_anthropic
 
 __all__ = ["main", "run", "text_body", "tool_body"]
@@ -134,6 +134,18 @@ def _client(body: bytes) -> httpx.AsyncClient:
     return httpx.AsyncClient(transport=httpx.MockTransport(handler))
 
 
+async def _ours_with_signal(body: bytes) -> int:
+    # As a caller with an abort signal runs it: the abort machinery must cost nothing per read.
+    async with _client(body) as client:
+        options = StreamOptions(api_key="bench", http_client=client, signal=AbortController().signal)
+        stream = stream_anthropic(_MODEL, _CONTEXT, options)
+        async for _ in stream:
+            pass
+        message = await stream.result()
+        assert message.stop_reason in ("stop", "toolUse"), message.error_message
+    return 0
+
+
 async def _naive(body: bytes) -> int:
     count = 0
     async with (
@@ -209,11 +221,12 @@ def run() -> list[str]:
     lines: list[str] = []
     for label, body in (("text 40k deltas", text_body(40_000)), ("tool args 16k deltas", tool_body(16_000))):
         events = _events_in(body)
-        naive, ours = _best_interleaved([_naive, _ours], body)
+        naive, ours, signalled = _best_interleaved([_naive, _ours, _ours_with_signal], body)
         sdk = _time_once(_sdk, body)
         lines.append(f"{label}: {events:,} SSE events, {len(body) / 1e6:.1f} MB")
         lines.append(f"  (a) httpx-sse + json.loads : {events / naive:>10,.0f} events/s")
         lines.append(f"  (b) stream_anthropic       : {events / ours:>10,.0f} events/s")
+        lines.append(f"  (b') … with an abort signal: {events / signalled:>10,.0f} events/s")
         lines.append(f"  (c) anthropic SDK stream() : {events / sdk:>10,.0f} events/s")
         lines.append(f"  b/a = {naive / ours:.2f}   {verdict(naive / ours, 1.0, at_most=False)} (goal 1.5)")
         lines.append(f"  b/c = {sdk / ours:.1f}   {verdict(sdk / ours, 10.0, at_most=False)}")

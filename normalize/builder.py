@@ -113,13 +113,7 @@ class MessageBuilder:
 
     def __init__(self, model: Model | None = None, *, message: AssistantMessage | None = None) -> None:
         self._model = model
-        if message is None:
-            message = AssistantMessage(
-                api=model.api if model else "",
-                provider=model.provider if model else "",
-                model=model.id if model else "",
-            )
-        self.message = message
+        self.message = message if message is not None else AssistantMessage.empty_for(model)
         #: Events emitted since the last :meth:`drain`.
         self.events: list[AssistantMessageEvent] = []
         self._open: dict[Hashable, _BlockState] = {}
@@ -288,17 +282,6 @@ class MessageBuilder:
             state.block.arguments = parse_partial(state.raw())
             state.next_preview = int(state.length * _PREVIEW_GROWTH) + 1
         self.events.append(ToolCallDeltaEvent(state.index, fragment, self.message))
-
-    def tool_call_update(self, key: Hashable, *, id: str | None = None, name: str | None = None) -> None:
-        """Fill in an id or name that arrived after the tool call started."""
-        state = self._open.get(key)
-        if isinstance(state, _ToolState):
-            if id and not state.block.id.startswith("call_gen_"):
-                return
-            if id:
-                state.block.id = self._unique_id(id, state.index)
-            if name and not state.block.name:
-                state.block.name = name
 
     def is_open(self, key: Hashable) -> bool:
         """True while ``key`` names an open block."""

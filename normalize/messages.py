@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from normalize._jsonmodel import JsonModel, Tagged
 from normalize.content import AssistantContent, TextContent, ToolResultContent, UserContent
 from normalize.errors import ErrorInfo
 from normalize.usage import Usage
+
+if TYPE_CHECKING:
+    from normalize.model import Model
 
 __all__ = [
     "AssistantMessage",
@@ -95,6 +98,13 @@ class AssistantMessage(JsonModel):
     error_info: ErrorInfo | None = None
     raw_stop_reason: str | None = None
     timestamp: int = field(default_factory=now_ms)
+
+    @classmethod
+    def empty_for(cls, model: Model | None) -> AssistantMessage:
+        """A new, empty, ``pending`` message answering ``model`` (api, provider and id copied)."""
+        if model is None:
+            return cls()
+        return cls(api=model.api, provider=model.provider, model=model.id)
 
 
 @dataclass(slots=True, kw_only=True)

@@ -17,9 +17,13 @@ single events (:meth:`from_events`), which runs only as fast as the consumer rea
 has a single consumer.
 """
 
+# The cursor class below is part of the stream and shares its private state.
+# pyright: reportPrivateUsage=false
+
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Self
@@ -51,13 +55,15 @@ class AssistantMessageEventStream:
     """The event stream every StreamFn returns (see the module docstring for its promises)."""
 
     __slots__ = (
+        "_closing",
         "_content_seen",
         "_ended",
         "_filling",
-        "_iterating",
         "_model",
         "_partial",
         "_pending",
+        "_pull",
+        "_read_waiters",
         "_source",
         "_started",
         "_task",
@@ -76,10 +82,12 @@ class AssistantMessageEventStream:
         self._started = False
         self._content_seen = False
         self._ended = False
-        self._iterating = False
         self._filling = False
+        self._pull = False
+        self._closing: asyncio.Task[None] | None = None
         self._wakeup: asyncio.Future[None] | None = None
         self._terminal_waiters: list[asyncio.Future[None]] = []
+        self._read_waiters: list[asyncio.Future[None]] = []
         self._task: asyncio.Task[None] | None = None
 
     # -- construction ---------------------------------------------------------------------------
@@ -91,6 +99,7 @@ class AssistantMessageEventStream:
         """A pull-mode stream over an async iterator yielding lists of events (one list per read)."""
         stream = cls(model=model)
         stream._source = source
+        stream._pull = True
         return stream
 
     @classmethod
@@ -129,44 +138,18 @@ class AssistantMessageEventStream:
 
     # -- consumer side --------------------------------------------------------------------------
 
-    async def __aiter__(self) -> AsyncIterator[AssistantMessageEvent]:
-        self._iterating = True
-        try:
-            pending = self._pending
-            while True:
-                if pending:
-                    event = pending.popleft()
-                    yield event
-                    if event is self._terminal:
-                        return
-                    continue
-                if self._terminal is not None:
-                    return
-                await self._fill()
-        finally:
-            self._iterating = False
-            if self._terminal is None or self._pending:
-                await self._close_early()
-            else:
-                await self._close_source()
+    def __aiter__(self) -> AsyncIterator[AssistantMessageEvent]:
+        return _Cursor(self)
 
     async def result(self) -> AssistantMessage:
         """The terminal event's message.
 
-        Drives the stream to its end when nobody else is reading the producer — also from inside
-        an ``async for`` body, where the events read ahead stay queued for the loop.
+        Drives the producer when needed, from any task — also from inside the body of an
+        ``async for`` over this stream, where the events it reads ahead stay queued for the loop.
+        Only one read of the producer runs at a time; other callers wait for it.
         """
-        if self._terminal is None and not self._iterating:
-            async for _ in self:
-                pass
         while self._terminal is None:
-            if self._source is not None and not self._filling:
-                await self._fill()
-            else:
-                future = asyncio.get_running_loop().create_future()
-                self._terminal_waiters.append(future)
-                await future
-        assert self._terminal is not None  # the loops above always end with a terminal
+            await self._fill()
         return self._terminal.message if isinstance(self._terminal, DoneEvent) else self._terminal.error
 
     async def aclose(self) -> None:
@@ -205,9 +188,10 @@ class AssistantMessageEventStream:
         self._pending.append(event)
 
     async def _fill(self) -> None:
+        """Read one batch from the producer (pull) or wait for pushes (push); never raises."""
         source = self._source
         if source is None:
-            if self._ended:
+            if self._ended or self._pull:
                 return
             future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
             self._wakeup = future
@@ -215,6 +199,13 @@ class AssistantMessageEventStream:
                 await future
             finally:
                 self._wakeup = None
+            return
+        if self._filling:
+            # Another caller is reading the producer: wait for that read instead of starting one
+            # (an async generator cannot be read twice at once).
+            waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            self._read_waiters.append(waiter)
+            await waiter
             return
         self._filling = True
         try:
@@ -224,6 +215,11 @@ class AssistantMessageEventStream:
             self._ended = True
             self._synthesize("protocol", "the producer ended without a terminal event")
             return
+        except asyncio.CancelledError:
+            # Whoever was reading was cancelled, and the cancellation went into the producer: the
+            # request is over. Later readers get an aborted terminal instead of a dead producer.
+            self._abandon("the stream was cancelled while reading")
+            raise
         except Exception as exc:  # the never-raise contract: an escaping exception becomes an event
             self._source = None
             self._ended = True
@@ -231,10 +227,18 @@ class AssistantMessageEventStream:
             return
         finally:
             self._filling = False
+            waiters, self._read_waiters = self._read_waiters, []
+            for ready in waiters:
+                if not ready.done():
+                    ready.set_result(None)
         for event in batch:
             if self._terminal is not None:
                 break
             self._accept(event)
+        if self._terminal is not None:
+            # Whatever the producer would send after its terminal is ignored: close it now, so an
+            # adapter's finally (closing its HTTP response) runs at the terminal, not later.
+            await self._close_source()
 
     def _wake(self) -> None:
         wakeup = self._wakeup
@@ -244,12 +248,7 @@ class AssistantMessageEventStream:
     def _synthesize(self, kind: ErrorKind, message: str) -> None:
         partial = self._partial
         if partial is None:
-            model = self._model
-            partial = AssistantMessage(
-                api=model.api if model else "",
-                provider=model.provider if model else "",
-                model=model.id if model else "",
-            )
+            partial = AssistantMessage.empty_for(self._model)
         if not self._started:
             self._accept(StartEvent(partial))
         reason = "aborted" if kind == "aborted" else "error"
@@ -259,22 +258,84 @@ class AssistantMessageEventStream:
         self._accept(ErrorEvent(reason, partial))
 
     async def _close_source(self) -> None:
+        """Close the producer (pull source or producer task); a failing cleanup is not raised."""
         source, self._source = self._source, None
-        if source is not None:
-            aclose = getattr(source, "aclose", None)
-            if aclose is not None:
-                await aclose()
         task, self._task = self._task, None
         if task is not None and not task.done():
             task.cancel()
+        if source is not None:
+            aclose = getattr(source, "aclose", None)
+            if aclose is not None:
+                # The producer's own cleanup failing must not reach the consumer (never-raise).
+                with contextlib.suppress(Exception):
+                    await aclose()
 
     async def _close_early(self) -> None:
-        await self._close_source()
+        try:
+            await self._close_source()
+        finally:
+            self._end_as_aborted()
+
+    def _end_as_aborted(self, reason: str = _CLOSED_EARLY) -> None:
         self._pending.clear()
         if self._terminal is None:
             self._ended = True
-            self._synthesize("aborted", _CLOSED_EARLY)
+            self._synthesize("aborted", reason)
             self._pending.clear()
+
+    def _abandon(self, reason: str = _CLOSED_EARLY) -> None:
+        """Nobody will read on (the consumer left its loop, or was cancelled): end ``aborted`` now
+        and close the producer on the next turn of the event loop."""
+        self._end_as_aborted(reason)
+        if self._source is None and self._task is None:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # no loop (interpreter shutdown): the producer is finalized by the GC
+            return
+        self._closing = loop.create_task(self._close_source())
+
+
+class _Cursor:
+    """One ``async for`` over a stream.
+
+    Dropping it before the terminal — a ``break``, or an exception leaving the loop body — abandons
+    the stream at once (CPython frees the cursor as the loop exits): the stream ends ``aborted`` with
+    its partial content, and the producer is closed on the next turn of the event loop.
+    """
+
+    __slots__ = ("_finished", "_stream")
+
+    def __init__(self, stream: AssistantMessageEventStream) -> None:
+        self._stream = stream
+        self._finished = False
+
+    def __aiter__(self) -> _Cursor:
+        return self
+
+    async def __anext__(self) -> AssistantMessageEvent:
+        stream = self._stream
+        pending = stream._pending
+        while True:
+            if pending:
+                event = pending.popleft()
+                if event is stream._terminal:
+                    self._finished = True
+                return event
+            if self._finished or stream._terminal is not None:
+                self._finished = True
+                raise StopAsyncIteration
+            await stream._fill()
+
+    async def aclose(self) -> None:
+        """Close the stream (see :meth:`AssistantMessageEventStream.aclose`)."""
+        self._finished = True
+        await self._stream.aclose()
+
+    def __del__(self) -> None:
+        if not self._finished:
+            self._finished = True
+            self._stream._abandon()
 
 
 async def _single_batches(
@@ -299,7 +360,5 @@ async def _run_producer(
         raise
     except Exception as exc:  # the never-raise contract: an escaping exception becomes an event
         if not stream.done:
-            stream._synthesize(  # pyright: ignore[reportPrivateUsage]
-                classify_exception(exc), f"{type(exc).__name__}: {exc}"
-            )
+            stream._synthesize(classify_exception(exc), f"{type(exc).__name__}: {exc}")
     stream.end()

@@ -8,6 +8,7 @@ strict vendors accept; each adapter's request builder then renders its own paylo
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import re
 from collections.abc import Callable, Sequence
 from typing import Any, cast
@@ -186,6 +187,11 @@ def _transform_assistant_block(
     new_id = block.id
     if normalize_id is not None:
         new_id = normalize_id(block.id)
+        if new_id in {mapped for original, mapped in id_map.items() if original != block.id}:
+            # Two foreign ids normalized alike (e.g. cut to the same 64-character prefix): keep them
+            # apart with a digest of the original, or one call's result would answer the other.
+            digest = hashlib.sha256(block.id.encode()).hexdigest()[:8]
+            new_id = normalize_id(f"{new_id[: max(1, len(new_id) - 9)]}_{digest}")
         if new_id != block.id:
             id_map[block.id] = new_id
     return dataclasses.replace(block, id=new_id, arguments=arguments, thought_signature=None)

@@ -28,7 +28,7 @@ import json
 import random
 import ssl
 import time
-from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -118,16 +118,19 @@ def parse_retry_after(headers: Mapping[str, str], *, now: float | None = None) -
 
 
 def _status_retryable(status: int, headers: Mapping[str, str]) -> bool:
+    """Whether a status may succeed on retry; the vendor's ``x-should-retry`` header decides first."""
     should = headers.get("x-should-retry")
-    if should == "true":
-        return True
-    if should == "false":
-        return False
+    if should in ("true", "false"):
+        return should == "true"
     return status in _RETRYABLE_STATUSES or status >= 500
 
 
 def _transport_failure(exc: httpx.HTTPError, vendor: str, *, output_started: bool) -> StreamFailure:
     kind: ErrorKind
+    if isinstance(exc, httpx.UnsupportedProtocol | httpx.LocalProtocolError):
+        # The request itself cannot be sent (a bad base_url scheme, an illegal header value):
+        # repeating it cannot help.
+        return StreamFailure(ErrorInfo.of("config"), f"{vendor} request could not be sent: {type(exc).__name__}: {exc}")
     if isinstance(exc, httpx.TimeoutException):
         kind = "timeout"
         what = "timed out" if not isinstance(exc, httpx.ReadTimeout) else "sent nothing within the idle timeout"
@@ -144,33 +147,59 @@ class _Aborted(Exception):
     pass
 
 
-async def _race(awaitable: Any, signal: AbortSignal | None, abort_wait: asyncio.Future[None] | None) -> Any:
-    """Await ``awaitable`` unless the signal aborts first (then cancel it and raise ``_Aborted``)."""
-    if signal is None or abort_wait is None:
-        return await awaitable
-    if signal.aborted:
-        if inspect.iscoroutine(awaitable):
-            awaitable.close()
-        raise _Aborted
-    task: asyncio.Future[Any] = asyncio.ensure_future(awaitable)
-    try:
-        done, _ = await asyncio.wait({task, abort_wait}, return_when=asyncio.FIRST_COMPLETED)
-    except asyncio.CancelledError:
-        # The consumer was cancelled: the read must not outlive it, nor fail unobserved later.
-        task.cancel()
-        await asyncio.wait({task})
-        if not task.cancelled():
-            task.exception()
-        raise
-    if task in done:
-        return task.result()
-    task.cancel()
-    # Wait for the cancelled read to unwind (asyncio.wait never raises the task's own outcome, while
-    # a cancellation of *this* task still propagates), then mark its outcome as retrieved.
-    await asyncio.wait({task})
-    if not task.cancelled():
-        task.exception()
-    raise _Aborted
+class _AbortScope:
+    """Turns an abort into ``_Aborted`` at whichever of our awaits is pending, at no cost per read.
+
+    On abort it cancels the task that is awaiting :meth:`run` — only while it awaits there, so the
+    cancellation always lands in our read and never in the consumer's own code — then takes the
+    cancellation back (``Task.uncancel``). This is the mechanism of ``asyncio.timeout``; it replaces
+    racing every read against the signal, which would cost a task per network chunk.
+    """
+
+    __slots__ = ("_fired", "_loop", "_remove", "_signal", "_task")
+
+    def __init__(self, signal: AbortSignal | None) -> None:
+        self._signal = signal
+        self._loop = asyncio.get_running_loop()
+        self._task: asyncio.Task[Any] | None = None
+        self._fired = False
+        self._remove = signal.add_callback(self._on_abort) if signal is not None else None
+
+    def _on_abort(self, _signal: AbortSignal) -> None:
+        # abort() may run on another thread; the cancellation itself happens on the loop.
+        if not self._loop.is_closed():
+            self._loop.call_soon_threadsafe(self._cancel)
+
+    def _cancel(self) -> None:
+        task = self._task
+        if task is not None and not self._fired:
+            self._fired = True
+            task.cancel()
+
+    async def run(self, awaitable: Awaitable[Any]) -> Any:
+        """Await ``awaitable``; raise ``_Aborted`` instead if the signal aborts first (or already has)."""
+        signal = self._signal
+        if signal is None:
+            return await awaitable
+        if signal.aborted:
+            if inspect.iscoroutine(awaitable):
+                awaitable.close()
+            raise _Aborted
+        self._task = asyncio.current_task()
+        try:
+            return await awaitable
+        except asyncio.CancelledError:
+            task = self._task
+            if self._fired and task is not None and task.uncancel() == 0:
+                raise _Aborted from None
+            raise
+        finally:
+            self._task = None
+
+    def close(self) -> None:
+        """Stop listening to the signal."""
+        if self._remove is not None:
+            self._remove()
 
 
 async def _call_hook(hook: Any, *args: Any) -> Any:
@@ -181,8 +210,12 @@ async def _call_hook(hook: Any, *args: Any) -> Any:
 
 
 def _redact(text: str, secret: str | None) -> str:
-    """``text`` with ``secret`` blanked out (vendors sometimes quote the key back in errors)."""
-    return text.replace(secret, "[redacted]") if secret and len(secret) >= 8 else text
+    """``text`` with ``secret`` blanked out, raw or escaped (vendors and libraries quote keys back)."""
+    if not secret or len(secret) < 8:
+        return text
+    for form in {secret, repr(secret)[1:-1], json.dumps(secret)[1:-1]}:
+        text = text.replace(form, "[redacted]")
+    return text
 
 
 @functools.cache
@@ -225,7 +258,7 @@ async def run_sse(
     timeout = httpx.Timeout(connect=connect, read=idle, write=idle, pool=connect)
     owned = options.http_client is None
     client = options.http_client or httpx.AsyncClient(timeout=timeout, verify=_ssl_context())
-    abort_wait = asyncio.ensure_future(signal.wait()) if signal is not None else None
+    scope = _AbortScope(signal)
     try:
         attempt = 0
         while True:
@@ -239,7 +272,7 @@ async def run_sse(
                     client=client,
                     body=body,
                     limits=timeout,
-                    abort_wait=abort_wait,
+                    scope=scope,
                 )
                 # aclosing: if our consumer stops early, the attempt's finally closes the response now,
                 # not whenever the garbage collector finalizes the suspended generator.
@@ -270,8 +303,7 @@ async def run_sse(
                 return
             attempt += 1
     finally:
-        if abort_wait is not None:
-            abort_wait.cancel()
+        scope.close()
         if owned:
             await client.aclose()
 
@@ -304,12 +336,16 @@ async def _attempt(
     client: httpx.AsyncClient,
     body: bytes,
     limits: httpx.Timeout,
-    abort_wait: asyncio.Future[None] | None,
+    scope: _AbortScope,
 ) -> AsyncGenerator[Sequence[AssistantMessageEvent], None]:
-    signal = options.signal
-    http_request = client.build_request("POST", request.url, headers=request.headers, content=body, timeout=limits)
     try:
-        response: httpx.Response = await _race(client.send(http_request, stream=True), signal, abort_wait)
+        http_request = client.build_request("POST", request.url, headers=request.headers, content=body, timeout=limits)
+    except (httpx.InvalidURL, httpx.UnsupportedProtocol, httpx.LocalProtocolError, ValueError) as exc:
+        raise StreamFailure(
+            ErrorInfo.of("config"), f"{request.vendor} request could not be built: {type(exc).__name__}: {exc}"
+        ) from None
+    try:
+        response: httpx.Response = await scope.run(client.send(http_request, stream=True))
     except httpx.HTTPError as exc:
         raise _transport_failure(exc, request.vendor, output_started=False) from None
     try:
@@ -319,18 +355,22 @@ async def _attempt(
             except Exception as exc:  # a caller's hook failing is reported, not raised
                 raise StreamFailure(ErrorInfo.of("config"), f"on_response raised {type(exc).__name__}: {exc}") from None
         if not 200 <= response.status_code < 300:
-            raw = await _read_limited(response, signal, abort_wait, request.vendor)
+            raw = await _read_limited(response, scope, request.vendor)
             failure = request.parse_error(response.status_code, response.headers, raw)
             failure.info.status = response.status_code
             if failure.info.retry_after_s is None:
                 failure.info.retry_after_s = parse_retry_after(response.headers)
-            failure.info.retryable = failure.info.retryable or _status_retryable(response.status_code, response.headers)
-            if response.headers.get("x-should-retry") == "false":
-                failure.info.retryable = False
+            # The vendor's x-should-retry overrides what its error type suggested.
+            if "x-should-retry" in response.headers:
+                failure.info.retryable = _status_retryable(response.status_code, response.headers)
+            else:
+                failure.info.retryable = failure.info.retryable or _status_retryable(
+                    response.status_code, response.headers
+                )
             raise failure
         content_type = response.headers.get("content-type", "").lower()
         if "json" in content_type or "html" in content_type:
-            raw = await _read_limited(response, signal, abort_wait, request.vendor)
+            raw = await _read_limited(response, scope, request.vendor)
             excerpt = raw[:300].decode("utf-8", "replace")
             raise StreamFailure(
                 ErrorInfo.of("protocol", status=response.status_code),
@@ -340,23 +380,21 @@ async def _attempt(
         builder.start()
         if builder.events:
             yield builder.drain()
-        async with contextlib.aclosing(_read_events(response, request, builder, signal, abort_wait)) as batches:
+        async with contextlib.aclosing(_read_events(response, request, builder, scope)) as batches:
             async for batch in batches:
                 yield batch
     finally:
         await response.aclose()
 
 
-async def _read_limited(
-    response: httpx.Response, signal: AbortSignal | None, abort_wait: asyncio.Future[None] | None, vendor: str
-) -> bytes:
+async def _read_limited(response: httpx.Response, scope: _AbortScope, vendor: str) -> bytes:
     chunks: list[bytes] = []
     size = 0
     iterator = response.aiter_bytes()
     try:
         while size < _MAX_ERROR_BODY:
             try:
-                chunk: bytes = await _race(anext(iterator), signal, abort_wait)
+                chunk: bytes = await scope.run(anext(iterator))
             except StopAsyncIteration:
                 break
             chunks.append(chunk)
@@ -370,15 +408,14 @@ async def _read_events(
     response: httpx.Response,
     request: SseRequest,
     builder: MessageBuilder,
-    signal: AbortSignal | None,
-    abort_wait: asyncio.Future[None] | None,
+    scope: _AbortScope,
 ) -> AsyncGenerator[Sequence[AssistantMessageEvent], None]:
     decoder = SSEDecoder()
     on_event = request.on_event
     iterator = response.aiter_bytes()
     while True:
         try:
-            chunk: bytes = await _race(anext(iterator), signal, abort_wait)
+            chunk: bytes = await scope.run(anext(iterator))
         except StopAsyncIteration:
             break
         except httpx.HTTPError as exc:

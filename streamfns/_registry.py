@@ -128,6 +128,8 @@ def stream(model: Model, context: Context, options: StreamOptions | None = None)
 
     Never raises: an unknown api, a bad model or a raising adapter all come back as error streams.
     """
+    if not isinstance(model, Model):  # pyright: ignore[reportUnnecessaryIsInstance] - callers are not type-checked
+        return error_stream(None, "config", f"stream() needs a normalize.Model, got {type(model).__name__}")
     fn = get_stream_fn(model.api)
     if fn is None:
         return error_stream(model, "config", f"no StreamFn is registered for api {model.api!r}")

@@ -222,10 +222,10 @@ async def test_leaving_the_loop_early_closes_the_connection_at_once() -> None:
         async for event in stream:
             if event.type == "text_delta":
                 break
-        assert await server.all_connections_closed(timeout=1.0), "closed on break, not at the 30 s idle timeout"
-        result = await stream.result()
+        result = await asyncio.wait_for(stream.result(), 1.0)
         assert result.stop_reason == "aborted"
         assert result.content
+        assert await server.all_connections_closed(timeout=1.0), "closed on break, not at the 30 s idle timeout"
 
 
 async def test_on_payload_can_replace_the_payload_and_on_response_sees_the_status() -> None:
@@ -258,3 +258,24 @@ async def test_a_raising_on_payload_hook_is_reported_not_raised() -> None:
         assert result.error_info.kind == "config"
         assert "hook bug" in (result.error_message or "")
         assert server.requests == []
+
+
+async def test_a_key_with_a_stray_newline_is_trimmed_and_bad_bytes_are_refused_without_quoting_it() -> None:
+    async with LoopbackServer(scripted(TEXT)) as server:
+        ok = await stream_anthropic(model(server.base_url), CONTEXT, StreamOptions(api_key="test-key-1234\n")).result()
+        assert ok.stop_reason == "stop"
+        assert server.requests[0].headers["x-api-key"] == "test-key-1234"
+        secret = "secret-\x01-key-5678"
+        bad = await stream_anthropic(model(server.base_url), CONTEXT, StreamOptions(api_key=secret)).result()
+        assert bad.error_info is not None
+        assert bad.error_info.kind == "auth"
+        assert "5678" not in (bad.error_message or "")
+        assert len(server.requests) == 1, "nothing was sent with the bad key"
+
+
+async def test_an_unsendable_base_url_is_a_config_error_not_retried() -> None:
+    for base_url in ("ftp://127.0.0.1:9", "http://[::1"):
+        result = await stream_anthropic(model(base_url), CONTEXT, options()).result()
+        assert result.error_info is not None, base_url
+        assert result.error_info.kind == "config", (base_url, result.error_message)
+        assert not result.error_info.retryable

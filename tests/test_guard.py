@@ -138,3 +138,11 @@ def test_importing_streamfns_imports_no_vendor_sdk_or_adapter() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""
+
+
+async def test_a_non_model_is_an_error_stream_not_an_exception() -> None:
+    events = await collect(streamfns.stream(None, Context()))  # pyright: ignore[reportArgumentType]
+    assert [e.type for e in events] == ["start", "error"]
+    info = events[-1].partial.error_info
+    assert info is not None
+    assert info.kind == "config"

@@ -223,3 +223,83 @@ async def test_result_called_inside_the_loop_returns_and_the_loop_still_sees_eve
     assert final is not None
     assert final.stop_reason == "stop"
     assert seen == ["start", "text_start", "text_delta", "text_delta", "text_delta", "text_end", "done"]
+
+
+async def test_result_right_after_break_is_aborted_and_the_producer_closes() -> None:
+    closed = asyncio.Event()
+
+    async def endless() -> AsyncIterator[Sequence[AssistantMessageEvent]]:
+        builder = MessageBuilder(MODEL)
+        try:
+            while True:
+                builder.text(0, "x")
+                yield builder.drain()
+                await asyncio.sleep(0)
+        finally:
+            closed.set()
+
+    stream = AssistantMessageEventStream.from_batches(endless())
+    async for event in stream:
+        if event.type == "text_delta":
+            break
+    result = await asyncio.wait_for(stream.result(), 1)  # no waiting for the close first
+    assert result.stop_reason == "aborted"
+    assert result.content
+    await asyncio.wait_for(closed.wait(), 1)
+
+
+async def test_result_from_another_task_while_the_loop_body_awaits_does_not_break_the_stream() -> None:
+    async def source() -> AsyncIterator[Sequence[AssistantMessageEvent]]:
+        builder = MessageBuilder(MODEL)
+        for word in ("a", "b", "c", "d"):
+            await asyncio.sleep(0.005)
+            builder.text(0, word)
+            yield builder.drain()
+        builder.stop("end", "stop")
+        builder.finish()
+        yield builder.drain()
+
+    stream = AssistantMessageEventStream.from_batches(source())
+    other = asyncio.create_task(stream.result())
+    seen: list[str] = []
+    async for event in stream:
+        seen.append(event.type)
+        await asyncio.sleep(0.003)  # the loop body awaits: the other task runs meanwhile
+    final = await other
+    assert final.stop_reason == "stop"
+    assert seen[0] == "start"
+    assert seen[-1] == "done"
+    assert seen.count("text_delta") == 4
+
+
+async def test_a_producer_whose_cleanup_raises_still_gives_a_result() -> None:
+    async def messy() -> AsyncIterator[Sequence[AssistantMessageEvent]]:
+        builder = MessageBuilder(MODEL)
+        try:
+            builder.text(0, "partial")
+            yield builder.drain()
+            await asyncio.sleep(3600)
+        finally:
+            raise OSError("cleanup failed")
+
+    stream = AssistantMessageEventStream.from_batches(messy())
+    async for _ in stream:
+        break
+    await stream.aclose()  # must not raise
+    assert (await stream.result()).stop_reason == "aborted"
+
+
+async def test_cancelling_a_reading_result_call_ends_the_stream_aborted_for_everyone() -> None:
+    async def slow() -> AsyncIterator[Sequence[AssistantMessageEvent]]:
+        builder = MessageBuilder(MODEL)
+        builder.text(0, "so far")
+        yield builder.drain()
+        await asyncio.sleep(3600)
+        yield builder.drain()
+
+    stream = AssistantMessageEventStream.from_batches(slow())
+    with pytest.raises(TimeoutError):
+        await asyncio.wait_for(stream.result(), 0.05)
+    final = await asyncio.wait_for(stream.result(), 1)
+    assert final.stop_reason == "aborted"
+    assert final.content, "the partial content is kept"

@@ -382,3 +382,30 @@ def test_input_is_never_mutated() -> None:
     assert transcript == before
     assert [m.to_json() for m in transcript] == before_json
     assert dumped(out) != before_json  # it did change things, just not in place
+
+
+def test_foreign_ids_that_normalize_alike_stay_distinct() -> None:
+    prefix = "call_" + "x" * 70
+    first, second = f"{prefix}|fc_one", f"{prefix}|fc_two"
+    foreign = AssistantMessage(
+        content=[ToolCall(id=first, name="a"), ToolCall(id=second, name="b")],
+        api="openai-responses",
+        provider="openai",
+        model="gpt-5",
+        stop_reason="toolUse",
+    )
+    messages: list[Message] = [
+        UserMessage(content="go"),
+        foreign,
+        ToolResultMessage(tool_call_id=first, tool_name="a", content=[TextContent(text="1")]),
+        ToolResultMessage(tool_call_id=second, tool_name="b", content=[TextContent(text="2")]),
+    ]
+    target = Model(id="claude-x", api="anthropic-messages", provider="anthropic")
+    out = transform_messages(messages, target, normalize_tool_call_id=lambda i: re.sub(r"[^a-zA-Z0-9_-]", "_", i)[:64])
+    reply = out[1]
+    assert isinstance(reply, AssistantMessage)
+    ids = [block.id for block in reply.content if isinstance(block, ToolCall)]
+    assert len(set(ids)) == 2
+    assert all(len(i) <= 64 for i in ids)
+    results = [m.tool_call_id for m in out if isinstance(m, ToolResultMessage)]
+    assert results == ids, "each result still answers its own call"

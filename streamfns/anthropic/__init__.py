@@ -57,11 +57,16 @@ async def _run(
         builder.abort(signal.reason)
         yield builder.drain()
         return
-    api_key = options.api_key or os.environ.get("ANTHROPIC_API_KEY")
+    api_key = (options.api_key or os.environ.get("ANTHROPIC_API_KEY") or "").strip()
     if not api_key:
         builder.fail(
             ErrorInfo.of("auth"), "no Anthropic API key: set StreamOptions.api_key or the ANTHROPIC_API_KEY variable"
         )
+        yield builder.drain()
+        return
+    if not (api_key.isascii() and api_key.isprintable()):
+        # Said without quoting the key: a key read from a file with stray bytes must not leak.
+        builder.fail(ErrorInfo.of("auth"), "the Anthropic API key contains characters that cannot be sent in a header")
         yield builder.drain()
         return
     try:
