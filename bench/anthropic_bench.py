@@ -134,16 +134,25 @@ def _client(body: bytes) -> httpx.AsyncClient:
     return httpx.AsyncClient(transport=httpx.MockTransport(handler))
 
 
-async def _ours_with_signal(body: bytes) -> int:
-    # As a caller with an abort signal runs it: the abort machinery must cost nothing per read.
+async def _normalize(body: bytes, *, with_signal: bool) -> int:
     async with _client(body) as client:
-        options = StreamOptions(api_key="bench", http_client=client, signal=AbortController().signal)
+        signal = AbortController().signal if with_signal else None
+        options = StreamOptions(api_key="bench", http_client=client, signal=signal)
         stream = stream_anthropic(_MODEL, _CONTEXT, options)
         async for _ in stream:
             pass
         message = await stream.result()
         assert message.stop_reason in ("stop", "toolUse"), message.error_message
     return 0
+
+
+async def _ours(body: bytes) -> int:
+    return await _normalize(body, with_signal=False)
+
+
+async def _ours_with_signal(body: bytes) -> int:
+    # As a caller with an abort signal runs it: the abort machinery must cost nothing per read.
+    return await _normalize(body, with_signal=True)
 
 
 async def _naive(body: bytes) -> int:
@@ -156,16 +165,6 @@ async def _naive(body: bytes) -> int:
             json.loads(sse.data)
             count += 1
     return count
-
-
-async def _ours(body: bytes) -> int:
-    async with _client(body) as client:
-        stream = stream_anthropic(_MODEL, _CONTEXT, StreamOptions(api_key="bench", http_client=client))
-        async for _ in stream:
-            pass
-        message = await stream.result()
-        assert message.stop_reason in ("stop", "toolUse"), message.error_message
-    return 0
 
 
 async def _sdk(body: bytes) -> int:
