@@ -21,7 +21,7 @@ def _text_stream(deltas: int) -> None:
     builder = MessageBuilder(_MODEL)
     builder.start()
     for i in range(deltas):
-        builder.text(0, "tok ")
+        builder.text_delta(0, "tok ")
         if i % _DRAIN_EVERY == 0:
             builder.drain()
     builder.stop("end_turn", "stop")
@@ -41,10 +41,10 @@ def _tool_stream(fragments: list[str]) -> None:
     builder = MessageBuilder(_MODEL)
     builder.tool_call_start(0, "call_1", "apply_edits")
     for i, fragment in enumerate(fragments):
-        builder.tool_args(0, fragment)
+        builder.tool_call_delta(0, fragment)
         if i % _DRAIN_EVERY == 0:
             builder.drain()
-    builder.end_block(0)
+    builder.block_end(0)
     builder.stop("tool_use", "toolUse")
     builder.finish()
     assert builder.message.stop_reason == "toolUse"

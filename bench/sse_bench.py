@@ -23,7 +23,7 @@ if str(_REPO) not in sys.path:  # allow ``python bench/sse_bench.py`` from a che
     sys.path.insert(0, str(_REPO))
 
 from bench._util import verdict  # noqa: E402
-from streamfns._sse import SSEDecoder  # noqa: E402
+from streamfns.kit.sse import SSEDecoder  # noqa: E402
 
 __all__ = ["linearity", "main", "run"]
 

@@ -110,6 +110,9 @@ def _render(report: Report, form: str) -> str:
 
 
 def _run(args: argparse.Namespace) -> int:
+    # Like ``python -m``: a target in the current directory imports without being installed.
+    if "" not in sys.path and str(Path.cwd()) not in sys.path:
+        sys.path.insert(0, str(Path.cwd()))
     loaded = load_target(args.target)
     groups: list[str] = args.checks or []
     checks = [item.strip() for group in groups for item in group.split(",") if item.strip()] or None

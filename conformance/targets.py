@@ -1,27 +1,32 @@
 """The adapters this project ships, as conformance targets with their declared capabilities.
 
-``python -m conformance run conformance.targets:faux`` (or ``:anthropic``) checks one with no flags;
+``python -m conformance run conformance.targets:faux`` checks the scripted faux provider with no
+flags; every built-in adapter package is reachable by its package name (``conformance.targets:anthropic``,
+``:openai_completions`` …), which resolves to the ``TARGET`` its own ``conformance.py`` declares.
 ``faux_target`` is the bare zero-argument factory (then pass the capabilities yourself, e.g.
-``run(faux_target, capabilities=FAUX_CAPABILITIES)``). :data:`BUILTIN_TARGETS` maps each built-in wire
-api (and ``faux``) to its target; a new built-in adapter must add itself here. Importing this module
-registers the faux provider's api and imports the built-in adapters.
+``run(faux_target, capabilities=FAUX_CAPABILITIES)``). :func:`builtin_targets` maps each built-in wire
+api (and ``faux``) to its target, derived from the adapter packages' declarations: a new built-in
+adapter lists nothing here.
 """
 
 from __future__ import annotations
+
+import importlib
+from typing import Any
 
 from conformance.capabilities import Capabilities
 from conformance.declared import Target
 from normalize import AssistantMessage, AssistantMessageEventStream, Context, Model, StreamOptions
 from streamfns import StreamFn, register_api
-from streamfns.anthropic import stream_anthropic
+from streamfns._adapters import builtin_adapters, builtin_packages
 from streamfns.faux import FauxProvider, faux_message, faux_text, faux_thinking, faux_tool_call
+from streamfns.kit import Adapter
 
 __all__ = [
-    "ANTHROPIC_CAPABILITIES",
-    "BUILTIN_TARGETS",
     "FAUX_API",
     "FAUX_CAPABILITIES",
-    "anthropic",
+    "adapter_target",
+    "builtin_targets",
     "faux",
     "faux_script",
     "faux_target",
@@ -75,21 +80,36 @@ def faux_target() -> StreamFn:
     return stream_faux
 
 
-#: What ``streamfns.anthropic.stream_anthropic`` declares: every feature, and its own retries.
-ANTHROPIC_CAPABILITIES = Capabilities(
-    api="anthropic-messages",
-    tool_calls=True,
-    parallel_tool_calls=True,
-    thinking=True,
-    usage_in_stream=True,
-    images=True,
-    retries=True,
-)
-
 #: The scripted faux provider (no HTTP).
 faux = Target(faux_target, FAUX_CAPABILITIES, name="streamfns.faux.FauxProvider (conformance.targets.faux_target)")
-#: The built-in Anthropic Messages adapter.
-anthropic = Target(stream_anthropic, ANTHROPIC_CAPABILITIES)
 
-#: Every adapter this project ships: ``faux`` and one entry per built-in wire api.
-BUILTIN_TARGETS: dict[str, Target] = {"faux": faux, "anthropic-messages": anthropic}
+
+def adapter_target(adapter: Adapter) -> Target:
+    """The conformance target an adapter declares (``Adapter.target``, relative to its package).
+
+    Raises ``LookupError`` when the adapter declares none, ``TypeError`` when it is not a Target.
+    """
+    if adapter.target is None:
+        raise LookupError(f"the {adapter.api} adapter ({adapter.package}) declares no conformance target")
+    module_name, _, attr = adapter.target.partition(":")
+    value: Any = importlib.import_module(f"{adapter.package}.{module_name}")
+    for part in attr.split("."):
+        value = getattr(value, part)
+    if not isinstance(value, Target):
+        raise TypeError(f"{adapter.package}.{adapter.target} is a {type(value).__name__}, not a conformance.Target")
+    return value
+
+
+def builtin_targets() -> dict[str, Target]:
+    """``faux`` and every built-in adapter's declared target, by wire api."""
+    return {"faux": faux, **{api: adapter_target(adapter) for api, adapter in builtin_adapters().items()}}
+
+
+def __getattr__(name: str) -> Target:
+    # ``conformance.targets:<package>`` names a built-in adapter package's target.
+    if name in builtin_packages():
+        package = importlib.import_module(f"streamfns.{name}")
+        adapter = getattr(package, "ADAPTER", None)
+        if isinstance(adapter, Adapter):
+            return adapter_target(adapter)
+    raise AttributeError(f"module 'conformance.targets' has no attribute {name!r}")

@@ -7,6 +7,7 @@ on it.
 
 from normalize.abort import AbortController, AbortSignal, sleep_unless_aborted
 from normalize.builder import MessageBuilder
+from normalize.checks import model_problem, request_problem
 from normalize.content import (
     AssistantContent,
     ImageContent,
@@ -27,7 +28,7 @@ from normalize.context import (
     messages_from_json,
     normalize_context,
 )
-from normalize.errors import RETRYABLE_KINDS, ErrorInfo, ErrorKind, error_kind_for_status
+from normalize.errors import ERROR_KINDS, RETRYABLE_KINDS, ErrorInfo, ErrorKind, error_kind_for_status
 from normalize.events import (
     AssistantMessageEvent,
     DoneEvent,
@@ -71,6 +72,7 @@ from normalize.usage import Cost, Usage, calculate_cost
 from normalize.validate import RULES, Violation, validate_events
 
 __all__ = [
+    "ERROR_KINDS",
     "IMAGE_OMITTED",
     "NO_RESULT_PROVIDED",
     "RETRYABLE_KINDS",
@@ -129,11 +131,13 @@ __all__ = [
     "event_to_json",
     "is_same_model",
     "messages_from_json",
+    "model_problem",
     "normalize_context",
     "now_ms",
     "parse_arguments",
     "parse_partial",
     "repair_json",
+    "request_problem",
     "sanitize_surrogates",
     "sleep_unless_aborted",
     "transform_messages",

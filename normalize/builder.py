@@ -2,18 +2,29 @@
 
 Decoders translate vendor events into builder calls; the builder owns the partial message, maps
 vendor keys (an Anthropic block index, an OpenAI tool-call index, a Responses ``output_index``) to
-content indexes, and emits events that satisfy the grammar G1–G7 by construction:
+content indexes, and emits events that satisfy the grammar G1–G7 by construction. Its verbs mirror
+the events they emit: ``text_start``/``text_delta``, ``thinking_start``/``thinking_delta``,
+``tool_call_start``/``tool_call_delta``, ``block_end``, then ``stop`` and ``finish`` (``done``) or
+``fail``/``abort`` (``error``). The guarantees:
 
 - ``start`` is emitted once, before anything else — also when the call fails before any byte;
 - a block starts at ``len(message.content)``; deltas and ends go only to open blocks of their kind;
 - ``done`` ends every open block first; ``error`` leaves incomplete blocks open (no invented ends);
 - tool-call arguments are strictly parsed once, at the block's end. A call whose JSON is incomplete
   never reaches ``done`` with ``toolUse``: the stream ends ``length`` if the vendor said so, otherwise
-  ``error`` of kind ``truncated``.
+  ``error`` of kind ``truncated``;
+- what the builder cannot place safely is a ``protocol`` error, never a silent drop or an invented
+  value: argument fragments for a tool call that was never started, initial arguments that are not
+  a JSON object, a block started twice, content of one kind sent to a block of another, a mapped
+  stop reason outside ``stop|length|toolUse|error|aborted``.
+
+Generated tool-call ids (for vendors that send none) are derived from the response id and the
+content index, so two replays of one recording give identical events.
 
 Cost is linear in the stream: text grows in place (amortized O(1) per delta), tool arguments keep a
 raw fragment buffer whose best-effort preview is re-parsed only when the buffer has grown by a
-quarter since the last preview.
+quarter since the last preview. Arguments that need repair (raw control characters) are repaired
+incrementally, each character once.
 
 Events accumulate in :attr:`events`; the adapter hands them to the stream with :meth:`drain`.
 """
@@ -22,9 +33,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-import secrets
 from collections.abc import Hashable
-from typing import Any
+from typing import Any, cast, get_args
 
 from normalize.content import TextContent, ThinkingContent, ToolCall
 from normalize.errors import ErrorInfo, ErrorKind
@@ -45,13 +55,17 @@ from normalize.events import (
 )
 from normalize.messages import AssistantMessage, StopReason
 from normalize.model import Model
-from normalize.partial_json import ArgumentsError, parse_arguments, parse_partial
+from normalize.partial_json import ArgumentsError, JsonRepairer, parse_strict, partial_object
 from normalize.usage import calculate_cost
 
 __all__ = ["MessageBuilder"]
 
 #: The preview of growing tool arguments is refreshed when the buffer has grown by this factor.
 _PREVIEW_GROWTH = 1.25
+#: Stop reasons a decoder may map a vendor's reason to (``pending`` is not a stop).
+_STOP_REASONS = frozenset(reason for reason in get_args(StopReason) if reason != "pending")
+#: Token counts above this are not counts (a hostile or broken server); they are capped.
+_MAX_TOKENS = 2**53 - 1
 
 
 class _TextState:
@@ -71,7 +85,18 @@ class _ThinkingState:
 
 
 class _ToolState:
-    __slots__ = ("block", "error", "index", "initial", "length", "next_preview", "parts")
+    __slots__ = (
+        "block",
+        "error",
+        "index",
+        "initial",
+        "length",
+        "next_preview",
+        "parts",
+        "repaired",
+        "repaired_upto",
+        "repairer",
+    )
 
     def __init__(self, index: int, block: ToolCall, initial: dict[str, Any] | None) -> None:
         self.index = index
@@ -81,12 +106,49 @@ class _ToolState:
         self.length = 0
         self.next_preview = 1
         self.error: ArgumentsError | None = None
+        # Set once the arguments turned out to need repair: the repaired text so far, and how much
+        # of the raw text it covers. Repair then continues from there, never from the start.
+        self.repairer: JsonRepairer | None = None
+        self.repaired = ""
+        self.repaired_upto = 0
 
     def raw(self) -> str:
         parts = self.parts
         if len(parts) > 1:
             parts[:] = ["".join(parts)]
         return parts[0] if parts else ""
+
+    def _repaired(self, raw: str) -> str:
+        repairer = self.repairer
+        if repairer is None:
+            repairer = self.repairer = JsonRepairer()
+        if self.repaired_upto < len(raw):
+            self.repaired += repairer.feed(raw[self.repaired_upto :])
+            self.repaired_upto = len(raw)
+        return self.repaired
+
+    def preview(self) -> dict[str, Any]:
+        """Best-effort arguments from what has arrived (never raises)."""
+        raw = self.raw()
+        if not raw:
+            return {}
+        if self.repairer is None:
+            preview = partial_object(raw)
+            if preview is not None:
+                return preview
+        return partial_object(self._repaired(raw)) or {}
+
+    def final(self) -> dict[str, Any]:
+        """The strictly parsed arguments; raises :class:`ArgumentsError` when they are not complete JSON."""
+        raw = self.raw()
+        if self.repairer is None:
+            try:
+                return parse_strict(raw)
+            except ArgumentsError:
+                pass
+        repaired = self._repaired(raw)
+        tail = self.repairer.finish() if self.repairer is not None else ""
+        return parse_strict(repaired + tail)
 
 
 _BlockState = _TextState | _ThinkingState | _ToolState
@@ -127,11 +189,6 @@ class MessageBuilder:
     # -- lifecycle --------------------------------------------------------------------------------
 
     @property
-    def started(self) -> bool:
-        """True once ``start`` has been emitted."""
-        return self._started
-
-    @property
     def finished(self) -> bool:
         """True once a terminal event has been emitted."""
         return self._finished
@@ -169,9 +226,13 @@ class MessageBuilder:
             self._started = True
             self.events.append(StartEvent(self.message))
 
+    def is_open(self, key: Hashable) -> bool:
+        """True while ``key`` names an open block."""
+        return key in self._open
+
     # -- text and thinking ------------------------------------------------------------------------
 
-    def start_text(self, key: Hashable, initial: str = "") -> None:
+    def text_start(self, key: Hashable, initial: str = "") -> None:
         """Open a text block for ``key``; ``initial`` text (if any) is emitted as its first delta."""
         if self._finished or not self._claim(key):
             return
@@ -179,15 +240,15 @@ class MessageBuilder:
         self._open[key] = _TextState(self._append_block(block), block)
         self.events.append(TextStartEvent(len(self.message.content) - 1, self.message))
         if initial:
-            self.text(key, initial)
+            self.text_delta(key, initial)
 
-    def text(self, key: Hashable, delta: str) -> None:
+    def text_delta(self, key: Hashable, delta: str) -> None:
         """Append ``delta`` to the text block for ``key``, opening it first if needed."""
         state = self._open.get(key)
         if state is None:
             if self._finished:
                 return
-            self.start_text(key)
+            self.text_start(key)
             state = self._open[key]
         if type(state) is not _TextState:
             self._kind_mismatch(key, "text")
@@ -202,7 +263,7 @@ class MessageBuilder:
             block.text = accumulated
             self.events.append(TextDeltaEvent(state.index, delta, self.message))
 
-    def start_thinking(
+    def thinking_start(
         self, key: Hashable, initial: str = "", *, signature: str | None = None, redacted: bool = False
     ) -> None:
         """Open a thinking block; a redacted block carries its opaque payload in ``signature``."""
@@ -212,36 +273,40 @@ class MessageBuilder:
         self._open[key] = _ThinkingState(self._append_block(block), block)
         self.events.append(ThinkingStartEvent(len(self.message.content) - 1, self.message))
         if initial:
-            self.thinking(key, initial)
+            self.thinking_delta(key, initial)
 
-    def thinking(self, key: Hashable, delta: str) -> None:
+    def thinking_delta(self, key: Hashable, delta: str) -> None:
         """Append ``delta`` to the thinking block for ``key``, opening it first if needed."""
         state = self._open.get(key)
         if state is None:
             if self._finished:
                 return
-            self.start_thinking(key)
+            self.thinking_start(key)
             state = self._open[key]
         if type(state) is not _ThinkingState:
             self._kind_mismatch(key, "thinking")
             return
         if delta:
             block = state.block
-            accumulated = block.thinking  # see text(): keep the only reference while appending
+            accumulated = block.thinking  # see text_delta(): keep the only reference while appending
             block.thinking = ""
             accumulated += delta
             block.thinking = accumulated
             self.events.append(ThinkingDeltaEvent(state.index, delta, self.message))
 
-    def signature(self, key: Hashable, signature: str, *, append: bool = False) -> None:
-        """Set (or extend) the signature of the open thinking or text block for ``key``; unknown keys are ignored."""
+    def block_signature(self, key: Hashable, signature: str, *, append: bool = False) -> None:
+        """Set (or extend) the signature of the open thinking or text block for ``key`` (the thought
+        signature of a tool call); unknown keys are ignored."""
         state = self._open.get(key)
-        if isinstance(state, _ThinkingState):
+        if type(state) is _ThinkingState:
             block = state.block
             block.thinking_signature = (block.thinking_signature or "") + signature if append else signature
-        elif isinstance(state, _TextState):
+        elif type(state) is _TextState:
             text_block = state.block
             text_block.text_signature = (text_block.text_signature or "") + signature if append else signature
+        elif type(state) is _ToolState:
+            call = state.block
+            call.thought_signature = (call.thought_signature or "") + signature if append else signature
 
     # -- tool calls -------------------------------------------------------------------------------
 
@@ -251,45 +316,62 @@ class MessageBuilder:
         id: str,
         name: str,
         *,
-        arguments: dict[str, Any] | None = None,
+        arguments: object = None,
         thought_signature: str | None = None,
     ) -> None:
-        """Open a tool call. ``arguments`` is an initial payload kept if no argument fragments follow."""
-        if self._finished or not self._claim(key):
+        """Open a tool call. ``arguments`` is an initial payload, kept if no fragments follow; it must
+        be a JSON object (a dict) — anything else is a ``protocol`` error, never an empty call.
+
+        An empty ``id`` gets one derived from the response id and the content index.
+        """
+        if self._finished:
             return
+        if arguments is not None and not isinstance(arguments, dict):
+            self.fail(
+                ErrorInfo.of("protocol"),
+                f"the provider started tool call {name!r} with arguments that are not a JSON object: "
+                f"{type(arguments).__name__}",
+            )
+            return
+        if not self._claim(key):
+            return
+        initial = dict(cast("dict[str, Any]", arguments)) if arguments else None
         index = len(self.message.content)
         block = ToolCall(id=self._unique_id(id, index), name=name, thought_signature=thought_signature)
-        if arguments:
-            block.arguments = dict(arguments)
-        state = _ToolState(index, block, dict(arguments) if arguments else None)
+        if initial:
+            block.arguments = dict(initial)
+        state = _ToolState(index, block, initial)
         self._append_block(block)
         self._open[key] = state
         self._tools.append(state)
         self.events.append(ToolCallStartEvent(index, self.message))
 
-    def tool_args(self, key: Hashable, fragment: str) -> None:
-        """Append a raw JSON fragment to the arguments of the open tool call for ``key``."""
+    def tool_call_delta(self, key: Hashable, fragment: str) -> None:
+        """Append a raw JSON fragment to the arguments of the open tool call for ``key``.
+
+        A fragment for a key that names no open tool call cannot be placed: ``protocol`` error.
+        """
         state = self._open.get(key)
         if type(state) is not _ToolState:
+            if self._finished:
+                return
             if state is not None:
-                self._kind_mismatch(key, "tool call")
+                self._kind_mismatch(key, "tool-call arguments")
+            else:
+                self.fail(ErrorInfo.of("protocol"), f"the provider sent tool-call arguments for unknown block {key!r}")
             return
         if not fragment:
             return
         state.parts.append(fragment)
         state.length += len(fragment)
         if state.length >= state.next_preview:
-            state.block.arguments = parse_partial(state.raw())
+            state.block.arguments = state.preview()
             state.next_preview = int(state.length * _PREVIEW_GROWTH) + 1
         self.events.append(ToolCallDeltaEvent(state.index, fragment, self.message))
 
-    def is_open(self, key: Hashable) -> bool:
-        """True while ``key`` names an open block."""
-        return key in self._open
-
     # -- ending blocks ----------------------------------------------------------------------------
 
-    def end_block(self, key: Hashable, *, final_text: str | None = None) -> None:
+    def block_end(self, key: Hashable, *, final_text: str | None = None) -> None:
         """End the block for ``key``. ``final_text`` replaces the text where the vendor sends an
         authoritative final version. Unknown keys are ignored."""
         state = self._open.pop(key, None)
@@ -309,13 +391,12 @@ class MessageBuilder:
     def _end_tool(self, state: _ToolState) -> None:
         block = state.block
         if state.parts:
-            raw = state.raw()
             try:
-                block.arguments = parse_arguments(raw)
+                block.arguments = state.final()
             except ArgumentsError as exc:
                 # Keep the best-effort view for whoever inspects the failed message, but do not end
                 # the block: incomplete arguments are settled in finish().
-                block.arguments = parse_partial(raw)
+                block.arguments = state.preview()
                 state.error = exc
                 return
         else:
@@ -340,20 +421,23 @@ class MessageBuilder:
         cache_write_1h: int | None = None,
         reasoning: int | None = None,
     ) -> None:
-        """Overwrite the given usage fields (``None`` leaves a field alone), then total and cost."""
+        """Overwrite the given usage fields (``None`` leaves a field alone), then total and cost.
+
+        Counts are clamped to ``0 … 2**53 - 1``: a hostile number cannot overflow the cost arithmetic.
+        """
         usage = self.message.usage
         if input is not None:
-            usage.input = max(0, int(input))
+            usage.input = _count(input)
         if output is not None:
-            usage.output = max(0, int(output))
+            usage.output = _count(output)
         if cache_read is not None:
-            usage.cache_read = max(0, int(cache_read))
+            usage.cache_read = _count(cache_read)
         if cache_write is not None:
-            usage.cache_write = max(0, int(cache_write))
+            usage.cache_write = _count(cache_write)
         if cache_write_1h is not None:
-            usage.cache_write_1h = max(0, int(cache_write_1h))
+            usage.cache_write_1h = _count(cache_write_1h)
         if reasoning is not None:
-            usage.reasoning = max(0, int(reasoning))
+            usage.reasoning = _count(reasoning)
         usage.recompute_total()
         if self._model is not None:
             calculate_cost(self._model, usage)
@@ -366,8 +450,18 @@ class MessageBuilder:
         error: ErrorInfo | None = None,
         error_message: str | None = None,
     ) -> None:
-        """Record the vendor's stop reason and its mapping; ``error``/``aborted`` need ``error`` info."""
+        """Record the vendor's stop reason and its mapping; ``error``/``aborted`` need ``error`` info.
+
+        ``mapped`` must be one of ``stop|length|toolUse|error|aborted``: a decoder mapping to anything
+        else is a ``protocol`` error at once.
+        """
         if self._finished:
+            return
+        if mapped not in _STOP_REASONS:
+            self.fail(
+                ErrorInfo.of("protocol"),
+                f"the provider's stop reason {raw_reason!r} was mapped to {mapped!r}, which is not a stop reason",
+            )
             return
         self.message.raw_stop_reason = raw_reason
         self._stop = mapped
@@ -401,7 +495,7 @@ class MessageBuilder:
             self.fail(*self._stop_error)
             return
         for key in sorted(self._open, key=lambda k: self._open[k].index):
-            self.end_block(key)
+            self.block_end(key)
         incomplete = [state for state in self._tools if state.error is not None]
         if incomplete:
             if stop != "length":
@@ -433,7 +527,7 @@ class MessageBuilder:
         self.start()
         for state in self._open.values():
             if type(state) is _ToolState and state.parts:
-                state.block.arguments = parse_partial(state.raw())
+                state.block.arguments = state.preview()
         info.output_started = self._output_started
         reason = "aborted" if info.kind == "aborted" else "error"
         msg = self.message
@@ -464,13 +558,13 @@ class MessageBuilder:
         return len(content) - 1
 
     def _kind_mismatch(self, key: Hashable, kind: str) -> None:
-        self.fail(ErrorInfo.of("protocol"), f"the provider sent {kind} content for block {key!r} of another kind")
+        self.fail(ErrorInfo.of("protocol"), f"the provider sent {kind} for block {key!r} of another kind")
 
     def _unique_id(self, candidate: str, index: int) -> str:
         if not candidate:
-            seed = self.message.response_id
-            suffix = hashlib.sha256(f"{seed}:{index}".encode()).hexdigest()[:12] if seed else secrets.token_hex(6)
-            candidate = f"call_gen_{suffix}"
+            # Derived, not random: two replays of one recording must give identical events.
+            seed = f"{self.message.response_id or ''}:{index}"
+            candidate = f"call_gen_{hashlib.sha256(seed.encode()).hexdigest()[:12]}"
         taken = {block.id for block in self.message.content if isinstance(block, ToolCall)}
         if candidate not in taken:
             return candidate
@@ -478,3 +572,7 @@ class MessageBuilder:
         while f"{candidate}_{n}" in taken:
             n += 1
         return f"{candidate}_{n}"
+
+
+def _count(value: int) -> int:
+    return min(max(0, int(value)), _MAX_TOKENS)

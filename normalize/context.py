@@ -113,10 +113,13 @@ class StreamOptions:
     """Per-call options. A plain dataclass (not pydantic): it carries live objects.
 
     ``signal`` aborts the call; ``http_client`` replaces the adapter's own client (cassettes pass
-    one); ``timeout`` is the idle timeout in seconds (the longest wait for the next bytes) and
-    ``connect_timeout`` bounds connecting; ``max_retries`` bounds retries before
-    any output (default 2); ``on_payload`` may inspect or replace the vendor payload; ``on_response``
-    sees the HTTP status and headers before the body is read.
+    one); ``timeout`` is the idle timeout in seconds (the longest wait for the next bytes),
+    ``connect_timeout`` bounds connecting and ``total_timeout`` (off by default) bounds the whole
+    call, retries included — a server that dribbles a byte at a time never trips the idle timeout;
+    ``max_retries`` bounds retries before any output (default 2); ``on_payload`` may inspect or
+    replace the vendor payload; ``on_response`` sees the HTTP status and headers before the body is
+    read. ``session_id`` lets vendors that key prompt caches by session (OpenAI's
+    ``prompt_cache_key``) route related calls together.
     """
 
     signal: AbortSignal | None = None
@@ -131,10 +134,10 @@ class StreamOptions:
     http_client: httpx.AsyncClient | None = None
     timeout: float | None = None
     connect_timeout: float | None = None
+    total_timeout: float | None = None
     max_retries: int = 2
     max_retry_delay_s: float = 60.0
     on_payload: Callable[[dict[str, Any], Model], dict[str, Any] | Awaitable[dict[str, Any] | None] | None] | None = (
         None
     )
     on_response: Callable[[int, Mapping[str, str], Model], Awaitable[None] | None] | None = None
-    extra: dict[str, Any] = field(default_factory=dict[str, Any])

@@ -17,7 +17,7 @@ from typing import Literal, get_args
 
 from normalize._jsonmodel import JsonModel
 
-__all__ = ["RETRYABLE_KINDS", "ErrorInfo", "ErrorKind", "error_kind_for_status"]
+__all__ = ["ERROR_KINDS", "RETRYABLE_KINDS", "ErrorInfo", "ErrorKind", "error_kind_for_status"]
 
 ErrorKind = Literal[
     "auth",
@@ -36,6 +36,7 @@ ErrorKind = Literal[
     "aborted",
     "config",
 ]
+#: Every error kind, for checking a value that came from outside (JSON, another adapter).
 ERROR_KINDS: frozenset[str] = frozenset(get_args(ErrorKind))
 
 #: Kinds for which repeating the same request may succeed.

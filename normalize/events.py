@@ -208,8 +208,18 @@ def event_to_json(event: AssistantMessageEvent, *, include_partial: bool = False
 def event_from_json(data: dict[str, Any], partial: AssistantMessage | None = None) -> AssistantMessageEvent:
     """Rebuild an event from pi JSON. ``partial`` (or the JSON's own) becomes the event's message.
 
-    Raises ``ValueError`` for an unknown ``type`` or a missing field.
+    Raises ``ValueError`` for anything that is not an event: an unknown ``type``, a missing or
+    mistyped field, a message that does not validate.
     """
+    if not isinstance(data, dict):  # pyright: ignore[reportUnnecessaryIsInstance] - callers are not type-checked
+        raise ValueError(f"an event is a JSON object, not {type(data).__name__}")  # noqa: TRY004 - the promise is ValueError
+    try:
+        return _event_from_json(data, partial)
+    except (KeyError, TypeError, AttributeError) as exc:
+        raise ValueError(f"not a valid {data.get('type')!r} event: {type(exc).__name__}: {exc}") from None
+
+
+def _event_from_json(data: dict[str, Any], partial: AssistantMessage | None) -> AssistantMessageEvent:
     kind = data.get("type")
     if kind == "done":
         return DoneEvent(data["reason"], AssistantMessage.from_json(data["message"]))

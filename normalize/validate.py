@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from normalize.content import TextContent, ThinkingContent, ToolCall
+from normalize.errors import ERROR_KINDS
 from normalize.events import AssistantMessageEvent, DoneEvent, ErrorEvent, event_from_json
 from normalize.messages import AssistantMessage
 from normalize.partial_json import ArgumentsError, parse_arguments
@@ -26,7 +27,8 @@ RULES: dict[str, str] = {
     "G3": "blocks start at the next content index; deltas and ends only on that open block, of its kind; "
     "each block ends at most once; on done every block has ended",
     "G4": "concatenated deltas equal the block's end content and the final message's block",
-    "G5": "done/error reasons match the message's stop reason; errors carry a message and ErrorInfo",
+    "G5": "done/error reasons match the message's stop reason; errors carry a message and an ErrorInfo "
+    "whose kind is in the taxonomy",
     "G6": "toolUse iff a complete tool call exists; ids non-empty and unique; arguments strictly parsed",
     "G7": "usage fields are non-negative ints obeying the usage contract",
 }
@@ -88,7 +90,11 @@ def _coerce(events: Iterable[AssistantMessageEvent | dict[str, Any]]) -> list[As
 
 
 def validate_events(events: Iterable[AssistantMessageEvent | dict[str, Any]]) -> list[Violation]:
-    """Return every violation of G1–G7 in ``events`` (an empty list means the sequence is valid)."""
+    """Return every violation of G1–G7 in ``events`` (an empty list means the sequence is valid).
+
+    Raises ``ValueError`` when an event given as pi JSON cannot be read as an event at all (an
+    unknown type, a missing field, a value outside its type such as an unknown error kind).
+    """
     seq = _coerce(events)
     found: list[Violation] = []
 
@@ -172,8 +178,13 @@ def _check_terminal(terminal: DoneEvent | ErrorEvent, message: AssistantMessage,
             flag("G5", at, f"error.reason {terminal.reason!r} != stopReason {message.stop_reason!r}")
         if not message.error_message:
             flag("G5", at, "error message has no errorMessage")
-        if message.error_info is None:
+        info = message.error_info
+        if info is None:
             flag("G5", at, "error message has no errorInfo")
+        elif info.kind not in ERROR_KINDS:
+            flag("G5", at, f"errorInfo.kind {info.kind!r} is not one of the error kinds")
+        elif (info.kind == "aborted") != (terminal.reason == "aborted"):
+            flag("G5", at, f"errorInfo.kind {info.kind!r} does not match error.reason {terminal.reason!r}")
 
 
 def _check_blocks(

@@ -45,35 +45,44 @@ class StreamFn(Protocol):
 
 
 _REGISTRY: dict[str, StreamFn] = {}
+_discovered = False
+
+
+def _discover() -> None:
+    # Adapters (built-in packages and installed entry points) are found on first use, so that
+    # `import streamfns` stays cheap; they never replace a StreamFn registered by hand.
+    global _discovered
+    if _discovered:
+        return
+    _discovered = True
+    from streamfns._adapters import all_adapters  # noqa: PLC0415 - lazy on purpose
+
+    for api, adapter in all_adapters().items():
+        _REGISTRY.setdefault(api, adapter.stream_fn)
 
 
 def register_api(api: str, fn: StreamFn) -> None:
     """Make ``fn`` the StreamFn for models whose ``api`` is ``api`` (replacing any earlier one)."""
+    _discover()
     _REGISTRY[api] = fn
 
 
 def unregister_api(api: str) -> None:
-    """Forget the StreamFn registered for ``api``, if any."""
+    """Forget the StreamFn registered for ``api``, if any (a built-in one too, until it is registered again)."""
+    _discover()
     _REGISTRY.pop(api, None)
 
 
 def get_stream_fn(api: str) -> StreamFn | None:
     """The StreamFn registered for ``api``, or None."""
-    if api not in _REGISTRY:
-        _load_builtin(api)
-    return _REGISTRY.get(api)
+    _discover()
+    return _REGISTRY.get(api) if isinstance(api, str) else None  # pyright: ignore[reportUnnecessaryIsInstance]
 
 
 def registered_apis() -> list[str]:
-    """The apis that currently have a StreamFn."""
+    """The apis that currently have a StreamFn: the built-in and installed adapters, and any registered by hand."""
+    _discover()
     return sorted(_REGISTRY)
-
-
-def _load_builtin(api: str) -> None:
-    # Built-in adapters register themselves on import; import lazily so `import streamfns` stays cheap.
-    from streamfns._builtin import load_builtin_api  # noqa: PLC0415 - lazy on purpose
-
-    load_builtin_api(api)
 
 
 def error_stream(model: Model | None, kind: ErrorKind, message: str) -> AssistantMessageEventStream:
@@ -130,9 +139,12 @@ def stream(model: Model, context: Context, options: StreamOptions | None = None)
     """
     if not isinstance(model, Model):  # pyright: ignore[reportUnnecessaryIsInstance] - callers are not type-checked
         return error_stream(None, "config", f"stream() needs a normalize.Model, got {type(model).__name__}")
+    if not isinstance(model.api, str):  # pyright: ignore[reportUnnecessaryIsInstance]
+        return error_stream(None, "config", f"model.api must be a string naming a wire api, not {model.api!r}")
     fn = get_stream_fn(model.api)
     if fn is None:
-        return error_stream(model, "config", f"no StreamFn is registered for api {model.api!r}")
+        known = ", ".join(registered_apis())
+        return error_stream(model, "config", f"no StreamFn is registered for api {model.api!r} (known: {known})")
     return guarded_call(fn, model, context, options)
 
 

@@ -1,9 +1,17 @@
 """The model catalog: known models per provider, as plain :class:`normalize.Model` data.
 
-Each provider's models live in a JSON file next to its adapter (``streamfns/anthropic/models.json``)
-and are read on first use. Every call returns fresh ``Model`` objects, so callers may change them
-(a different ``base_url``, extra headers) without affecting later look-ups. Models missing from the
-catalog need no registration: build a ``Model`` by hand and pass it to ``streamfns.stream``.
+Each adapter package keeps its models in its own ``models.json`` (``streamfns/anthropic/models.json``,
+and the file an installed adapter declares), read on first use without importing any HTTP code::
+
+    {"api": "anthropic-messages",
+     "providers": [{"provider": "anthropic", "base_url": "https://api.anthropic.com",
+                    "models": [{"id": "claude-sonnet-4-5", "context_window": 200000, ...}]}]}
+
+A provider may have models in several files (OpenAI's chat models are served by the
+``openai-completions`` adapter, its reasoning models by ``openai-responses``); a model entry may name
+its own ``api``. Every call returns fresh ``Model`` objects, so callers may change them (a different
+``base_url``, extra headers) without affecting later look-ups. Models missing from the catalog need
+no registration: build a ``Model`` by hand and pass it to ``streamfns.stream``.
 """
 
 from __future__ import annotations
@@ -11,18 +19,19 @@ from __future__ import annotations
 import difflib
 import functools
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass
 from importlib import resources
+from importlib.resources.abc import Traversable
 from typing import Any, cast
 
 from normalize import Model, ModelCost
 
-__all__ = ["get_model", "list_models", "list_providers"]
+__all__ = ["CatalogError", "get_model", "list_models", "list_providers"]
 
-#: provider → (directory under ``streamfns``, data file). Only files listed here are ever read.
-_SOURCES: dict[str, tuple[str, str]] = {
-    "anthropic": ("anthropic", "models.json"),
-}
+
+class CatalogError(ValueError):
+    """A ``models.json`` file is malformed, or two files claim the same model."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,6 +40,53 @@ class _Entry:
     api: str
     provider: str
     base_url: str
+    source: str
+
+
+def _catalog_files() -> Iterator[tuple[str, Traversable]]:
+    # Walk from the ``streamfns`` package instead of importing the adapter sub-packages: reading
+    # prices must not import (and register) an HTTP adapter.
+    from streamfns._adapters import builtin_packages, installed_adapters  # noqa: PLC0415 - avoids a cycle
+
+    root = resources.files("streamfns")
+    for name in builtin_packages():
+        file = root.joinpath(name, "models.json")
+        if file.is_file():
+            yield f"streamfns/{name}/models.json", file
+    for adapter in installed_adapters().values():
+        if adapter.catalog:
+            file = resources.files(adapter.package).joinpath(adapter.catalog)
+            if file.is_file():
+                yield f"{adapter.package}/{adapter.catalog}", file
+
+
+def _object(value: object) -> dict[str, Any] | None:
+    return cast("dict[str, Any]", value) if isinstance(value, dict) else None
+
+
+def _entries(source: str, parsed: object) -> Iterator[_Entry]:
+    document = _object(parsed)
+    if document is None or not isinstance(document.get("providers"), list):
+        raise CatalogError(f"{source}: expected an object with a 'providers' list")
+    api = document.get("api")
+    for item in cast("list[object]", document["providers"]):
+        group = _object(item)
+        if group is None or not isinstance(group.get("provider"), str):
+            raise CatalogError(f"{source}: every providers[] entry needs a 'provider' name")
+        for model_item in cast("list[object]", group.get("models", [])):
+            raw = _object(model_item)
+            if raw is None or not isinstance(raw.get("id"), str):
+                raise CatalogError(f"{source}: every model needs an 'id' ({group['provider']})")
+            model_api = raw.get("api", api)
+            if not isinstance(model_api, str):
+                raise CatalogError(f"{source}: model {raw['id']!r} has no api")
+            yield _Entry(
+                model=raw,
+                api=model_api,
+                provider=group["provider"],
+                base_url=str(raw.get("base_url", group.get("base_url", ""))),
+                source=source,
+            )
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,24 +96,26 @@ class _ProviderCatalog:
 
 
 @functools.cache
-def _load(provider: str) -> _ProviderCatalog:
-    directory, filename = _SOURCES[provider]
-    # Walk from the ``streamfns`` package instead of importing the adapter sub-package: reading
-    # prices must not import (and register) the HTTP adapter.
-    text = resources.files("streamfns").joinpath(directory, filename).read_text(encoding="utf-8")
-    document = cast("dict[str, Any]", json.loads(text))
-    api = cast("str", document["api"])
-    base_url = cast("str", document.get("base_url", ""))
-    entries: list[_Entry] = []
-    by_id: dict[str, _Entry] = {}
-    for raw in cast("list[dict[str, Any]]", document["models"]):
-        entry = _Entry(model=raw, api=api, provider=provider, base_url=base_url)
-        entries.append(entry)
-        for name in (raw["id"], *cast("list[str]", raw.get("aliases", []))):
-            if name in by_id:
-                raise ValueError(f"duplicate model id {name!r} in the {provider} catalog")
-            by_id[name] = entry
-    return _ProviderCatalog(entries=tuple(entries), by_id=by_id)
+def _index() -> dict[str, _ProviderCatalog]:
+    entries: dict[str, list[_Entry]] = {}
+    by_id: dict[str, dict[str, _Entry]] = {}
+    for source, file in _catalog_files():
+        try:
+            document = json.loads(file.read_text(encoding="utf-8"))
+        except ValueError as exc:
+            raise CatalogError(f"{source}: not JSON: {exc}") from None
+        for entry in _entries(source, document):
+            entries.setdefault(entry.provider, []).append(entry)
+            known = by_id.setdefault(entry.provider, {})
+            for name in (entry.model["id"], *cast("list[str]", entry.model.get("aliases", []))):
+                if name in known:
+                    raise CatalogError(
+                        f"model {entry.provider}/{name} is listed twice: in {known[name].source} and {source}"
+                    )
+                known[name] = entry
+    return {
+        provider: _ProviderCatalog(entries=tuple(items), by_id=by_id[provider]) for provider, items in entries.items()
+    }
 
 
 def _build(entry: _Entry) -> Model:
@@ -88,7 +146,14 @@ def _build(entry: _Entry) -> Model:
 
 def list_providers() -> list[str]:
     """The providers the catalog knows, sorted."""
-    return sorted(_SOURCES)
+    return sorted(_index())
+
+
+def _provider(provider: str) -> _ProviderCatalog:
+    catalog = _index().get(provider)
+    if catalog is None:
+        raise KeyError(f"unknown provider {provider!r}; known providers: {', '.join(list_providers())}")
+    return catalog
 
 
 def get_model(provider: str, model_id: str) -> Model:
@@ -100,9 +165,7 @@ def get_model(provider: str, model_id: str) -> Model:
 
     Raises ``KeyError`` for an unknown provider or id; the message lists the closest known ids.
     """
-    if provider not in _SOURCES:
-        raise KeyError(f"unknown provider {provider!r}; known providers: {', '.join(list_providers())}")
-    catalog = _load(provider)
+    catalog = _provider(provider)
     entry = catalog.by_id.get(model_id)
     if entry is None:
         close = difflib.get_close_matches(model_id, list(catalog.by_id), n=5, cutoff=0.5)
@@ -117,7 +180,5 @@ def list_models(provider: str | None = None) -> list[Model]:
     Each model appears once, under its canonical id (aliases are not repeated). Raises ``KeyError``
     for an unknown provider.
     """
-    if provider is not None and provider not in _SOURCES:
-        raise KeyError(f"unknown provider {provider!r}; known providers: {', '.join(list_providers())}")
     providers = [provider] if provider is not None else list_providers()
-    return [_build(entry) for name in providers for entry in _load(name).entries]
+    return [_build(entry) for name in providers for entry in _provider(name).entries]

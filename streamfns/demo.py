@@ -1,9 +1,9 @@
 """``make demo``: stream responses offline through the real pipeline and render them.
 
-Part one replays real recorded Anthropic streams (bundled cassettes) through ``stream_anthropic`` —
-the real adapter, SSE decoder and builder, fed the recorded bytes with their timing by a cassette
-transport; part two streams a scripted thinking → text → tool call response from the faux provider.
-Nothing touches the network.
+Part one replays real recorded vendor streams (bundled cassettes) through each built-in adapter —
+the recordings its ``Adapter.demo`` names, through the real adapter, SSE decoder and builder, fed
+the recorded bytes with their timing by a cassette transport; part two streams a scripted thinking →
+text → tool call response from the faux provider. Nothing touches the network.
 """
 
 from __future__ import annotations
@@ -16,8 +16,9 @@ import httpx
 import streamfns
 from cassettes import ReplayTransport, library
 from normalize import Context, Model, StreamOptions, Tool, UserMessage
+from streamfns._adapters import builtin_adapters
 from streamfns._render import format_summary, render_stream
-from streamfns.catalog import get_model
+from streamfns.catalog import list_models
 from streamfns.faux import FauxProvider, faux_message, faux_text, faux_thinking, faux_tool_call
 
 __all__ = ["main"]
@@ -52,41 +53,36 @@ async def _faux_part() -> None:
         faux.unregister()
 
 
-#: (library cassette, what it shows, the prompt it answered)
-_RECORDINGS = (
-    ("llma__thinking_sonnet45", "thinking then text", "Two names for a pet pelican, be brief"),
-    ("tl__text_and_2_tools_sonnet35", "text then two parallel tool calls", "Weather and time in San Francisco?"),
-)
+def _priced_model(model_id: str, api: str) -> Model:
+    # The catalog knows most recorded models' prices, so the summary shows a real cost.
+    for model in list_models():
+        if model.id == model_id and model.api == api:
+            return model
+    return Model(id=model_id, api=api, provider="recorded", base_url="https://recorded.invalid")
 
 
-def _priced_model(model_id: str) -> Model:
-    # The catalog knows the recorded models' prices, so the summary shows a real cost.
-    try:
-        return get_model("anthropic", model_id)
-    except KeyError:
-        return Model(id=model_id, api="anthropic-messages", provider="anthropic", base_url="https://api.anthropic.com")
-
-
-async def _anthropic_part() -> None:
-    for name, what, prompt in _RECORDINGS:
-        cassette = library.load(name)
-        source = cassette.source or {}
-        print(f"== Anthropic recording {name}: {what}")
-        print(
-            f"   (recorded bytes from {source.get('repository', '?')}, {source.get('license', '?')}; replayed offline)"
-        )
-        model = _priced_model(cassette.model or "claude")
-        transport = ReplayTransport(cassette, match="any", timing="recorded")
-        async with httpx.AsyncClient(transport=transport) as client:
-            options = StreamOptions(api_key="offline-demo", http_client=client)
-            context = Context(messages=[UserMessage(content=prompt)])
-            summary = await render_stream(streamfns.stream(model, context, options), color=sys.stdout.isatty())
-        print(format_summary(summary))
-        print()
+async def _recorded_part() -> None:
+    for api, adapter in sorted(builtin_adapters().items()):
+        for name, what, prompt in adapter.demo:
+            cassette = library.load(name)
+            source = cassette.source or {}
+            print(f"== {api} recording {name}: {what}")
+            print(
+                f"   (recorded bytes from {source.get('repository', '?')}, {source.get('license', '?')}; "
+                "replayed offline)"
+            )
+            model = _priced_model(cassette.model or "recorded-model", api)
+            transport = ReplayTransport(cassette, match="any", timing="recorded")
+            async with httpx.AsyncClient(transport=transport) as client:
+                options = StreamOptions(api_key="offline-demo", http_client=client)
+                context = Context(messages=[UserMessage(content=prompt)])
+                summary = await render_stream(streamfns.stream(model, context, options), color=sys.stdout.isatty())
+            print(format_summary(summary))
+            print()
 
 
 async def _main() -> None:
-    await _anthropic_part()
+    await _recorded_part()
     await _faux_part()
 
 

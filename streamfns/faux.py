@@ -211,10 +211,10 @@ class FauxProvider:
             if signal is not None and signal.aborted:
                 break
             if isinstance(block, ThinkingContent) and block.thinking_signature:
-                builder.signature(index, block.thinking_signature)
+                builder.block_signature(index, block.thinking_signature)
             if not builder.is_open(index):  # an empty block never opened through a delta
                 self._emit(builder, index, block, "")
-            builder.end_block(index)
+            builder.block_end(index)
             yield builder.drain()
         if signal is not None and signal.aborted:
             builder.abort(signal.reason)
@@ -247,15 +247,15 @@ class FauxProvider:
     @staticmethod
     def _emit(builder: MessageBuilder, index: int, block: AssistantContent, piece: str) -> None:
         if isinstance(block, TextContent):
-            builder.text(index, piece)
+            builder.text_delta(index, piece)
         elif isinstance(block, ThinkingContent):
             if not builder.is_open(index):
-                builder.start_thinking(index, redacted=block.redacted)
-            builder.thinking(index, piece)
+                builder.thinking_start(index, redacted=block.redacted)
+            builder.thinking_delta(index, piece)
         else:
             if not builder.is_open(index):
                 builder.tool_call_start(index, block.id, block.name, thought_signature=block.thought_signature)
-            builder.tool_args(index, piece)
+            builder.tool_call_delta(index, piece)
 
     async def _pause(self, piece: str, signal: Any) -> bool:
         delay = 0.0

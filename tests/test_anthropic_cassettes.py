@@ -20,7 +20,7 @@ from normalize import (
     event_to_json,
     validate_events,
 )
-from streamfns._sse import SSEDecoder
+from streamfns.kit.sse import SSEDecoder
 from tests._anthropic import error_names, replay, stream_names
 
 STREAMS = stream_names()

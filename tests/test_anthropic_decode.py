@@ -19,10 +19,9 @@ from normalize import (
     ToolCall,
     validate_events,
 )
-from streamfns._http import StreamFailure
-from streamfns._sse import ServerSentEvent
 from streamfns.anthropic import AnthropicDecoder, stream_anthropic
 from streamfns.anthropic.decode import REDACTED_PLACEHOLDER
+from streamfns.kit import ServerSentEvent, StreamFailure
 from tests._anthropic import CONTEXT, model, scripted
 
 
@@ -39,7 +38,7 @@ def run(*events: dict[str, Any] | ServerSentEvent) -> MessageBuilder:
     builder = MessageBuilder()
     decoder = AnthropicDecoder(builder)
     for item in events:
-        decoder.handle(item if isinstance(item, ServerSentEvent) else sse(item))
+        decoder.on_event(item if isinstance(item, ServerSentEvent) else sse(item))
     return builder
 
 

@@ -36,7 +36,7 @@ async def test_each_recorded_reply_replays_into_the_next_request(name: str) -> N
     history.append(UserMessage(content="and then?"))
     target = model()
     target.id = reply.model  # the same model: signatures and thinking must survive
-    payload = build_request(target, Context(messages=history), api_key="k").payload
+    payload = build_request(target, Context(messages=history)).payload
     messages: list[dict[str, Any]] = payload["messages"]
     roles = [m["role"] for m in messages]
     assert all(a != b for a, b in itertools.pairwise(roles)), "roles alternate"
@@ -68,7 +68,7 @@ async def test_a_reply_replayed_to_another_model_sends_thinking_as_text() -> Non
         ToolResultMessage(tool_call_id=tool.id, tool_name=tool.name, content=[TextContent(text="ok")]),
     ]
     other = get_model("anthropic", "claude-sonnet-4-5")
-    payload = build_request(other, Context(messages=history), api_key="k").payload
+    payload = build_request(other, Context(messages=history)).payload
     assistant = payload["messages"][1]["content"]
     assert [b["type"] for b in assistant] == ["text", "tool_use"]
     thinking = next(b for b in reply.content if isinstance(b, ThinkingContent))

@@ -29,11 +29,11 @@ from normalize import (
 )
 from streamfns.anthropic.request import (
     INTERLEAVED_THINKING_BETA,
-    AnthropicRequest,
     anthropic_tool_call_id,
     build_request,
 )
 from streamfns.catalog import get_model, list_models
+from streamfns.kit import CompatError, WireRequest
 
 FIXTURES = Path(__file__).parent / "fixtures"
 GOLDEN = FIXTURES / "anthropic_request_multiturn.json"
@@ -164,9 +164,9 @@ def golden_context() -> Context:
     return Context(messages=messages, system_prompt="You are a weather assistant.", tools=[weather_tool(), time_tool()])
 
 
-def golden_request() -> AnthropicRequest:
+def golden_request() -> WireRequest:
     options = StreamOptions(reasoning="medium", temperature=0.2, cache_retention="short")
-    return build_request(get_model("anthropic", "claude-sonnet-4-5"), golden_context(), options, api_key="sk-test")
+    return build_request(get_model("anthropic", "claude-sonnet-4-5"), golden_context(), options)
 
 
 def test_golden_payload() -> None:
@@ -286,7 +286,7 @@ def test_user_built_model_works_without_catalog_entry() -> None:
     request = build_request(custom_model(), simple_context(), StreamOptions(api_key="from-options"))
     assert request.url == "https://proxy.example/anthropic/v1/messages"
     assert request.payload["model"] == "my-claude-proxy-model"
-    assert request.headers["x-api-key"] == "from-options"
+    assert "x-api-key" not in request.headers, "the kit adds the key, not the request builder"
     assert "thinking" not in request.payload  # not a reasoning model
     assert request.payload["stream"] is True
 
@@ -391,30 +391,22 @@ def test_temperature_sent_only_when_thinking_is_off_and_supported() -> None:
 # ---------------------------------------------------------------------------------------- headers
 
 
-def test_headers_merge_and_removal() -> None:
-    model = custom_model(
-        reasoning=True,
-        compat={"interleaved_thinking": True},
-        headers={"X-Model-Header": "m", "Anthropic-Beta": "context-1m-2025-08-07"},
-    )
-    options = StreamOptions(
-        reasoning="low",
-        api_key="from-options",
-        headers={"x-model-header": "overridden", "Accept": None, "x-extra": "e"},
-    )
-    headers = build_request(model, simple_context(), options, api_key="explicit").headers
+def test_the_builder_sends_only_its_own_headers() -> None:
+    model = custom_model(reasoning=True, compat={"interleaved_thinking": True}, headers={"X-Model-Header": "m"})
+    headers = build_request(model, simple_context(), StreamOptions(reasoning="low", api_key="k")).headers
     assert headers == {
+        "accept": "text/event-stream",
         "anthropic-version": "2023-06-01",
         "content-type": "application/json",
-        "x-api-key": "explicit",
-        "x-model-header": "overridden",
-        "anthropic-beta": f"{INTERLEAVED_THINKING_BETA},context-1m-2025-08-07",
-        "x-extra": "e",
+        "anthropic-beta": INTERLEAVED_THINKING_BETA,
     }
 
 
-def test_no_api_key_no_header() -> None:
-    assert "x-api-key" not in build_request(custom_model(), simple_context(), None).headers
+def test_an_unknown_compat_flag_is_refused() -> None:
+    with pytest.raises(CompatError, match="adaptive_thinkin"):
+        build_request(custom_model(compat={"adaptive_thinkin": True}), simple_context(), None)
+    with pytest.raises(CompatError, match="supports_temperature"):
+        build_request(custom_model(compat={"supports_temperature": "yes"}), simple_context(), None)
 
 
 # --------------------------------------------------------------------------------------- messages

@@ -6,6 +6,7 @@ import itertools
 import json
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -22,6 +23,7 @@ from normalize import (
     validate_events,
 )
 from normalize.model import ModelCost
+from normalize.partial_json import JsonRepairer
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers(-(10**6), 10**6) | st.text(max_size=12),
@@ -55,21 +57,21 @@ def test_random_blocks_with_random_splits_validate_and_reassemble(
     for key, (kind, payload) in enumerate(blocks):
         if kind == "text":
             for piece in split(payload, cuts):
-                builder.text(key, piece)
+                builder.text_delta(key, piece)
             expected.append(TextContent(text=payload))
         elif kind == "thinking":
             for piece in split(payload, cuts):
-                builder.thinking(key, piece)
-            builder.signature(key, f"sig{key}")
+                builder.thinking_delta(key, piece)
+            builder.block_signature(key, f"sig{key}")
             expected.append(ThinkingContent(thinking=payload, thinking_signature=f"sig{key}"))
         else:
             raw = json.dumps(payload)
             builder.tool_call_start(key, f"id{key}", f"tool{key}")
             for piece in split(raw, cuts):
-                builder.tool_args(key, piece)
+                builder.tool_call_delta(key, piece)
             expected.append(ToolCall(id=f"id{key}", name=f"tool{key}", arguments=payload))
         if not interleave:
-            builder.end_block(key)
+            builder.block_end(key)
     builder.usage(input=7, output=3, cache_read=2)
     builder.stop("end", "stop")
     builder.finish()
@@ -86,8 +88,8 @@ def test_random_blocks_with_random_splits_validate_and_reassemble(
 def test_incomplete_tool_arguments_end_as_truncated_error_never_tool_use() -> None:
     builder = MessageBuilder()
     builder.tool_call_start(0, "c", "write_file")
-    builder.tool_args(0, '{"path": "/tmp/x", "content": "hal')
-    builder.end_block(0)
+    builder.tool_call_delta(0, '{"path": "/tmp/x", "content": "hal')
+    builder.block_end(0)
     builder.stop("tool_use", "toolUse")
     builder.finish()
     events = builder.drain()
@@ -108,8 +110,8 @@ def test_incomplete_tool_arguments_end_as_truncated_error_never_tool_use() -> No
 def test_incomplete_tool_arguments_with_length_stay_length() -> None:
     builder = MessageBuilder()
     builder.tool_call_start(0, "c", "f")
-    builder.tool_args(0, '{"a": [1, 2')
-    builder.end_block(0)
+    builder.tool_call_delta(0, '{"a": [1, 2')
+    builder.block_end(0)
     builder.stop("max_tokens", "length")
     builder.finish()
     events = builder.drain()
@@ -122,7 +124,7 @@ def test_incomplete_tool_arguments_with_length_stay_length() -> None:
 def test_initial_tool_input_is_kept_when_no_fragments_follow() -> None:
     builder = MessageBuilder()
     builder.tool_call_start(0, "c", "f", arguments={"q": "full input in the start event"})
-    builder.end_block(0)
+    builder.block_end(0)
     builder.stop("tool_use", "toolUse")
     builder.finish()
     events = builder.drain()
@@ -137,8 +139,8 @@ def test_initial_tool_input_is_kept_when_no_fragments_follow() -> None:
 def test_control_characters_in_arguments_are_repaired_not_salvaged() -> None:
     builder = MessageBuilder()
     builder.tool_call_start(0, "c", "f")
-    builder.tool_args(0, '{"path": "A\\H", "text": "col1\tcol2"}')
-    builder.end_block(0)
+    builder.tool_call_delta(0, '{"path": "A\\H", "text": "col1\tcol2"}')
+    builder.block_end(0)
     builder.stop("tool_use", "toolUse")
     builder.finish()
     call = builder.message.content[0]
@@ -150,8 +152,8 @@ def test_control_characters_in_arguments_are_repaired_not_salvaged() -> None:
 def test_non_object_arguments_are_a_protocol_error() -> None:
     builder = MessageBuilder()
     builder.tool_call_start(0, "c", "f")
-    builder.tool_args(0, "[1, 2]")
-    builder.end_block(0)
+    builder.tool_call_delta(0, "[1, 2]")
+    builder.block_end(0)
     builder.stop("tool_use", "toolUse")
     builder.finish()
     assert builder.message.error_info is not None
@@ -171,9 +173,9 @@ def test_fail_before_anything_emits_start_then_error() -> None:
 def test_fail_keeps_partial_content_and_usage_and_ignores_later_calls() -> None:
     builder = MessageBuilder()
     builder.usage(input=12)
-    builder.text(0, "partial ans")
+    builder.text_delta(0, "partial ans")
     builder.fail(ErrorInfo.of("network"), "connection reset")
-    builder.text(0, "wer")
+    builder.text_delta(0, "wer")
     builder.stop("end_turn", "stop")
     builder.finish()
     events = builder.drain()
@@ -185,7 +187,7 @@ def test_fail_keeps_partial_content_and_usage_and_ignores_later_calls() -> None:
 
 def test_missing_stop_reason_is_a_protocol_error() -> None:
     builder = MessageBuilder()
-    builder.text(0, "hi")
+    builder.text_delta(0, "hi")
     builder.finish()
     assert builder.message.stop_reason == "error"
     assert builder.message.error_info is not None
@@ -194,7 +196,7 @@ def test_missing_stop_reason_is_a_protocol_error() -> None:
 
 def test_tool_use_without_any_tool_call_is_an_error() -> None:
     builder = MessageBuilder()
-    builder.text(0, "hi")
+    builder.text_delta(0, "hi")
     builder.stop("tool_use", "toolUse")
     builder.finish()
     assert builder.message.stop_reason == "error"
@@ -202,13 +204,13 @@ def test_tool_use_without_any_tool_call_is_an_error() -> None:
 
 def test_block_started_twice_or_of_the_wrong_kind_is_a_protocol_error() -> None:
     twice = MessageBuilder()
-    twice.start_text(0)
-    twice.start_text(0)
+    twice.text_start(0)
+    twice.text_start(0)
     assert twice.message.error_info is not None
     assert twice.message.error_info.kind == "protocol"
     mixed = MessageBuilder()
-    mixed.text(0, "a")
-    mixed.thinking(0, "b")
+    mixed.text_delta(0, "a")
+    mixed.thinking_delta(0, "b")
     assert mixed.message.stop_reason == "error"
 
 
@@ -242,17 +244,111 @@ def test_usage_overwrites_only_given_fields_and_prices_them() -> None:
 def test_partial_tool_preview_is_not_reparsed_per_delta() -> None:
     builder = MessageBuilder()
     builder.tool_call_start(0, "c", "f")
-    builder.tool_args(0, '{"k": "')
+    builder.tool_call_delta(0, '{"k": "')
     previews: list[dict[str, Any]] = []
     for _ in range(2000):
-        builder.tool_args(0, "abcd")
+        builder.tool_call_delta(0, "abcd")
         call = builder.message.content[0]
         assert isinstance(call, ToolCall)
         previews.append(call.arguments)
     distinct = {id(p) for p in previews}
     assert len(distinct) < 60, f"the preview was rebuilt {len(distinct)} times for 2000 deltas"
-    builder.tool_args(0, '"}')
-    builder.end_block(0)
+    builder.tool_call_delta(0, '"}')
+    builder.block_end(0)
     call = builder.message.content[0]
     assert isinstance(call, ToolCall)
     assert call.arguments == {"k": "abcd" * 2000}
+
+
+# -- misuse the builder cannot absorb safely is a protocol error -------------------------------------
+
+
+def test_a_stop_reason_mapped_outside_the_five_is_a_protocol_error() -> None:
+    builder = MessageBuilder()
+    builder.text_delta(0, "hi")
+    builder.stop("weird", "bogus")  # pyright: ignore[reportArgumentType]
+    builder.finish()
+    assert builder.message.stop_reason == "error"
+    assert builder.message.error_info is not None
+    assert builder.message.error_info.kind == "protocol"
+    assert "'bogus'" in (builder.message.error_message or "")
+    assert validate_events(builder.drain()) == []
+
+
+@pytest.mark.parametrize("initial", [[1, 2], "rm -rf /", 7, True])
+def test_initial_tool_arguments_that_are_not_an_object_never_become_a_call(initial: object) -> None:
+    builder = MessageBuilder()
+    builder.tool_call_start(0, "call_1", "shell", arguments=initial)
+    builder.stop("tool_use", "toolUse")
+    builder.finish()
+    assert builder.message.stop_reason == "error"
+    assert builder.message.error_info is not None
+    assert builder.message.error_info.kind == "protocol"
+    assert builder.message.content == [], "no tool call with invented arguments"
+    assert validate_events(builder.drain()) == []
+
+
+def test_argument_fragments_for_a_call_never_started_are_a_protocol_error() -> None:
+    builder = MessageBuilder()
+    builder.text_delta("t", "hi")
+    builder.tool_call_delta(3, '{"a": 1}')
+    assert builder.finished
+    assert builder.message.error_info is not None
+    assert builder.message.error_info.kind == "protocol"
+    events = builder.drain()
+    assert [e.type for e in events] == ["start", "text_start", "text_delta", "error"]
+    assert validate_events(events) == []
+
+
+def test_generated_ids_are_deterministic_without_a_response_id() -> None:
+    def ids() -> list[str]:
+        builder = MessageBuilder()
+        builder.tool_call_start(0, "", "a")
+        builder.tool_call_start(1, "", "b")
+        return [block.id for block in builder.message.content if isinstance(block, ToolCall)]
+
+    first = ids()
+    assert first == ids()
+    assert len(set(first)) == 2
+
+
+def test_hostile_token_counts_are_capped_and_cannot_overflow_the_cost() -> None:
+    model = Model(id="m", api="x", provider="p", cost=ModelCost(input=3.0, output=15.0))
+    builder = MessageBuilder(model)
+    builder.usage(input=10**401, output=-5, reasoning=10**30)
+    usage = builder.message.usage
+    assert usage.input == 2**53 - 1
+    assert usage.output == 0
+    assert usage.total_tokens == usage.input
+    assert usage.cost.total > 0
+
+
+def test_tool_arguments_with_raw_control_characters_are_repaired_each_character_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Arguments full of raw TABs and stray backslashes: the repair never re-scans what it has seen,
+    however many previews and the final parse there are (the quadratic version re-repaired the whole
+    buffer at every preview)."""
+    fed: list[int] = []
+    original = JsonRepairer.feed
+
+    def counting(self: JsonRepairer, text: str) -> str:
+        fed.append(len(text))
+        return original(self, text)
+
+    monkeypatch.setattr(JsonRepairer, "feed", counting)
+    value = "a\tb\\c" * 40
+    fragment = '"' + value + '", "k": '
+    builder = MessageBuilder()
+    builder.tool_call_start(0, "c", "f")
+    builder.tool_call_delta(0, '{"start": ')
+    for _ in range(5_000):
+        builder.tool_call_delta(0, fragment)
+    builder.tool_call_delta(0, '"end"}')
+    builder.block_end(0)
+    call = builder.message.content[0]
+    assert isinstance(call, ToolCall)
+    assert call.arguments == {"start": value, "k": "end"}
+    raw_length = len('{"start": ') + 5_000 * len(fragment) + len('"end"}')
+    assert raw_length <= sum(fed) <= raw_length + 16, "each character repaired once"
+    assert len(fed) < 80, f"{len(fed)} repair passes: one per preview, not one per fragment"

@@ -12,7 +12,7 @@ import dataclasses
 import pytest
 
 import conformance
-from conformance.targets import ANTHROPIC_CAPABILITIES
+from streamfns.anthropic.conformance import TARGET as ANTHROPIC
 from tests.conformance_support.broken import BrokenAdapter, Defects
 
 #: Shorter bounds than the defaults: the defects make many scenarios wait for a timeout.
@@ -36,7 +36,7 @@ def harness(defects: Defects) -> conformance.Report:
     async def go() -> conformance.Report:
         adapter = BrokenAdapter(defects)
         try:
-            return await conformance.run(adapter, capabilities=ANTHROPIC_CAPABILITIES, limits=FAST)
+            return await conformance.run(adapter, capabilities=ANTHROPIC.capabilities, limits=FAST)
         finally:
             await adapter.aclose()
 

@@ -5,14 +5,21 @@ from __future__ import annotations
 import pytest
 
 import conformance
-from conformance.targets import BUILTIN_TARGETS, FAUX_CAPABILITIES, faux, faux_target
-from streamfns._builtin import BUILTIN_APIS
+import conformance.targets
+from conformance.targets import FAUX_CAPABILITIES, builtin_targets, faux, faux_target
+from streamfns._adapters import builtin_adapters, builtin_packages
+
+BUILTIN_APIS = sorted(builtin_adapters())
 
 
-def test_every_builtin_api_has_a_conformance_target() -> None:
-    assert set(BUILTIN_APIS) <= set(BUILTIN_TARGETS), "add the new adapter to conformance.targets.BUILTIN_TARGETS"
+def test_every_builtin_adapter_declares_a_conformance_target_for_its_api() -> None:
+    targets = builtin_targets()
+    assert set(targets) == {"faux", *BUILTIN_APIS}
     for api in BUILTIN_APIS:
-        assert BUILTIN_TARGETS[api].capabilities.api == api
+        assert targets[api].capabilities.api == api
+    for package in builtin_packages():
+        target = getattr(conformance.targets, package)
+        assert target in targets.values(), f"conformance.targets:{package} names the package's declared target"
 
 
 async def test_the_faux_provider_is_conformant() -> None:
@@ -32,9 +39,9 @@ async def test_the_faux_factory_is_told_apart_from_a_stream_fn() -> None:
     assert report.ids("pass") == ["P1", "D1"], report.to_text()
 
 
-@pytest.mark.parametrize("api", sorted(BUILTIN_APIS))
+@pytest.mark.parametrize("api", BUILTIN_APIS)
 async def test_every_builtin_adapter_is_conformant(api: str) -> None:
-    report = await conformance.run(BUILTIN_TARGETS[api])
+    report = await conformance.run(builtin_targets()[api])
     assert report.failing == [], report.to_text()
     assert report.ids("unsupported") == [], report.to_text()
     assert report.ids("xfail") == [], report.to_text()

@@ -16,9 +16,10 @@ from cassettes.mutations import status_override
 from conformance import Capabilities, CheckResult, Limits, LoopbackServer, Report, Scripted, Target
 from conformance.plans import plan
 from conformance.recordings import LIBRARY_PICKS, load_recordings
-from conformance.targets import ANTHROPIC_CAPABILITIES, FAUX_CAPABILITIES, anthropic, faux_target
+from conformance.targets import FAUX_CAPABILITIES, faux_target
 from normalize import Context, Model, StreamOptions, UserMessage
 from streamfns.anthropic import stream_anthropic
+from streamfns.anthropic.conformance import TARGET as anthropic
 from streamfns.faux import FauxProvider
 from tests.conformance_support.fakes import NO_HTTP, TARGETS, well_behaved
 
@@ -144,7 +145,7 @@ async def test_a_refused_url_refuses() -> None:
 
 
 def _report(*results: CheckResult) -> Report:
-    return Report(adapter="x.y", harness_version="9.9.9", capabilities=ANTHROPIC_CAPABILITIES, results=results)
+    return Report(adapter="x.y", harness_version="9.9.9", capabilities=anthropic.capabilities, results=results)
 
 
 def test_the_verdict_rule() -> None:

@@ -72,7 +72,7 @@ async def test_async_raise_before_the_first_event() -> None:
 async def test_raise_mid_iteration_keeps_partial_content() -> None:
     async def generator(model: Model) -> AsyncIterator[AssistantMessageEvent]:
         builder = MessageBuilder(model)
-        builder.text(0, "half an ans")
+        builder.text_delta(0, "half an ans")
         for event in builder.drain():
             yield event
         raise RuntimeError("decoder bug")

@@ -6,6 +6,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from normalize import (
     AssistantMessage,
     Context,
@@ -20,6 +22,7 @@ from normalize import (
     UserMessage,
     calculate_cost,
     effective_system,
+    event_from_json,
     messages_from_json,
     normalize_context,
 )
@@ -114,3 +117,12 @@ def test_calculate_cost_prices_each_component_and_1h_cache_writes_at_twice_input
     assert cost.cache_write == (3.75 * 300_000 + 6.0 * 100_000) / 1_000_000
     assert cost.total == cost.input + cost.output + cost.cache_read + cost.cache_write
     assert usage.cost is cost
+
+
+@pytest.mark.parametrize(
+    "data",
+    [{"type": "text_delta"}, {"type": "done"}, {"type": "bogus"}, {"type": "toolcall_end", "contentIndex": 0}, 7],
+)
+def test_event_from_json_raises_value_error_for_what_is_not_an_event(data: object) -> None:
+    with pytest.raises(ValueError):
+        event_from_json(data)  # pyright: ignore[reportArgumentType]

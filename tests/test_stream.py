@@ -81,7 +81,7 @@ async def test_pull_source_ending_without_terminal_synthesizes_error_with_start(
 async def test_result_without_iteration_drives_the_stream() -> None:
     async def source() -> AsyncIterator[Sequence[AssistantMessageEvent]]:
         builder = MessageBuilder(MODEL)
-        builder.text(0, "hi")
+        builder.text_delta(0, "hi")
         yield builder.drain()
         builder.stop("end", "stop")
         builder.finish()
@@ -111,7 +111,7 @@ async def test_breaking_out_early_closes_the_producer() -> None:
         builder = MessageBuilder(MODEL)
         try:
             while True:
-                builder.text(0, "x")
+                builder.text_delta(0, "x")
                 yield builder.drain()
         finally:
             closed.set()
@@ -151,7 +151,7 @@ async def test_aclose_closes_the_producer_and_result_reports_aborted() -> None:
 async def test_producer_exception_becomes_an_error_event() -> None:
     async def exploding() -> AsyncIterator[Sequence[AssistantMessageEvent]]:
         builder = MessageBuilder(MODEL)
-        builder.text(0, "so far")
+        builder.text_delta(0, "so far")
         yield builder.drain()
         raise RuntimeError("adapter bug")
 
@@ -207,7 +207,7 @@ async def test_result_called_inside_the_loop_returns_and_the_loop_still_sees_eve
     async def source() -> AsyncIterator[Sequence[AssistantMessageEvent]]:
         builder = MessageBuilder(MODEL)
         for word in ("a", "b", "c"):
-            builder.text(0, word)
+            builder.text_delta(0, word)
             yield builder.drain()
         builder.stop("end", "stop")
         builder.finish()
@@ -232,7 +232,7 @@ async def test_result_right_after_break_is_aborted_and_the_producer_closes() -> 
         builder = MessageBuilder(MODEL)
         try:
             while True:
-                builder.text(0, "x")
+                builder.text_delta(0, "x")
                 yield builder.drain()
                 await asyncio.sleep(0)
         finally:
@@ -253,7 +253,7 @@ async def test_result_from_another_task_while_the_loop_body_awaits_does_not_brea
         builder = MessageBuilder(MODEL)
         for word in ("a", "b", "c", "d"):
             await asyncio.sleep(0.005)
-            builder.text(0, word)
+            builder.text_delta(0, word)
             yield builder.drain()
         builder.stop("end", "stop")
         builder.finish()
@@ -276,7 +276,7 @@ async def test_a_producer_whose_cleanup_raises_still_gives_a_result() -> None:
     async def messy() -> AsyncIterator[Sequence[AssistantMessageEvent]]:
         builder = MessageBuilder(MODEL)
         try:
-            builder.text(0, "partial")
+            builder.text_delta(0, "partial")
             yield builder.drain()
             await asyncio.sleep(3600)
         finally:
@@ -292,7 +292,7 @@ async def test_a_producer_whose_cleanup_raises_still_gives_a_result() -> None:
 async def test_cancelling_a_reading_result_call_ends_the_stream_aborted_for_everyone() -> None:
     async def slow() -> AsyncIterator[Sequence[AssistantMessageEvent]]:
         builder = MessageBuilder(MODEL)
-        builder.text(0, "so far")
+        builder.text_delta(0, "so far")
         yield builder.drain()
         await asyncio.sleep(3600)
         yield builder.drain()

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+import pytest
+
 from normalize import (
     AssistantMessage,
     AssistantMessageEvent,
@@ -90,6 +92,20 @@ def test_g5_reason_mismatch_and_missing_error_fields() -> None:
     assert "G5" in rules([StartEvent(bare_error), ErrorEvent("error", bare_error)])
     info_error = AssistantMessage(stop_reason="error", error_message="x", error_info=ErrorInfo.of("server"))
     assert rules([StartEvent(info_error), ErrorEvent("error", info_error)]) == set()
+
+
+def test_g5_error_kinds_come_from_the_taxonomy_and_match_the_reason() -> None:
+    bogus = AssistantMessage(stop_reason="error", error_message="x", error_info=ErrorInfo.of("server"))
+    bogus.error_info.kind = "kaput"  # pyright: ignore[reportAttributeAccessIssue, reportOptionalMemberAccess]
+    assert "G5" in rules([StartEvent(bogus), ErrorEvent("error", bogus)])
+    crossed = AssistantMessage(stop_reason="aborted", error_message="x", error_info=ErrorInfo.of("network"))
+    assert "G5" in rules([StartEvent(crossed), ErrorEvent("aborted", crossed)])
+    # In pi's JSON form an unknown kind does not even read as an event.
+    message: dict[str, object] = {"role": "assistant", "stopReason": "error", "errorMessage": "x"}
+    message["errorInfo"] = {"kind": "kaput", "retryable": False}
+    as_json: dict[str, object] = {"type": "error", "reason": "error", "error": message}
+    with pytest.raises(ValueError, match=r"errorInfo\.kind"):
+        validate_events([{"type": "start"}, as_json])
 
 
 def test_g6_tool_use_needs_a_strictly_parsed_complete_call() -> None:

@@ -20,15 +20,13 @@ An ``event: error`` mid-stream raises :class:`StreamFailure` with the kind of th
 
 from __future__ import annotations
 
-from typing import Any, cast
+from typing import Any
 
-import jiter
+from normalize import ErrorInfo, MessageBuilder, Model, StopReason
+from streamfns.anthropic.errors import ERRORS
+from streamfns.kit import ServerSentEvent, StreamFailure, int_or_none, load_event, obj, text
 
-from normalize import ErrorInfo, ErrorKind, MessageBuilder, StopReason, repair_json
-from streamfns._http import StreamFailure
-from streamfns._sse import ServerSentEvent
-
-__all__ = ["REDACTED_PLACEHOLDER", "AnthropicDecoder", "error_kind_for_type", "map_stop_reason"]
+__all__ = ["REDACTED_PLACEHOLDER", "AnthropicDecoder", "map_stop_reason"]
 
 REDACTED_PLACEHOLDER = "[Reasoning redacted]"
 
@@ -43,28 +41,10 @@ _STOPS: dict[str, StopReason] = {
     "tool_use": "toolUse",
 }
 
-_ERROR_KINDS: dict[str, ErrorKind] = {
-    "invalid_request_error": "invalid_request",
-    "authentication_error": "auth",
-    "permission_error": "auth",
-    "billing_error": "auth",
-    "not_found_error": "not_found",
-    "request_too_large": "context_overflow",
-    "rate_limit_error": "rate_limit",
-    "api_error": "server",
-    "overloaded_error": "overloaded",
-    "timeout_error": "timeout",
-}
 
-
-def error_kind_for_type(error_type: str | None, message: str = "") -> ErrorKind | None:
-    """The error kind for an Anthropic error ``type`` (None when the type is unknown)."""
-    if error_type == "invalid_request_error" and "prompt is too long" in message.lower():
-        return "context_overflow"
-    return _ERROR_KINDS.get(error_type or "")
-
-
-def map_stop_reason(raw: str | None, details: dict[str, Any] | None) -> tuple[StopReason, ErrorInfo | None, str | None]:
+def map_stop_reason(
+    raw: str | None, details: dict[str, Any] | None = None
+) -> tuple[StopReason, ErrorInfo | None, str | None]:
     """Map a vendor stop reason to ``(stop_reason, error_info, error_message)``."""
     mapped = _STOPS.get(raw or "")
     if mapped is not None:
@@ -77,114 +57,107 @@ def map_stop_reason(raw: str | None, details: dict[str, Any] | None) -> tuple[St
     return "error", ErrorInfo.of("protocol"), f"Anthropic sent an unknown stop reason: {raw!r}"
 
 
-def _load(data: bytes) -> dict[str, Any]:
-    try:
-        value = jiter.from_json(data)
-    except ValueError:
-        # Some Anthropic-compatible servers put raw control characters in event JSON; repairing
-        # them is deterministic. Anything else is malformed.
-        try:
-            value = jiter.from_json(repair_json(data.decode("utf-8", "replace")).encode())
-        except ValueError as exc:
-            raise StreamFailure(
-                ErrorInfo.of("protocol"), f"Anthropic sent malformed JSON in an event: {exc}: {data[:200]!r}"
-            ) from None
-    if not isinstance(value, dict):
-        raise StreamFailure(ErrorInfo.of("protocol"), f"Anthropic sent a non-object event: {data[:200]!r}")
-    return cast("dict[str, Any]", value)
-
-
-def _int(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
 class AnthropicDecoder:
     """Feeds one response's events to a :class:`MessageBuilder` (see the module docstring)."""
 
     __slots__ = ("_builder", "_kinds", "_message_started")
 
-    def __init__(self, builder: MessageBuilder) -> None:
+    def __init__(self, builder: MessageBuilder, model: Model | None = None) -> None:
+        del model  # the Messages stream needs nothing from the model
         self._builder = builder
         self._kinds: dict[int, int] = {}
         self._message_started = False
 
-    def handle(self, sse: ServerSentEvent) -> None:
+    def on_event(self, sse: ServerSentEvent) -> None:
         """Apply one server-sent event; raises :class:`StreamFailure` for vendor errors."""
         if sse.event == "ping":
             return
-        data = _load(sse.data)
+        data = load_event(sse.data, "Anthropic")
         kind = data.get("type", sse.event)
         builder = self._builder
         if kind == "content_block_delta":
-            delta = data.get("delta")
-            if not isinstance(delta, dict):
-                return
-            delta = cast("dict[str, Any]", delta)
+            # The hot path (one call per token): lookups inlined rather than through the accessors.
             index = data.get("index")
-            block_kind = self._kinds.get(index) if isinstance(index, int) else None
+            block_kind = self._kinds.get(index) if type(index) is int else None
+            if block_kind is None:
+                raise self._unplaced(index)
+            if block_kind == _SKIP:
+                return  # a server-tool block's input or result: not part of the normalized message
+            delta = obj(data.get("delta"))
             delta_type = delta.get("type")
-            if delta_type == "text_delta":
-                if block_kind == _TEXT:
-                    builder.text(index, str(delta.get("text", "")))
-            elif delta_type == "input_json_delta":
-                if block_kind == _TOOL:
-                    builder.tool_args(index, str(delta.get("partial_json", "")))
-            elif delta_type == "thinking_delta":
-                if block_kind == _THINKING:
-                    builder.thinking(index, str(delta.get("thinking", "")))
+            if delta_type == "text_delta" and block_kind == _TEXT:
+                piece = delta.get("text")
+                builder.text_delta(index, piece if type(piece) is str else "")
+            elif delta_type == "input_json_delta" and block_kind == _TOOL:
+                builder.tool_call_delta(index, text(delta.get("partial_json")))
+            elif delta_type == "thinking_delta" and block_kind == _THINKING:
+                builder.thinking_delta(index, text(delta.get("thinking")))
             elif delta_type == "signature_delta" and block_kind == _THINKING:
-                builder.signature(index, str(delta.get("signature", "")))
+                builder.block_signature(index, text(delta.get("signature")))
+            elif delta_type in ("text_delta", "input_json_delta", "thinking_delta", "signature_delta"):
+                raise StreamFailure(
+                    ErrorInfo.of("protocol", output_started=builder.output_started),
+                    f"Anthropic sent a {delta_type} for block {index}, which is of another kind",
+                )
             return
         if kind == "content_block_start":
             self._block_start(data)
         elif kind == "content_block_stop":
             index = data.get("index")
-            if isinstance(index, int) and self._kinds.get(index, _SKIP) != _SKIP:
-                builder.end_block(index)
+            if self._block_kind(index) != _SKIP:
+                builder.block_end(index)
         elif kind == "message_start":
-            self._message_start(data)
+            self._message_start(obj(data.get("message")))
         elif kind == "message_delta":
             self._message_delta(data)
         elif kind == "message_stop":
             builder.finish()
         elif kind == "error":
-            self._error(data)
+            raise ERRORS.from_event(data, output_started=builder.output_started)
+
+    def on_eof(self) -> None:
+        """The body ended before ``message_stop``: nothing to conclude (the kit reports ``truncated``)."""
+
+    def _block_kind(self, index: object) -> int:
+        """The kind of the block a delta or stop names; a block never started cannot be placed."""
+        kind = self._kinds.get(index) if type(index) is int else None
+        if kind is None:
+            raise self._unplaced(index)
+        return kind
+
+    def _unplaced(self, index: object) -> StreamFailure:
+        return StreamFailure(
+            ErrorInfo.of("protocol", output_started=self._builder.output_started),
+            f"Anthropic sent an event for content block {index!r}, which never started",
+        )
 
     def _block_start(self, data: dict[str, Any]) -> None:
         index = data.get("index")
-        block = data.get("content_block")
-        if not isinstance(index, int) or not isinstance(block, dict):
-            return
-        block = cast("dict[str, Any]", block)
+        block = obj(data.get("content_block"))
+        if not isinstance(index, int) or not block:
+            raise StreamFailure(
+                ErrorInfo.of("protocol", output_started=self._builder.output_started),
+                "Anthropic sent a content_block_start without an index or a block",
+            )
         builder = self._builder
         block_type = block.get("type")
         if block_type == "text":
             self._kinds[index] = _TEXT
-            builder.start_text(index, str(block.get("text") or ""))
+            builder.text_start(index, text(block.get("text")))
         elif block_type == "thinking":
             self._kinds[index] = _THINKING
-            builder.start_thinking(
-                index, str(block.get("thinking") or ""), signature=str(block.get("signature") or "") or None
-            )
+            builder.thinking_start(index, text(block.get("thinking")), signature=text(block.get("signature")) or None)
         elif block_type == "redacted_thinking":
             self._kinds[index] = _THINKING
-            builder.start_thinking(index, REDACTED_PLACEHOLDER, signature=str(block.get("data") or ""), redacted=True)
+            builder.thinking_start(index, REDACTED_PLACEHOLDER, signature=text(block.get("data")), redacted=True)
         elif block_type == "tool_use":
             self._kinds[index] = _TOOL
-            initial = block.get("input")
-            builder.tool_call_start(
-                index,
-                str(block.get("id") or ""),
-                str(block.get("name") or ""),
-                arguments=cast("dict[str, Any]", initial) if isinstance(initial, dict) else None,
-            )
+            builder.tool_call_start(index, text(block.get("id")), text(block.get("name")), arguments=block.get("input"))
         else:
             self._kinds[index] = _SKIP
 
-    def _message_start(self, data: dict[str, Any]) -> None:
+    def _message_start(self, message: dict[str, Any]) -> None:
         builder = self._builder
-        message = data.get("message")
-        message = cast("dict[str, Any]", message) if isinstance(message, dict) else {}
         if self._message_started:
             if builder.output_started:
                 raise StreamFailure(
@@ -196,53 +169,28 @@ class AnthropicDecoder:
         message_id = message.get("id")
         if isinstance(message_id, str):
             builder.message.response_id = message_id
-        usage = message.get("usage")
-        if isinstance(usage, dict):
-            self._usage(cast("dict[str, Any]", usage))
+        usage = obj(message.get("usage"))
+        if usage:
+            self._usage(usage)
 
     def _usage(self, usage: dict[str, Any]) -> None:
         # Only fields that are present and numeric overwrite: proxies omit some (pi #6611).
-        cache_creation = usage.get("cache_creation")
-        one_hour = (
-            _int(cast("dict[str, Any]", cache_creation).get("ephemeral_1h_input_tokens"))
-            if isinstance(cache_creation, dict)
-            else None
-        )
-        details = usage.get("output_tokens_details")
-        reasoning = _int(cast("dict[str, Any]", details).get("thinking_tokens")) if isinstance(details, dict) else None
         self._builder.usage(
-            input=_int(usage.get("input_tokens")),
-            output=_int(usage.get("output_tokens")),
-            cache_read=_int(usage.get("cache_read_input_tokens")),
-            cache_write=_int(usage.get("cache_creation_input_tokens")),
-            cache_write_1h=one_hour,
-            reasoning=reasoning,
+            input=int_or_none(usage.get("input_tokens")),
+            output=int_or_none(usage.get("output_tokens")),
+            cache_read=int_or_none(usage.get("cache_read_input_tokens")),
+            cache_write=int_or_none(usage.get("cache_creation_input_tokens")),
+            cache_write_1h=int_or_none(obj(usage.get("cache_creation")).get("ephemeral_1h_input_tokens")),
+            reasoning=int_or_none(obj(usage.get("output_tokens_details")).get("thinking_tokens")),
         )
 
     def _message_delta(self, data: dict[str, Any]) -> None:
-        usage = data.get("usage")
-        if isinstance(usage, dict):
-            self._usage(cast("dict[str, Any]", usage))
-        delta = data.get("delta")
-        if not isinstance(delta, dict):
-            return
-        delta = cast("dict[str, Any]", delta)
+        usage = obj(data.get("usage"))
+        if usage:
+            self._usage(usage)
+        delta = obj(data.get("delta"))
         raw = delta.get("stop_reason")
         if raw is None:
             return
-        details = delta.get("stop_details")
-        mapped, info, message = map_stop_reason(
-            str(raw), cast("dict[str, Any]", details) if isinstance(details, dict) else None
-        )
+        mapped, info, message = map_stop_reason(str(raw), obj(delta.get("stop_details")))
         self._builder.stop(str(raw), mapped, error=info, error_message=message)
-
-    def _error(self, data: dict[str, Any]) -> None:
-        error = data.get("error")
-        error = cast("dict[str, Any]", error) if isinstance(error, dict) else {}
-        error_type = str(error.get("type") or "")
-        text = str(error.get("message") or "").strip() or "no message"
-        kind = error_kind_for_type(error_type, text) or "server"
-        raise StreamFailure(
-            ErrorInfo.of(kind, code=error_type or None, output_started=self._builder.output_started),
-            f"Anthropic stream error ({error_type or 'unknown'}): {text}",
-        )

@@ -1,40 +1,28 @@
-"""Anthropic HTTP error bodies → :class:`StreamFailure` with the right :class:`ErrorInfo`."""
+"""Anthropic's errors, as data: the error type → kind table.
+
+HTTP error bodies and ``event: error`` payloads are both ``{"type": "error", "error": {"type",
+"message"}}`` — the shape :func:`streamfns.kit.error_object` reads; the kit's
+:class:`~streamfns.kit.ErrorTable` does the parsing, the fallbacks and the retry hints.
+"""
 
 from __future__ import annotations
 
-from typing import Any, cast
+from normalize import ErrorKind
+from streamfns.kit import ErrorTable
 
-import httpx
-import jiter
+__all__ = ["ERRORS"]
 
-from normalize import ErrorInfo, error_kind_for_status
-from streamfns._http import StreamFailure
-from streamfns.anthropic.decode import error_kind_for_type
+_KINDS: dict[str, ErrorKind] = {
+    "invalid_request_error": "invalid_request",
+    "authentication_error": "auth",
+    "permission_error": "auth",
+    "billing_error": "auth",
+    "not_found_error": "not_found",
+    "request_too_large": "context_overflow",
+    "rate_limit_error": "rate_limit",
+    "api_error": "server",
+    "overloaded_error": "overloaded",
+    "timeout_error": "timeout",
+}
 
-__all__ = ["parse_error_body"]
-
-
-def parse_error_body(status: int, headers: httpx.Headers, body: bytes) -> StreamFailure:
-    """Read Anthropic's ``{"type": "error", "error": {"type", "message"}}`` (or any other body).
-
-    The kind comes from the vendor's error type when it is known, otherwise from the status; the
-    vendor's own message goes into the error message. Non-JSON bodies (a gateway's HTML page) are
-    quoted briefly.
-    """
-    error_type: str | None = None
-    text = ""
-    try:
-        parsed: Any = jiter.from_json(body) if body.strip() else None
-    except ValueError:
-        parsed = None
-    if isinstance(parsed, dict):
-        error = cast("dict[str, Any]", parsed).get("error")
-        if isinstance(error, dict):
-            error = cast("dict[str, Any]", error)
-            error_type = str(error.get("type") or "") or None
-            text = str(error.get("message") or "").strip()
-    if not text:
-        text = " ".join(body[:300].decode("utf-8", "replace").split()) or "(empty body)"
-    kind = error_kind_for_type(error_type, text) or error_kind_for_status(status)
-    label = f"{status} {error_type}" if error_type else str(status)
-    return StreamFailure(ErrorInfo.of(kind, status=status, code=error_type), f"Anthropic API error {label}: {text}")
+ERRORS = ErrorTable(vendor="Anthropic", kinds=_KINDS, overflow=("prompt is too long",))

@@ -1,7 +1,8 @@
 """Context → Anthropic Messages request (URL, headers, JSON payload). Pure: no I/O, no environment.
 
-The caller resolves the API key and applies ``StreamOptions.on_payload``; everything else about the
-request is decided here, so it can be tested without HTTP.
+The kit adds the API key, ``model.headers`` and ``options.headers`` and applies
+``StreamOptions.on_payload``; everything else about the request is decided here, so it can be tested
+without HTTP.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from normalize import (
     sanitize_surrogates,
     transform_messages,
 )
+from streamfns.kit import WireRequest, parse_compat
 
 __all__ = [
     "ANTHROPIC_VERSION",
@@ -39,7 +41,7 @@ __all__ = [
     "DEFAULT_THINKING_BUDGETS",
     "INTERLEAVED_THINKING_BETA",
     "MIN_ANSWER_TOKENS",
-    "AnthropicRequest",
+    "AnthropicCompat",
     "anthropic_tool_call_id",
     "build_request",
 ]
@@ -59,13 +61,21 @@ _BAD_ID_CHARS = re.compile(r"[^a-zA-Z0-9_-]")
 _MAX_ID_LENGTH = 64
 
 
-@dataclass(frozen=True, slots=True)
-class AnthropicRequest:
-    """Everything needed to POST one streaming Messages request."""
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AnthropicCompat:
+    """Per-model flags (``Model.compat``) for Anthropic and Anthropic-compatible endpoints.
 
-    url: str
-    headers: dict[str, str]
-    payload: dict[str, Any]
+    ``adaptive_thinking``: the model takes ``thinking: {type: adaptive}`` with an effort instead of a
+    token budget; ``interleaved_thinking``: send the interleaved-thinking beta; ``supports_temperature``:
+    the model accepts ``temperature``; ``supports_long_cache_retention``: the one-hour cache TTL is
+    available; ``allow_empty_signature``: an endpoint that accepts unsigned thinking blocks on replay.
+    """
+
+    adaptive_thinking: bool = False
+    interleaved_thinking: bool = False
+    supports_temperature: bool = True
+    supports_long_cache_retention: bool = True
+    allow_empty_signature: bool = False
 
 
 def anthropic_tool_call_id(tool_call_id: str) -> str:
@@ -232,11 +242,11 @@ def _tool_definition(tool: Tool) -> dict[str, Any]:
 # ------------------------------------------------------------------------------- request options
 
 
-def _cache_control(model: Model, options: StreamOptions) -> dict[str, str] | None:
+def _cache_control(compat: AnthropicCompat, options: StreamOptions) -> dict[str, str] | None:
     retention = options.cache_retention
     if retention == "none":
         return None
-    if retention == "long" and (model.compat or {}).get("supports_long_cache_retention", True):
+    if retention == "long" and compat.supports_long_cache_retention:
         return {"type": "ephemeral", "ttl": "1h"}
     return {"type": "ephemeral"}
 
@@ -267,11 +277,12 @@ def _budget(level: ThinkingLevel, overrides: dict[str, int] | None) -> int:
     return DEFAULT_THINKING_BUDGETS[key]
 
 
-def _apply_thinking(payload: dict[str, Any], model: Model, options: StreamOptions, betas: list[str]) -> bool:
+def _apply_thinking(
+    payload: dict[str, Any], model: Model, compat: AnthropicCompat, options: StreamOptions, betas: list[str]
+) -> bool:
     """Set ``thinking``/``output_config``/``max_tokens``; return whether the model will think."""
     if not model.reasoning:
         return False
-    compat = model.compat or {}
     level_map = model.thinking_level_map or {}
     level = options.reasoning
     can_disable = not ("off" in level_map and level_map["off"] is None)
@@ -281,7 +292,7 @@ def _apply_thinking(payload: dict[str, Any], model: Model, options: StreamOption
             return False
         # Always-thinking models reject "disabled"; leave thinking to the model's default.
         return True
-    if compat.get("adaptive_thinking", False):
+    if compat.adaptive_thinking:
         payload["thinking"] = {"type": "adaptive", "display": "summarized"}
         payload["output_config"] = {"effort": _effort(level, level_map)}
         return True
@@ -292,43 +303,23 @@ def _apply_thinking(payload: dict[str, Any], model: Model, options: StreamOption
     budget = min(budget, max(0, max_tokens - MIN_ANSWER_TOKENS))
     payload["max_tokens"] = max_tokens
     payload["thinking"] = {"type": "enabled", "budget_tokens": budget}
-    if compat.get("interleaved_thinking", False):
+    if compat.interleaved_thinking:
         betas.append(INTERLEAVED_THINKING_BETA)
     return True
 
 
-def _headers(model: Model, options: StreamOptions, api_key: str | None, betas: list[str]) -> dict[str, str]:
+def _headers(betas: list[str]) -> dict[str, str]:
     headers: dict[str, str] = {
         "accept": "text/event-stream",
         "anthropic-version": ANTHROPIC_VERSION,
         "content-type": "application/json",
     }
-    if api_key:
-        headers["x-api-key"] = api_key
-    all_betas = list(betas)
-    for name, value in (model.headers or {}).items():
-        key = name.lower()
-        if key == "anthropic-beta":
-            all_betas.extend(part.strip() for part in value.split(",") if part.strip())
-        else:
-            headers[key] = value
-    if all_betas:
-        headers["anthropic-beta"] = ",".join(dict.fromkeys(all_betas))
-    for name, value in (options.headers or {}).items():
-        if value is None:
-            headers.pop(name.lower(), None)
-        else:
-            headers[name.lower()] = value
+    if betas:
+        headers["anthropic-beta"] = ",".join(dict.fromkeys(betas))
     return headers
 
 
-def build_request(
-    model: Model,
-    context: Context,
-    options: StreamOptions | None = None,
-    *,
-    api_key: str | None = None,
-) -> AnthropicRequest:
+def build_request(model: Model, context: Context, options: StreamOptions | None = None) -> WireRequest:
     """Render ``context`` as a streaming Anthropic Messages request for ``model``.
 
     Promises: the transcript goes through :func:`normalize.normalize_context` and
@@ -339,20 +330,21 @@ def build_request(
     ``max_tokens`` is always present. ``options.cache_retention`` places at most three cache
     markers (system, last tool, last block of the last user turn). ``options.reasoning`` maps to
     adaptive thinking with an effort, or to a token budget, or to ``disabled``; ``temperature`` is
-    sent only while thinking is off and the model accepts it. Headers: ``x-api-key`` from
-    ``api_key`` (else ``options.api_key``), then ``model.headers``, then ``options.headers`` where a
-    ``None`` value removes a header. Header names are lower-cased.
+    sent only while thinking is off and the model accepts it. The headers are the api's own
+    (version, betas): the kit adds the key, ``model.headers`` and ``options.headers``, joining
+    ``anthropic-beta`` lists. ``Model.compat`` is read as :class:`AnthropicCompat` (an unknown flag
+    raises :class:`~streamfns.kit.CompatError`).
     """
     opts = options if options is not None else StreamOptions()
-    compat = model.compat or {}
+    compat = parse_compat(AnthropicCompat, model.compat)
     transcript = transform_messages(
         normalize_context(context).messages, model, normalize_tool_call_id=anthropic_tool_call_id
     )
     first_turn = next((i for i, m in enumerate(transcript) if not isinstance(m, SystemMessage)), len(transcript))
     prompt = sanitize_surrogates(effective_system(transcript[:first_turn]).prompt)
     tools = effective_system(transcript).tools
-    messages = _convert_messages(transcript[first_turn:], bool(compat.get("allow_empty_signature", False)))
-    cache_control = _cache_control(model, opts)
+    messages = _convert_messages(transcript[first_turn:], compat.allow_empty_signature)
+    cache_control = _cache_control(compat, opts)
 
     payload: dict[str, Any] = {
         "model": model.id,
@@ -374,13 +366,9 @@ def build_request(
         payload["tools"] = definitions
 
     betas: list[str] = []
-    thinking = _apply_thinking(payload, model, opts, betas)
-    if opts.temperature is not None and not thinking and compat.get("supports_temperature", True):
+    thinking = _apply_thinking(payload, model, compat, opts, betas)
+    if opts.temperature is not None and not thinking and compat.supports_temperature:
         payload["temperature"] = opts.temperature
 
     base_url = (model.base_url or DEFAULT_BASE_URL).rstrip("/")
-    return AnthropicRequest(
-        url=f"{base_url}/v1/messages",
-        headers=_headers(model, opts, api_key if api_key is not None else opts.api_key, betas),
-        payload=payload,
-    )
+    return WireRequest(url=f"{base_url}/v1/messages", payload=payload, headers=_headers(betas))

@@ -41,7 +41,7 @@ async def _reply(
         if signal is not None and signal.aborted:
             builder.abort(signal.reason)
             break
-        builder.text(0, word)
+        builder.text_delta(0, word)
         for event in builder.drain():
             yield event
         await asyncio.sleep(0.005)

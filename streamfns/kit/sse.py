@@ -31,17 +31,14 @@ without limit.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any, Final, cast
+from typing import Final
 
 __all__ = [
     "DEFAULT_MAX_EVENT_BYTES",
     "SSEDecoder",
     "SSEEventTooLarge",
     "ServerSentEvent",
-    "aiter_sse",
-    "iter_sse",
 ]
 
 DEFAULT_MAX_EVENT_BYTES: Final = 16 * 1024 * 1024
@@ -51,9 +48,9 @@ _BOM: Final = b"\xef\xbb\xbf"
 _COLON: Final = 0x3A  # ord(":")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class ServerSentEvent:
-    """One dispatched server-sent event."""
+    """One dispatched server-sent event (a value: decoders read it, nobody changes it)."""
 
     event: str
     """The ``event:`` field, or ``"message"`` when the event had none (or an empty one)."""
@@ -93,38 +90,6 @@ class SSEEventTooLarge(ValueError):
             f"{self.size} bytes buffered without a terminating blank line"
         )
 
-
-class _EventSlots:
-    """The slot layout of :class:`ServerSentEvent`, without its frozen ``__setattr__``.
-
-    Building a frozen dataclass through its generated ``__init__`` costs an
-    ``object.__setattr__`` call per field, the largest share of the per-event
-    budget.  The hot path instead fills an instance of this twin with plain slot
-    stores and then switches its ``__class__`` (allowed because the two layouts
-    are identical): the result is an ordinary, complete, frozen ServerSentEvent.
-    """
-
-    __slots__ = ("data", "event", "id", "retry")
-
-    event: str
-    data: bytes
-    id: str | None
-    retry: int | None
-
-
-def _check_event_slots() -> None:
-    """Fail at import, not mid-stream, if ServerSentEvent's fields and the twin drift apart."""
-    probe = _EventSlots()
-    probe.event = "message"
-    probe.data = b""
-    probe.id = None
-    probe.retry = None
-    probe.__class__ = ServerSentEvent  # pyright: ignore[reportAttributeAccessIssue]
-    if cast(object, probe) != ServerSentEvent("message", b""):
-        raise RuntimeError("_EventSlots no longer mirrors ServerSentEvent")
-
-
-_check_event_slots()
 
 # Decoded event names, shared by all decoders: by field value, and by the whole
 # ``event: NAME`` line for the fast path.  Vendors use a handful of names, so these
@@ -273,7 +238,7 @@ class SSEDecoder:
         # chunk no longer than the limit cannot hold a block longer than the limit.
         check = len(chunk) > self._max
         last_id = self._last_id
-        append: Callable[[Any], None] = out.append  # takes _EventSlots turned ServerSentEvent
+        append = out.append
         for block in blocks:
             first, sep, data = block.partition(b"\ndata: ")
             if sep:
@@ -284,25 +249,13 @@ class SSEDecoder:
                     # ``event: NAME`` + ``data: ...``: the usual Anthropic / Responses event.
                     if check and len(block) - 1 > self._max:
                         raise self._too_large(len(block) - 1, out)
-                    event = _EventSlots()
-                    event.event = name
-                    event.data = data
-                    event.id = last_id
-                    event.retry = None
-                    event.__class__ = ServerSentEvent  # pyright: ignore[reportAttributeAccessIssue]
-                    append(event)
+                    append(ServerSentEvent(name, data, last_id, None))
                     continue
             elif block[:6] == b"data: " and 10 not in block:
                 # A lone ``data: ...`` line: the usual OpenAI Chat / Gemini event.
                 if check and len(block) > self._max:
                     raise self._too_large(len(block), out)
-                event = _EventSlots()
-                event.event = "message"
-                event.data = block[6:]
-                event.id = last_id
-                event.retry = None
-                event.__class__ = ServerSentEvent  # pyright: ignore[reportAttributeAccessIssue]
-                append(event)
+                append(ServerSentEvent("message", block[6:], last_id, None))
                 continue
             elif not block:
                 # Several blank lines in a row (or the block already handled above).
@@ -420,13 +373,8 @@ class SSEDecoder:
         """A blank line: dispatch the pending event if it has data, then start a new one."""
         data = self._data
         if data is not None:
-            event = _EventSlots()
-            event.event = self._event
-            event.data = data if isinstance(data, bytes) else bytes(data)
-            event.id = self._last_id
-            event.retry = self._retry
-            event.__class__ = ServerSentEvent  # pyright: ignore[reportAttributeAccessIssue]
-            out.append(event)  # pyright: ignore[reportArgumentType]
+            payload = data if isinstance(data, bytes) else bytes(data)
+            out.append(ServerSentEvent(self._event, payload, self._last_id, self._retry))
             self._data = None
         self._event = "message"
         self._retry = None
@@ -442,28 +390,3 @@ class SSEDecoder:
         self._retry = None
         self._size = 0
         return error
-
-
-def iter_sse(
-    byte_iter: Iterable[bytes], *, max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES
-) -> Iterator[ServerSentEvent]:
-    """Decode an iterable of body chunks into events, flushing at its end."""
-    decoder = SSEDecoder(max_event_bytes=max_event_bytes)
-    for chunk in byte_iter:
-        yield from decoder.feed(chunk)
-    yield from decoder.flush()
-
-
-async def aiter_sse(
-    byte_iter: AsyncIterable[bytes], *, max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES
-) -> AsyncIterator[ServerSentEvent]:
-    """Decode an async iterable of body chunks (e.g. ``response.aiter_bytes()``) into events.
-
-    The final unterminated event, if any, is flushed when the source is exhausted.
-    """
-    decoder = SSEDecoder(max_event_bytes=max_event_bytes)
-    async for chunk in byte_iter:
-        for event in decoder.feed(chunk):
-            yield event
-    for event in decoder.flush():
-        yield event

@@ -1,0 +1,1 @@
+"""Runnable, tested examples of streamfns in use."""

@@ -1,0 +1,66 @@
+"""The adapter kit: the public way to write an SSE StreamFn, used by every built-in adapter.
+
+An adapter declares what is its vendor's and nothing else, then the kit turns that into a StreamFn
+that keeps the whole streamfns contract (never raises; abort before sending and mid-stream; key
+checks that never echo the key; retries before output; idle, connect and total timeouts; the
+content-type check; EOF before the terminal marker → ``truncated``; the response closed on every
+path; every error message redacted of the key)::
+
+    from streamfns.kit import ApiKey, WireApi
+
+    WIRE = WireApi(
+        api="my-api",
+        vendor="My Vendor",
+        key=ApiKey(env=("MY_API_KEY",)),          # Authorization: Bearer <key>
+        build_request=build_request,               # (model, context, options) -> WireRequest, pure
+        decoder=MyDecoder,                         # (builder, model) -> on_event / on_eof
+        errors=ERRORS,                             # ErrorTable: error bodies and events -> kinds
+        end_marker="[DONE]",
+    )
+    stream_my_api = WIRE.stream                    # a StreamFn
+
+Pieces for the vendor parts: :class:`WireRequest`; the :class:`Decoder` protocol fed
+:class:`ServerSentEvent` objects; :func:`load_event` and the accessors :func:`obj`, :func:`array`,
+:func:`int_or_none`, :func:`str_or_none`, :func:`text` for untrusted JSON; :class:`StreamFailure`;
+:class:`ErrorTable` and :class:`VendorError`; :func:`parse_compat` for typed ``Model.compat`` flags;
+:class:`Adapter`, the declaration that lists a package in the registry, the catalog and
+``conformance.targets``. None of these import httpx: a decoder stays pure and cheap to import.
+"""
+
+from streamfns.kit.adapter import ENTRY_POINT_GROUP, Adapter
+from streamfns.kit.compat import CompatError, parse_compat
+from streamfns.kit.errors import ErrorTable, VendorError, error_object, parse_retry_after, retry_hint
+from streamfns.kit.failure import StreamFailure
+from streamfns.kit.keys import ApiKey, redact
+from streamfns.kit.payload import array, int_or_none, load_event, obj, str_or_none, text
+from streamfns.kit.sse import ServerSentEvent, SSEDecoder, SSEEventTooLarge
+from streamfns.kit.wire import Decoder, DecoderFactory, RequestBuilder, WireApi, WireRequest
+
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "Adapter",
+    "ApiKey",
+    "CompatError",
+    "Decoder",
+    "DecoderFactory",
+    "ErrorTable",
+    "RequestBuilder",
+    "SSEDecoder",
+    "SSEEventTooLarge",
+    "ServerSentEvent",
+    "StreamFailure",
+    "VendorError",
+    "WireApi",
+    "WireRequest",
+    "array",
+    "error_object",
+    "int_or_none",
+    "load_event",
+    "obj",
+    "parse_compat",
+    "parse_retry_after",
+    "redact",
+    "retry_hint",
+    "str_or_none",
+    "text",
+]

@@ -1,0 +1,44 @@
+"""``Adapter``: the one declaration an adapter package makes about itself.
+
+A package that holds an adapter sets ``ADAPTER = Adapter(...)`` in its ``__init__``. Everything
+that lists adapters derives from these declarations: the registry (``streamfns.stream`` dispatches
+on ``model.api``), the model catalog (the package's ``models.json``), ``conformance.targets`` (the
+package's ``conformance.py``) and ``make demo`` (its demo recordings). Built-in adapters are the
+sub-packages of ``streamfns`` that declare one; an installed third-party package makes its adapter
+known through the entry-point group :data:`ENTRY_POINT_GROUP`::
+
+    [project.entry-points."streamfns.adapters"]
+    my-api = "my_adapter:ADAPTER"
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from streamfns._registry import StreamFn
+
+__all__ = ["ENTRY_POINT_GROUP", "Adapter"]
+
+#: The entry-point group installed adapters declare themselves in.
+ENTRY_POINT_GROUP = "streamfns.adapters"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Adapter:
+    """An adapter package's declaration.
+
+    ``api`` is the wire api it serves and ``stream_fn`` its StreamFn; ``package`` is the package's
+    ``__name__``, where ``catalog`` (a ``models.json`` file, or None) and ``target`` (``"module:attr"``
+    relative to the package naming its conformance :class:`~conformance.Target`, or None) live.
+    ``demo`` names bundled recordings ``make demo`` replays through the adapter (as
+    ``(cassette name, what it shows, the prompt it answered)``).
+    """
+
+    api: str
+    stream_fn: StreamFn
+    package: str
+    catalog: str | None = "models.json"
+    target: str | None = "conformance:TARGET"
+    demo: tuple[tuple[str, str, str], ...] = ()

@@ -1,0 +1,206 @@
+"""Vendor errors → :class:`StreamFailure`: one parser for every api's error bodies and error events.
+
+An api describes its errors as data in an :class:`ErrorTable`: an ``extract`` function that reads
+the vendor's fields out of a parsed body into a :class:`VendorError` (:func:`error_object`, the
+default, reads the common ``{"error": {"type", "message", "code"}}`` shape; a vendor with another
+shape — ``{"detail": ...}``, extra metadata — brings its own), a table from the vendor's error type or code to an
+:data:`~normalize.ErrorKind`, and the phrases that mean "the prompt is too long". The parser does
+the rest the same way for every api: JSON, text or HTML bodies, a short excerpt when the body says
+nothing usable, the status as the fallback kind, the requested retry delay (``retry-after-ms``,
+``retry-after``, or a hint the vendor wrote in the body) and retryability.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import math
+import re
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, cast
+
+import jiter
+
+from normalize import ErrorInfo, ErrorKind, error_kind_for_status
+from streamfns.kit.failure import StreamFailure
+from streamfns.kit.payload import array, obj, str_or_none, text
+
+__all__ = [
+    "RETRYABLE_STATUSES",
+    "ErrorTable",
+    "VendorError",
+    "error_object",
+    "parse_retry_after",
+    "retry_hint",
+    "status_retryable",
+]
+
+#: Statuses that may succeed when repeated (as do all 5xx); ``x-should-retry`` overrides.
+RETRYABLE_STATUSES = frozenset({408, 409, 429, 529})
+_EXCERPT = 300
+_TITLE = re.compile(rb"<title[^>]*>(.*?)</title>", re.IGNORECASE | re.DOTALL)
+_TAGS = re.compile(rb"<[^>]*>")
+# "Please try again in 1.2s" / "in 350ms" (OpenAI), "Please retry in 34.4s" (Gemini), "retryDelay": "34s".
+_HINT = re.compile(r"(?:try again|retry) in (\d+(?:\.\d+)?)\s*(ms|s|sec|seconds?)\b", re.IGNORECASE)
+
+
+@dataclass(frozen=True, slots=True)
+class VendorError:
+    """What a vendor said about a failure: its error ``type``, human ``message``, ``code`` and a
+    requested ``retry_after_s`` (from the body; headers are read by the parser)."""
+
+    type: str | None = None
+    message: str = ""
+    code: str | None = None
+    retry_after_s: float | None = None
+
+
+def error_object(body: object) -> VendorError | None:
+    """Read the common error shape: ``{"error": {"type" (or "status"), "message", "code"}}``, also as
+    the first element of a JSON array (Gemini) and with ``error`` a plain string. None when the body
+    has no ``error`` member."""
+    if isinstance(body, list):
+        body = next(iter(array(cast("object", body))), None)
+    error = obj(body).get("error")
+    if isinstance(error, str):
+        return VendorError(message=error.strip())
+    fields = obj(error)
+    if not fields:
+        return None
+    code = fields.get("code")
+    return VendorError(
+        type=str_or_none(fields.get("type")) or str_or_none(fields.get("status")) or None,
+        message=text(fields.get("message")).strip(),
+        code=str(code) if isinstance(code, str | int) and not isinstance(code, bool) and code != "" else None,
+    )
+
+
+def parse_retry_after(headers: Mapping[str, str], *, now: float | None = None) -> float | None:
+    """The server's requested delay in seconds, from ``retry-after-ms`` or ``retry-after``
+    (seconds or an HTTP date); None when neither is usable."""
+    millis = headers.get("retry-after-ms")
+    if millis:
+        try:
+            return _finite(float(millis) / 1000)
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if not value:
+        return None
+    try:
+        return _finite(float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return None
+    return max(0.0, when.timestamp() - (time.time() if now is None else now))
+
+
+def _finite(seconds: float) -> float | None:
+    return max(0.0, seconds) if math.isfinite(seconds) else None
+
+
+def retry_hint(text: str) -> float | None:
+    """A delay the vendor wrote into its message ("Please try again in 1.2s"), in seconds."""
+    match = _HINT.search(text)
+    if match is None:
+        return None
+    value = float(match.group(1))
+    return value / 1000 if match.group(2).lower() == "ms" else value
+
+
+def status_retryable(status: int, headers: Mapping[str, str]) -> bool:
+    """Whether a status may succeed on retry; the vendor's ``x-should-retry`` header decides first."""
+    should = headers.get("x-should-retry")
+    if should in ("true", "false"):
+        return should == "true"
+    return status in RETRYABLE_STATUSES or status >= 500
+
+
+def _excerpt(body: bytes) -> str:
+    """A one-line excerpt of a body that was not a usable error object (an HTML page's title)."""
+    title = _TITLE.search(body[:4096])
+    raw = title.group(1) if title else _TAGS.sub(b" ", body[:_EXCERPT]) if body.lstrip()[:1] == b"<" else body
+    return " ".join(raw[:_EXCERPT].decode("utf-8", "replace").split())
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ErrorTable:
+    """How an api's errors read (see the module docstring).
+
+    ``extract`` gets the parsed JSON body (any JSON value) and returns the vendor's fields, or None
+    when the body is not in the vendor's shape. ``kinds`` maps a vendor error code or type to a kind
+    (the code is looked up first: it is the more specific of the two — OpenAI answers a bad key with
+    type ``invalid_request_error`` and code ``invalid_api_key``). ``overflow`` holds lower-case
+    phrases that, in a message whose kind would otherwise be ``invalid_request`` (or unknown), mean
+    the context window was exceeded.
+    """
+
+    vendor: str
+    kinds: Mapping[str, ErrorKind]
+    extract: Callable[[Any], VendorError | None] = error_object
+    overflow: tuple[str, ...] = ()
+
+    def kind_for(self, error: VendorError, status: int | None = None) -> ErrorKind | None:
+        """The kind for ``error``: from its code, its type, else the status; an ``invalid_request``
+        (or unknown) kind whose message has an overflow phrase is ``context_overflow``."""
+        kind = self.kinds.get(error.code or "") or self.kinds.get(error.type or "")
+        if kind is None and status is not None:
+            kind = error_kind_for_status(status)
+        if kind in (None, "invalid_request") and self.overflow:
+            lowered = error.message.lower()
+            if any(phrase in lowered for phrase in self.overflow):
+                return "context_overflow"
+        return kind
+
+    def from_body(self, status: int, headers: Mapping[str, str], body: bytes) -> StreamFailure:
+        """The failure for a non-2xx response: kind, status, code, retryability and requested delay."""
+        error: VendorError | None = None
+        try:
+            parsed: Any = jiter.from_json(body) if body.strip() else None
+        except ValueError:
+            parsed = None
+        if parsed is not None:
+            error = self.extract(parsed)
+        if error is None or not error.message.strip():
+            error = VendorError(
+                type=error.type if error else None,
+                message=_excerpt(body) or "(empty body)",
+                code=error.code if error else None,
+                retry_after_s=error.retry_after_s if error else None,
+            )
+        kind = self.kind_for(error, status) or error_kind_for_status(status)
+        label = f"{status} {error.type}" if error.type else str(status)
+        message = f"{self.vendor} API error {label}: {error.message.strip()}"
+        if 300 <= status < 400:
+            kind = "config"
+            location = headers.get("location")
+            message += f" (redirected to {location}; set the model's base_url to the final address)" if location else ""
+        retry_after = parse_retry_after(headers)
+        if retry_after is None:
+            retry_after = error.retry_after_s if error.retry_after_s is not None else retry_hint(error.message)
+        info = ErrorInfo.of(kind, status=status, code=error.code or error.type, retry_after_s=retry_after)
+        if kind != "config":
+            info.retryable = (
+                status_retryable(status, headers)
+                if "x-should-retry" in headers
+                else info.retryable or status_retryable(status, headers)
+            )
+        return StreamFailure(info, message)
+
+    def from_event(self, error: VendorError | object, *, output_started: bool) -> StreamFailure:
+        """The failure for an error the vendor sent inside a 200 stream: ``error`` is a
+        :class:`VendorError` or the event's parsed body (read with ``extract``). The kind is
+        ``server`` when nothing tells it."""
+        if not isinstance(error, VendorError):
+            error = self.extract(error) or VendorError()
+        kind = self.kind_for(error) or "server"
+        text = error.message.strip() or "no message"
+        retry_after = error.retry_after_s if error.retry_after_s is not None else retry_hint(text)
+        return StreamFailure(
+            ErrorInfo.of(kind, code=error.code or error.type, retry_after_s=retry_after, output_started=output_started),
+            f"{self.vendor} stream error ({error.type or error.code or 'unknown'}): {text}",
+        )

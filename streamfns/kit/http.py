@@ -1,0 +1,416 @@
+"""The HTTP half of every SSE adapter: send, retry, read, time out, abort, close.
+
+:func:`run_sse` POSTs an encoded payload and feeds the server-sent events of a 2xx response to the
+api's decoder, yielding the builder's events as they come. It owns the rules every adapter shares:
+
+- an abort at any point — while connecting, while backing off between retries, or while waiting for
+  the next bytes of a silent server — ends the stream ``aborted`` at once, with the partial content;
+  ``StreamOptions.total_timeout`` ends it the same way, as ``timeout``, across every attempt;
+- a non-2xx status becomes an ``error`` built by the api's :class:`~streamfns.kit.ErrorTable`; a 2xx
+  whose content type is JSON or HTML, or whose body holds no event at all but looks like a document,
+  is a ``protocol`` error quoting it;
+- retries (``max_retries``) happen only before any content block: on retryable statuses, network
+  errors, timeouts, vendor errors the decoder marks retryable and streams cut before their terminal
+  marker; the delay honours ``retry-after-ms`` / ``retry-after``, is capped by ``max_retry_delay_s``
+  (a longer requested delay fails at once) and is abortable;
+- the decoder stops the read at the vendor's terminal marker; EOF before it is ``truncated``; an
+  exception escaping the decoder is a ``protocol`` error that keeps every event built before it;
+- the response is closed on every path, including a consumer that stops iterating early.
+
+Transport outcomes, settled: a refused or reset connection and a body that fails to decompress
+(gzip CRC) are ``network`` (retryable: the bytes were damaged in transit); a connect or idle timeout
+is ``timeout``; a URL or header that cannot be sent is ``config``; a 3xx is ``config`` naming the
+``location`` (redirects are not followed: a POST must not be silently re-sent elsewhere).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import inspect
+import random
+import ssl
+from collections.abc import AsyncGenerator, Awaitable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import httpx
+
+from normalize import AssistantMessageEvent, ErrorInfo, ErrorKind, MessageBuilder, Model, StreamOptions
+from normalize.abort import AbortSignal
+from streamfns.kit.failure import StreamFailure
+from streamfns.kit.keys import redact
+from streamfns.kit.sse import ServerSentEvent, SSEDecoder, SSEEventTooLarge
+
+if TYPE_CHECKING:
+    from streamfns.kit.errors import ErrorTable
+    from streamfns.kit.wire import Decoder
+
+__all__ = ["DEFAULT_CONNECT_TIMEOUT_S", "DEFAULT_IDLE_TIMEOUT_S", "SseCall", "run_sse"]
+
+DEFAULT_CONNECT_TIMEOUT_S = 15.0
+DEFAULT_IDLE_TIMEOUT_S = 120.0
+_MAX_ERROR_BODY = 64 * 1024
+#: How much of a body is kept to quote it when it turns out not to be an event stream.
+_HEAD_BYTES = 300
+
+
+@dataclass(slots=True, kw_only=True)
+class SseCall:
+    """One prepared call: where to send what, and how to read the answer."""
+
+    url: str
+    headers: dict[str, str]
+    body: bytes
+    decoder: Decoder
+    errors: ErrorTable
+    end_marker: str
+    vendor: str
+    #: Credentials sent with the request; every error message is redacted of them.
+    secrets: Sequence[str] = ()
+
+
+class _Aborted(Exception):
+    pass
+
+
+class _Expired(Exception):
+    pass
+
+
+class _Scope:
+    """Turns an abort or the total deadline into an exception at whichever of our awaits is pending.
+
+    On abort (or at the deadline) it cancels the task that is awaiting :meth:`run` — only while it
+    awaits there, so the cancellation always lands in our read and never in the consumer's own code —
+    then takes the cancellation back (``Task.uncancel``). This is the mechanism of ``asyncio.timeout``;
+    it costs nothing per read, where racing every read against the signal would cost a task per chunk.
+    """
+
+    __slots__ = ("_deadline", "_fired", "_loop", "_remove", "_signal", "_task", "_timer")
+
+    def __init__(self, signal: AbortSignal | None, total_timeout: float | None) -> None:
+        self._signal = signal
+        self._loop = asyncio.get_running_loop()
+        self._task: asyncio.Task[Any] | None = None
+        self._fired: type[Exception] | None = None
+        self._remove = signal.add_callback(self._on_abort) if signal is not None else None
+        self._deadline = self._loop.time() + total_timeout if total_timeout else None
+        self._timer = self._loop.call_at(self._deadline, self._fire, _Expired) if self._deadline is not None else None
+
+    def _on_abort(self, _signal: AbortSignal) -> None:
+        # abort() may run on another thread; the cancellation itself happens on the loop.
+        if not self._loop.is_closed():
+            self._loop.call_soon_threadsafe(self._fire, _Aborted)
+
+    def _fire(self, reason: type[Exception]) -> None:
+        if self._fired is not None:
+            return
+        self._fired = reason
+        if self._task is not None:
+            self._task.cancel()
+
+    def _pending(self) -> type[Exception] | None:
+        if self._signal is not None and self._signal.aborted:
+            return _Aborted
+        if self._deadline is not None and self._loop.time() >= self._deadline:
+            return _Expired
+        return self._fired
+
+    async def run(self, awaitable: Awaitable[Any]) -> Any:
+        """Await ``awaitable``; raise ``_Aborted``/``_Expired`` instead if that happens first (or did)."""
+        if self._signal is None and self._deadline is None:
+            return await awaitable
+        pending = self._pending()
+        if pending is not None:
+            if inspect.iscoroutine(awaitable):
+                awaitable.close()
+            raise pending
+        task = self._task = asyncio.current_task()
+        try:
+            return await awaitable
+        except asyncio.CancelledError:
+            fired = self._fired
+            if fired is not None and task is not None and task.uncancel() == 0:
+                raise fired from None
+            raise
+        finally:
+            self._task = None
+
+    def close(self) -> None:
+        """Stop listening to the signal and the clock."""
+        if self._remove is not None:
+            self._remove()
+        if self._timer is not None:
+            self._timer.cancel()
+
+
+@functools.cache
+def _ssl_context() -> ssl.SSLContext:
+    # Building a verifying SSL context costs ~50 ms; every client this module creates shares one.
+    return httpx.create_ssl_context()
+
+
+def _transport_failure(exc: httpx.HTTPError, vendor: str, *, output_started: bool) -> StreamFailure:
+    if isinstance(exc, httpx.UnsupportedProtocol | httpx.LocalProtocolError):
+        # The request itself cannot be sent (a bad base_url scheme, an illegal header value):
+        # repeating it cannot help.
+        return StreamFailure(ErrorInfo.of("config"), f"{vendor} request could not be sent: {type(exc).__name__}: {exc}")
+    kind: ErrorKind
+    if isinstance(exc, httpx.TimeoutException):
+        kind = "timeout"
+        what = "sent nothing within the idle timeout" if isinstance(exc, httpx.ReadTimeout) else "timed out"
+    elif isinstance(exc, httpx.DecodingError):
+        kind, what = "network", "sent a body that could not be decoded"
+    else:
+        kind, what = "network", "connection failed"
+    detail = str(exc) or type(exc).__name__
+    return StreamFailure(
+        ErrorInfo.of(kind, output_started=output_started), f"{vendor} {what}: {type(exc).__name__}: {detail}"
+    )
+
+
+def _backoff(attempt: int) -> float:
+    return min(0.5 * 2**attempt, 8.0) * (1 - random.random() * 0.25)
+
+
+def retry_delay(info: ErrorInfo, attempt: int, options: StreamOptions) -> tuple[float | None, str]:
+    """``(seconds, "")`` to wait before retrying after ``info`` on ``attempt`` (0-based), or
+    ``(None, note)`` when the failure must end the stream; ``note`` explains a refusal worth saying."""
+    if not info.retryable or attempt >= options.max_retries:
+        return None, ""
+    requested = info.retry_after_s
+    if requested is None:
+        return _backoff(attempt), ""
+    cap = options.max_retry_delay_s
+    if cap and requested > cap:
+        return None, f" (the server asked to retry after {requested:g}s, over the {cap:g}s cap)"
+    return requested, ""
+
+
+async def run_sse(
+    call: SseCall, builder: MessageBuilder, model: Model, options: StreamOptions
+) -> AsyncGenerator[Sequence[AssistantMessageEvent], None]:
+    """Run one streaming call (see the module docstring); yields batches of builder events."""
+    idle = options.timeout or DEFAULT_IDLE_TIMEOUT_S
+    connect = options.connect_timeout or min(idle, DEFAULT_CONNECT_TIMEOUT_S)
+    timeout = httpx.Timeout(connect=connect, read=idle, write=idle, pool=connect)
+    owned = options.http_client is None
+    client = options.http_client or httpx.AsyncClient(timeout=timeout, verify=_ssl_context())
+    scope = _Scope(options.signal, options.total_timeout)
+    try:
+        attempt = 0
+        while True:
+            try:
+                attempt_events = _attempt(
+                    call, builder=builder, model=model, options=options, client=client, timeout=timeout, scope=scope
+                )
+                # aclosing: if our consumer stops early, the attempt's finally closes the response now,
+                # not whenever the garbage collector finalizes the suspended generator.
+                async with contextlib.aclosing(attempt_events) as batches:
+                    async for batch in batches:
+                        yield batch
+                if builder.finished:
+                    return
+                # The body ended without the terminal marker.
+                failure = StreamFailure(
+                    ErrorInfo.of("truncated", output_started=builder.output_started),
+                    f"{call.vendor} stream ended before {call.end_marker}",
+                )
+            except StreamFailure as exc:
+                failure = exc
+            except _Aborted:
+                builder.abort(options.signal.reason if options.signal else None)
+                yield builder.drain()
+                return
+            except _Expired:
+                builder.fail(
+                    ErrorInfo.of("timeout", output_started=builder.output_started),
+                    f"{call.vendor} stream exceeded the total timeout of {options.total_timeout:g}s",
+                )
+                yield builder.drain()
+                return
+            delay, note = retry_delay(failure.info, attempt, options)
+            if delay is None or not builder.reset_for_retry():
+                builder.fail(failure.info, redact(failure.message + note, call.secrets))
+                yield builder.drain()
+                return
+            try:
+                await scope.run(asyncio.sleep(delay))
+            except _Aborted:
+                builder.abort(options.signal.reason if options.signal else None)
+                yield builder.drain()
+                return
+            except _Expired:
+                builder.fail(
+                    ErrorInfo.of("timeout"),
+                    f"{call.vendor} stream exceeded the total timeout of {options.total_timeout:g}s while "
+                    f"waiting to retry after: {redact(failure.message, call.secrets)}",
+                )
+                yield builder.drain()
+                return
+            attempt += 1
+    finally:
+        scope.close()
+        if owned:
+            await client.aclose()
+
+
+async def _call_hook(hook: Any, *args: Any) -> Any:
+    result = hook(*args)
+    if inspect.isawaitable(result):
+        result = await result
+    return result
+
+
+async def _attempt(
+    call: SseCall,
+    *,
+    builder: MessageBuilder,
+    model: Model,
+    options: StreamOptions,
+    client: httpx.AsyncClient,
+    timeout: httpx.Timeout,
+    scope: _Scope,
+) -> AsyncGenerator[Sequence[AssistantMessageEvent], None]:
+    vendor = call.vendor
+    try:
+        http_request = client.build_request("POST", call.url, headers=call.headers, content=call.body, timeout=timeout)
+    except (httpx.InvalidURL, httpx.UnsupportedProtocol, httpx.LocalProtocolError, ValueError) as exc:
+        raise StreamFailure(
+            ErrorInfo.of("config"), f"{vendor} request could not be built: {type(exc).__name__}: {exc}"
+        ) from None
+    try:
+        response: httpx.Response = await scope.run(client.send(http_request, stream=True))
+    except httpx.HTTPError as exc:
+        raise _transport_failure(exc, vendor, output_started=False) from None
+    try:
+        if options.on_response is not None:
+            try:
+                await scope.run(_call_hook(options.on_response, response.status_code, response.headers, model))
+            except (_Aborted, _Expired):
+                raise
+            except Exception as exc:  # a caller's hook failing is reported, not raised
+                raise StreamFailure(ErrorInfo.of("config"), f"on_response raised {type(exc).__name__}: {exc}") from None
+        status = response.status_code
+        if not 200 <= status < 300:
+            raw = await _read_limited(response, scope, vendor)
+            raise call.errors.from_body(status, response.headers, raw)
+        content_type = response.headers.get("content-type", "").lower()
+        if "json" in content_type or "html" in content_type:
+            raw = await _read_limited(response, scope, vendor)
+            raise _not_an_event_stream(vendor, status, content_type, raw)
+        builder.start()
+        if builder.events:
+            yield builder.drain()
+        async with contextlib.aclosing(_read_events(response, call, builder, scope, content_type)) as batches:
+            async for batch in batches:
+                yield batch
+    finally:
+        await response.aclose()
+
+
+def _not_an_event_stream(vendor: str, status: int, content_type: str, head: bytes) -> StreamFailure:
+    excerpt = " ".join(head[:_HEAD_BYTES].decode("utf-8", "replace").split())
+    return StreamFailure(
+        ErrorInfo.of("protocol", status=status),
+        f"{vendor} answered {status} with {content_type or 'no content type'}, not an event stream: {excerpt}",
+    )
+
+
+async def _read_limited(response: httpx.Response, scope: _Scope, vendor: str) -> bytes:
+    chunks: list[bytes] = []
+    size = 0
+    iterator = response.aiter_bytes()
+    try:
+        while size < _MAX_ERROR_BODY:
+            try:
+                chunk: bytes = await scope.run(anext(iterator))
+            except StopAsyncIteration:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+    except httpx.HTTPError as exc:
+        raise _transport_failure(exc, vendor, output_started=False) from None
+    return b"".join(chunks)[:_MAX_ERROR_BODY]
+
+
+async def _read_events(
+    response: httpx.Response, call: SseCall, builder: MessageBuilder, scope: _Scope, content_type: str
+) -> AsyncGenerator[Sequence[AssistantMessageEvent], None]:
+    decoder = SSEDecoder()
+    head = bytearray()
+    seen = False
+    iterator = response.aiter_bytes()
+    while True:
+        try:
+            chunk: bytes = await scope.run(anext(iterator))
+        except StopAsyncIteration:
+            break
+        except httpx.HTTPError as exc:
+            raise _transport_failure(exc, call.vendor, output_started=builder.output_started) from None
+        if not seen and len(head) < _HEAD_BYTES:
+            head += chunk[: _HEAD_BYTES - len(head)]
+        try:
+            events = decoder.feed(chunk)
+        except SSEEventTooLarge as exc:
+            # The events completed before the oversized one still count (one may even be the end).
+            _deliver(exc.events, call, builder)
+            if builder.finished:
+                yield builder.drain()
+                return
+            raise StreamFailure(ErrorInfo.of("protocol", output_started=builder.output_started), str(exc)) from None
+        if events:
+            seen = True
+            _deliver(events, call, builder)
+            if builder.events:
+                yield builder.drain()
+            if builder.finished:
+                return
+    try:
+        events = decoder.flush()
+    except SSEEventTooLarge as exc:
+        raise StreamFailure(ErrorInfo.of("protocol", output_started=builder.output_started), str(exc)) from None
+    if not seen and not events and bytes(head.lstrip()[:1]) in (b"{", b"[", b"<"):
+        raise _not_an_event_stream(call.vendor, response.status_code, content_type, bytes(head))
+    try:
+        _deliver(events, call, builder)
+    except StreamFailure as exc:
+        if exc.info.kind != "protocol":
+            raise
+        # The body ended inside its last event: it was cut short, not malformed.
+        raise StreamFailure(
+            ErrorInfo.of("truncated", output_started=builder.output_started),
+            f"{call.vendor} stream ended inside an event, before {call.end_marker}",
+        ) from None
+    if not builder.finished:
+        try:
+            call.decoder.on_eof()
+        except StreamFailure:
+            raise
+        except Exception as exc:  # as in _deliver
+            raise _decoder_failure(call, builder, exc) from None
+    if builder.events:
+        yield builder.drain()
+
+
+def _deliver(events: Sequence[ServerSentEvent], call: SseCall, builder: MessageBuilder) -> None:
+    on_event = call.decoder.on_event
+    try:
+        for sse in events:
+            on_event(sse)
+            if builder.finished:
+                return
+    except StreamFailure:
+        raise
+    except Exception as exc:  # a decoder bug or a value it did not expect must not lose the stream
+        raise _decoder_failure(call, builder, exc) from None
+
+
+def _decoder_failure(call: SseCall, builder: MessageBuilder, exc: Exception) -> StreamFailure:
+    """An unexpected exception from the decoder, as a ``protocol`` failure (the events built stay)."""
+    return StreamFailure(
+        ErrorInfo.of("protocol", output_started=builder.output_started),
+        f"{call.vendor} decoder failed: {type(exc).__name__}: {exc}",
+    )

@@ -1,0 +1,176 @@
+"""API keys: where an adapter finds one, how it is sent, and keeping it out of every message.
+
+A key is looked up in ``StreamOptions.api_key`` first, then in the environment variables its
+:class:`ApiKey` rule names, and trimmed. It is checked before anything is sent, and the checks never
+quote it. Every error message a stream ends with is passed through :func:`redact`, which blanks the
+key in the forms servers and libraries echo it back in: raw, escaped for JSON or Python, URL-encoded,
+and base64-encoded at any alignment.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from urllib.parse import quote, quote_plus
+
+from normalize import ErrorInfo
+from streamfns.kit.failure import StreamFailure
+
+__all__ = ["CREDENTIAL_HEADERS", "ApiKey", "credentials_in", "redact", "secret_forms"]
+
+#: Request headers whose values are credentials (lower case).
+CREDENTIAL_HEADERS = frozenset(
+    {"authorization", "proxy-authorization", "x-api-key", "api-key", "x-goog-api-key", "ocp-apim-subscription-key"}
+)
+#: Shorter strings are not redacted: blanking every "test" in a message would help nobody.
+_MIN_SECRET = 8
+_REDACTED = "[redacted]"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ApiKey:
+    """How an api takes its key.
+
+    ``env`` lists the environment variables to try, in order, when ``StreamOptions.api_key`` is
+    not set; ``header`` is the request header the key goes in, prefixed by ``scheme`` and a space
+    (``Authorization: Bearer <key>``) or bare when ``scheme`` is None (``x-api-key: <key>``). With
+    ``required=False`` (a local server) a missing key sends no header instead of failing.
+    """
+
+    env: tuple[str, ...] = ()
+    header: str = "authorization"
+    scheme: str | None = "Bearer"
+    required: bool = True
+
+    def resolve(self, explicit: str | None, vendor: str) -> str | None:
+        """The key to send (None: none needed and none given).
+
+        Raises :class:`StreamFailure` of kind ``auth`` when a required key is missing or cannot be
+        sent in a header; the message names where the key was looked for, never the key.
+        """
+        raw = explicit or next((os.environ[name] for name in self.env if os.environ.get(name)), "")
+        key = raw.strip()
+        if not key:
+            if not self.required:
+                return None
+            where = " or ".join(["StreamOptions.api_key", *(f"the {name} variable" for name in self.env)])
+            raise StreamFailure(ErrorInfo.of("auth"), f"no {vendor} API key: set {where}")
+        if not (key.isascii() and key.isprintable()):
+            # Said without quoting the key: a key read from a file with stray bytes must not leak.
+            raise StreamFailure(ErrorInfo.of("auth"), f"the {vendor} API key contains characters that cannot be sent")
+        return key
+
+    def headers(self, key: str | None) -> dict[str, str]:
+        """The header carrying ``key`` (none for ``None``)."""
+        if key is None:
+            return {}
+        return {self.header.lower(): f"{self.scheme} {key}" if self.scheme else key}
+
+
+def credentials_in(headers: Mapping[str, str]) -> list[str]:
+    """The credential values among ``headers``: whole values, and the token after an auth scheme."""
+    found: list[str] = []
+    for name, value in headers.items():
+        if name.lower() not in CREDENTIAL_HEADERS or not value:
+            continue
+        found.append(value)
+        scheme, _, token = value.partition(" ")
+        if token and scheme.isalpha():
+            found.append(token.strip())
+    return found
+
+
+def _base64_forms(secret: bytes) -> set[str]:
+    # A secret inside a longer base64 text is encoded differently at each of the three byte
+    # alignments; keep, for each, only the characters that depend on the secret's bytes alone.
+    forms: set[str] = {base64.b64encode(secret).decode()}
+    for offset in range(3):
+        encoded = base64.b64encode(b"\0" * offset + secret).decode()
+        skip = -(-offset * 8 // 6)
+        stop = (offset + len(secret)) * 8 // 6
+        forms.add(encoded[skip:stop])
+    forms |= {form.translate(str.maketrans("+/", "-_")) for form in forms}
+    return {form.rstrip("=") for form in forms} | forms
+
+
+def secret_forms(secret: str) -> set[str]:
+    """The spellings of ``secret`` to look for in text (see the module docstring); empty for short ones."""
+    if len(secret) < _MIN_SECRET:
+        return set()
+    as_json = json.dumps(secret)[1:-1]
+    forms = {
+        secret,
+        repr(secret)[1:-1],
+        as_json,
+        as_json.replace("/", "\\/"),
+        json.dumps(secret, ensure_ascii=True)[1:-1],
+        "".join(f"\\u{ord(ch):04x}" for ch in secret),
+        "".join(f"\\u{ord(ch):04X}" for ch in secret),
+        quote(secret, safe=""),
+        quote_plus(secret, safe=""),
+    }
+    forms |= _base64_forms(secret.encode("utf-8", "surrogatepass"))
+    return {form for form in forms if len(form) >= _MIN_SECRET}
+
+
+_ESCAPE = re.compile(r"\\u[0-9a-fA-F]{4}|\\[\\/\"]|%[0-9a-fA-F]{2}")
+
+
+def _decode_escape(token: str) -> str:
+    if token[0] == "%":
+        return chr(int(token[-2:], 16))
+    return chr(int(token[-4:], 16)) if token[1] == "u" else token[1]
+
+
+def _unescaped(text: str) -> tuple[str, list[int]]:
+    """``text`` with JSON ``\\u``/``\\/`` escapes and URL ``%XX`` escapes decoded, and for each decoded
+    character the offset in ``text`` where it starts (plus the end offset)."""
+    out: list[str] = []
+    starts: list[int] = []
+    position = 0
+    for match in _ESCAPE.finditer(text):
+        out.append(text[position : match.start()])
+        starts.extend(range(position, match.start()))
+        out.append(_decode_escape(match.group()))
+        starts.append(match.start())
+        position = match.end()
+    out.append(text[position:])
+    starts.extend(range(position, len(text) + 1))
+    return "".join(out), starts
+
+
+def redact(text: str, secrets: Iterable[str]) -> str:
+    """``text`` with every form of every secret blanked out.
+
+    Known spellings (:func:`secret_forms`) are replaced first, longest first; then the text is read
+    with its JSON and URL escapes decoded, which catches a key escaped only in part (a server that
+    writes ``-`` as ``\\u002d``), and the matching stretch of the original text is blanked.
+    """
+    wanted = [secret for secret in secrets if len(secret) >= _MIN_SECRET]
+    forms: set[str] = set()
+    for secret in wanted:
+        forms |= secret_forms(secret)
+    for form in sorted(forms, key=len, reverse=True):
+        if form in text:
+            text = text.replace(form, _REDACTED)
+    if "\\" in text or "%" in text:
+        decoded, starts = _unescaped(text)
+        spans: list[tuple[int, int]] = []
+        for secret in wanted:
+            at = decoded.find(secret)
+            while at >= 0:
+                spans.append((starts[at], starts[at + len(secret)]))
+                at = decoded.find(secret, at + 1)
+        merged: list[tuple[int, int]] = []
+        for begin, end in sorted(spans):
+            if merged and begin <= merged[-1][1]:
+                merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
+            else:
+                merged.append((begin, end))
+        for begin, end in reversed(merged):
+            text = text[:begin] + _REDACTED + text[end:]
+    return text

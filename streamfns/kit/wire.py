@@ -1,0 +1,204 @@
+"""``WireApi``: a server-sent-events wire api declared as data, and the StreamFn it becomes.
+
+An adapter supplies only what is its vendor's: the request builder (model, context, options → URL,
+payload, headers; pure), the decoder (server-sent events → builder calls; pure), the error table, the
+key rule and the name of its terminal marker. :meth:`WireApi.stream` keeps the whole contract around
+them, in this order:
+
+1. the arguments are checked (:func:`normalize.request_problem`): a caller's mistake ends the stream
+   ``config`` / ``invalid_request`` naming the field, before anything is sent;
+2. an already-aborted signal ends it ``aborted``, sending nothing;
+3. the key is resolved and checked (``auth`` when missing or unsendable; never quoted);
+4. the request is built; ``Model.compat`` mistakes are ``config``, any other failure to build it is
+   ``invalid_request``; ``on_payload`` may replace the payload; it must encode as strict JSON;
+5. headers are merged: the key header, the builder's, ``model.headers``, then ``options.headers``
+   (where ``None`` removes one); headers listed in ``joined_headers`` combine as comma lists;
+6. :func:`streamfns.kit.http.run_sse` sends, retries, reads, times out and closes.
+
+Calling :meth:`WireApi.stream` never raises and the stream never raises while iterated.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+import json
+from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol, cast
+
+from normalize import (
+    AssistantMessageEvent,
+    AssistantMessageEventStream,
+    Context,
+    ErrorInfo,
+    MessageBuilder,
+    Model,
+    StreamOptions,
+    request_problem,
+)
+from streamfns.kit.compat import CompatError
+from streamfns.kit.errors import ErrorTable
+from streamfns.kit.failure import StreamFailure
+from streamfns.kit.keys import ApiKey, credentials_in, redact
+from streamfns.kit.sse import ServerSentEvent
+
+__all__ = ["Decoder", "DecoderFactory", "RequestBuilder", "WireApi", "WireRequest"]
+
+
+class Decoder(Protocol):
+    """Turns one response's server-sent events into builder calls (one instance per attempt).
+
+    ``on_event`` applies an event: content to the builder, ``builder.stop(...)`` for the vendor's stop
+    reason, ``builder.finish()`` at the terminal marker (which ends the read), and raises
+    :class:`~streamfns.kit.StreamFailure` for a vendor error or a malformed event. ``on_eof`` runs when
+    the body ends before ``finish()``: an api whose last event is its marker (Gemini's finish reason,
+    a chat-completions ``finish_reason`` without ``[DONE]``) finishes there; leaving the builder
+    unfinished makes the stream ``truncated``.
+    """
+
+    def on_event(self, event: ServerSentEvent, /) -> None: ...
+
+    def on_eof(self) -> None: ...
+
+
+#: ``(builder, model) → Decoder``: a decoder class whose constructor takes those works as is.
+DecoderFactory = Callable[[MessageBuilder, Model], Decoder]
+
+
+@dataclass(frozen=True, slots=True)
+class WireRequest:
+    """What to POST: the full URL, the JSON payload, and the api's own headers (no key, no
+    ``model.headers``/``options.headers``: the kit adds those)."""
+
+    url: str
+    payload: dict[str, Any]
+    headers: dict[str, str] = field(default_factory=dict[str, str])
+
+
+#: ``(model, context, options) → WireRequest``; pure (no I/O, no environment). May raise
+#: :class:`~streamfns.kit.CompatError` or ``ValueError``/``TypeError`` for what it cannot send.
+RequestBuilder = Callable[[Model, Context, StreamOptions], WireRequest]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WireApi:
+    """An SSE wire api, declared (see the module docstring).
+
+    ``api`` is the registry name (``model.api``); ``vendor`` labels messages ("Anthropic");
+    ``key`` is an :class:`ApiKey` rule, or a function of the model choosing one (a provider-specific
+    variable or header); ``end_marker`` names the terminal marker in ``truncated`` messages.
+    """
+
+    api: str
+    vendor: str
+    key: ApiKey | Callable[[Model], ApiKey]
+    build_request: RequestBuilder
+    decoder: DecoderFactory
+    errors: ErrorTable
+    end_marker: str
+    joined_headers: frozenset[str] = frozenset()
+
+    def stream(
+        self, model: Model, context: Context, options: StreamOptions | None = None, /
+    ) -> AssistantMessageEventStream:
+        """Stream one response; never raises (see the module docstring)."""
+        known = model if isinstance(model, Model) else None  # pyright: ignore[reportUnnecessaryIsInstance]
+        return AssistantMessageEventStream.from_batches(_run(self, model, context, options), model=known)
+
+
+def _merge_headers(wire: WireApi, layers: Sequence[Mapping[str, str | None]]) -> dict[str, str]:
+    merged: dict[str, str] = {}
+    for layer in layers:
+        for name, value in layer.items():
+            key = name.lower()
+            if value is None:
+                merged.pop(key, None)
+            elif key in wire.joined_headers and merged.get(key):
+                parts = [*merged[key].split(","), *value.split(",")]
+                merged[key] = ",".join(dict.fromkeys(part.strip() for part in parts if part.strip()))
+            else:
+                merged[key] = value
+    return merged
+
+
+async def _call_hook(hook: Callable[..., Any], *args: Any) -> Any:
+    result = hook(*args)
+    if inspect.isawaitable(result):
+        result = await result
+    return result
+
+
+async def _run(
+    wire: WireApi, model: Model, context: Context, options: StreamOptions | None
+) -> AsyncGenerator[Sequence[AssistantMessageEvent], None]:
+    problem = request_problem(model, context, options)
+    builder = MessageBuilder(model if isinstance(model, Model) else None)  # pyright: ignore[reportUnnecessaryIsInstance]
+    if problem is not None:
+        kind, message = problem
+        builder.fail(ErrorInfo.of(kind), f"{wire.vendor} request not sent: {message}")
+        yield builder.drain()
+        return
+    opts = options if options is not None else StreamOptions()
+    signal = opts.signal
+    if signal is not None and signal.aborted:
+        builder.abort(signal.reason)
+        yield builder.drain()
+        return
+    try:
+        rule = wire.key(model) if callable(wire.key) else wire.key
+        key = rule.resolve(opts.api_key, wire.vendor)
+        request = _build(wire, model, context, opts)
+    except StreamFailure as failure:
+        builder.fail(failure.info, failure.message)
+        yield builder.drain()
+        return
+    payload = request.payload
+    if opts.on_payload is not None:
+        try:
+            replaced = await _call_hook(opts.on_payload, payload, model)
+        except Exception as exc:  # a caller's hook failing is reported, not raised
+            builder.fail(ErrorInfo.of("config"), f"on_payload raised {type(exc).__name__}: {exc}")
+            yield builder.drain()
+            return
+        if isinstance(replaced, dict):
+            payload = cast("dict[str, Any]", replaced)
+    try:
+        # allow_nan=False: NaN and Infinity are not JSON, and no vendor accepts them.
+        # Lone surrogates were scrubbed by transform_messages; "replace" is a last line of defence.
+        body = json.dumps(payload, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode(
+            "utf-8", "replace"
+        )
+    except (TypeError, ValueError) as exc:
+        builder.fail(ErrorInfo.of("config"), f"the {wire.vendor} payload is not valid JSON: {exc}")
+        yield builder.drain()
+        return
+    headers = _merge_headers(wire, [rule.headers(key), request.headers, model.headers or {}, opts.headers or {}])
+    from streamfns.kit.http import SseCall, run_sse  # noqa: PLC0415 - httpx loads on the first call, not at import
+
+    call = SseCall(
+        url=request.url,
+        headers=headers,
+        body=body,
+        decoder=wire.decoder(builder, model),
+        errors=wire.errors,
+        end_marker=wire.end_marker,
+        vendor=wire.vendor,
+        secrets=[*([key] if key else []), *credentials_in(headers)],
+    )
+    # aclosing: a consumer that stops early closes the HTTP response now, not at garbage collection.
+    async with contextlib.aclosing(run_sse(call, builder, model, opts)) as batches:
+        async for batch in batches:
+            yield batch
+
+
+def _build(wire: WireApi, model: Model, context: Context, options: StreamOptions) -> WireRequest:
+    try:
+        return wire.build_request(model, context, options)
+    except CompatError as exc:
+        raise StreamFailure(ErrorInfo.of("config"), f"{wire.vendor} request not sent: {exc}") from None
+    except Exception as exc:  # the never-raise contract: a request we cannot build is an error event
+        detail = redact(f"{type(exc).__name__}: {exc}", [options.api_key] if options.api_key else [])
+        raise StreamFailure(
+            ErrorInfo.of("invalid_request"), f"cannot build the {wire.vendor} request: {detail}"
+        ) from None

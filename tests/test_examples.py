@@ -1,0 +1,47 @@
+"""The examples are part of the product: each runs here exactly as a user would run it."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import conformance
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_the_example_adapter_passes_every_check_from_the_command_line(tmp_path: Path) -> None:
+    """The third-party adapter written on the public kit, through ``streamfns conformance run``."""
+    report_file = tmp_path / "report.json"
+    done = subprocess.run(
+        [
+            str(Path(sys.executable).parent / "streamfns"),
+            "conformance",
+            "run",
+            "examples.compatible_chat.conformance:TARGET",
+            "--format",
+            "json",
+            "--report",
+            str(report_file),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "verdict: conformant (32 pass" in done.stdout, done.stdout
+    report = json.loads(report_file.read_text(encoding="utf-8"))
+    statuses = {result["id"]: result["status"] for result in report["results"]}
+    assert set(statuses) == set(conformance.CHECK_IDS)
+    assert set(statuses.values()) == {"pass"}, statuses
+
+
+def test_the_example_adapter_uses_only_the_public_kit() -> None:
+    source = (ROOT / "examples" / "compatible_chat" / "adapter.py").read_text(encoding="utf-8")
+    imports = [line for line in source.splitlines() if line.startswith(("import ", "from "))]
+    ours = [line for line in imports if "streamfns" in line or "normalize" in line]
+    assert ours == ["import normalize as nz", "from streamfns import kit"], ours

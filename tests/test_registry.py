@@ -1,0 +1,121 @@
+"""The registry and the catalog derive from the adapter packages' declarations (and entry points)."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import subprocess
+import sys
+from collections.abc import Iterator
+
+import pytest
+
+import streamfns
+from normalize import Context, Model, UserMessage
+from streamfns import _adapters, _registry, catalog
+from streamfns.catalog import CatalogError, get_model, list_models, list_providers
+from streamfns.kit import ENTRY_POINT_GROUP
+
+CONTEXT = Context(messages=[UserMessage(content="hi")])
+
+
+def test_a_fresh_import_lists_the_builtin_apis() -> None:
+    code = "import streamfns; print(','.join(streamfns.registered_apis()))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    apis = out.stdout.strip().split(",")
+    assert set(_adapters.builtin_adapters()) <= set(apis)
+    assert "anthropic-messages" in apis
+
+
+def test_every_builtin_package_declares_itself_and_its_catalog_is_consistent() -> None:
+    for name in _adapters.builtin_packages():
+        adapter = _adapters.builtin_adapters()
+        assert any(a.package == f"streamfns.{name}" for a in adapter.values()), name
+    for model in list_models():
+        assert model.api in streamfns.registered_apis(), f"{model.provider}/{model.id} has no adapter for {model.api}"
+
+
+async def test_a_model_whose_api_is_not_a_string_is_an_error_stream() -> None:
+    model = Model(id="m", api=["x"], provider="p")  # pyright: ignore[reportArgumentType]
+    result = await streamfns.stream(model, CONTEXT).result()
+    assert result.error_info is not None
+    assert result.error_info.kind == "config"
+    assert "model.api" in (result.error_message or "")
+
+
+async def test_an_unknown_api_names_the_known_ones() -> None:
+    result = await streamfns.stream(Model(id="m", api="nope", provider="p"), CONTEXT).result()
+    assert "anthropic-messages" in (result.error_message or "")
+
+
+def test_a_hand_registration_wins_over_discovery_and_unregistering_sticks() -> None:
+    original = streamfns.get_stream_fn("anthropic-messages")
+    assert original is not None
+
+    def mine(model: Model, context: Context, options: object = None, /) -> object:
+        raise NotImplementedError
+
+    try:
+        streamfns.register_api("anthropic-messages", mine)  # pyright: ignore[reportArgumentType]
+        assert streamfns.get_stream_fn("anthropic-messages") is mine
+        streamfns.unregister_api("anthropic-messages")
+        assert streamfns.get_stream_fn("anthropic-messages") is None
+    finally:
+        streamfns.register_api("anthropic-messages", original)
+
+
+class _FakeEntryPoint:
+    def __init__(self, name: str, value: str) -> None:
+        self.name, self.value = name, value
+
+    def load(self) -> object:
+        module_name, _, attr = self.value.partition(":")
+        module = importlib.import_module(module_name)
+        return getattr(module, attr) if attr else module
+
+
+@pytest.fixture
+def plugins(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    entries = [
+        _FakeEntryPoint("echo", "tests.kit.plugin:ADAPTER"),
+        _FakeEntryPoint("broken", "tests.kit.does_not_exist:ADAPTER"),
+        _FakeEntryPoint("clash", "streamfns.anthropic"),
+    ]
+
+    def entry_points(*, group: str) -> list[_FakeEntryPoint]:
+        return entries if group == ENTRY_POINT_GROUP else []
+
+    monkeypatch.setattr(importlib.metadata, "entry_points", entry_points)
+    saved_problems = list(_adapters._problems)  # pyright: ignore[reportPrivateUsage]
+    _adapters.installed_adapters.cache_clear()
+    catalog._index.cache_clear()  # pyright: ignore[reportPrivateUsage]
+    monkeypatch.setattr(_registry, "_discovered", False)
+    yield
+    _adapters.installed_adapters.cache_clear()
+    catalog._index.cache_clear()  # pyright: ignore[reportPrivateUsage]
+    _adapters._problems[:] = saved_problems  # pyright: ignore[reportPrivateUsage]
+    streamfns.unregister_api("echo")
+
+
+@pytest.mark.usefixtures("plugins")
+def test_installed_adapters_appear_in_the_registry_and_the_catalog() -> None:
+    assert "echo" in streamfns.registered_apis()
+    assert "echo-cloud" in list_providers()
+    large = get_model("echo-cloud", "echo-large")
+    assert (large.api, large.base_url, large.cost.input) == ("echo", "https://echo.example/v1", 1.5)
+    assert get_model("echo-cloud", "echo-legacy").api == "echo-v0", "a model entry may name its own api"
+    problems = _adapters.adapter_problems()
+    assert any("'broken'" in problem and "failed to load" in problem for problem in problems), problems
+    assert any("'clash'" in problem and "already served" in problem for problem in problems), problems
+
+
+def test_a_model_listed_in_two_catalogs_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    from importlib.resources import files
+
+    builtin = files("streamfns").joinpath("anthropic", "models.json")
+    monkeypatch.setattr(catalog, "_catalog_files", lambda: iter([("a.json", builtin), ("b.json", builtin)]))
+    catalog._index.cache_clear()  # pyright: ignore[reportPrivateUsage]
+    try:
+        with pytest.raises(CatalogError, match=r"listed twice: in a\.json and b\.json"):
+            list_providers()
+    finally:
+        catalog._index.cache_clear()  # pyright: ignore[reportPrivateUsage]
