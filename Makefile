@@ -7,10 +7,13 @@ STAMP  := $(VENV)/.installed-stamp
 
 .PHONY: demo test lint typecheck unit bench clean
 
-$(STAMP): pyproject.toml
+# The editable install uses setuptools' compat mode: the repository itself goes on sys.path through a
+# .pth file, so type checkers and tools outside the repository see plain files, and a directory that
+# happens to be named like a package (a clone called "streamfns") cannot shadow the real one.
+$(STAMP): pyproject.toml Makefile
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test,dev]'
+	$(PY) -m pip install --quiet -e '.[test,dev]' --config-settings editable_mode=compat
 	touch $(STAMP)
 
 demo: $(STAMP)

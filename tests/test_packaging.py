@@ -1,0 +1,66 @@
+"""The development install works from outside the repository, as users and their tools see it."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _outside(tmp_path: Path) -> Path:
+    # Directories named like our packages, with nothing in them: what a parent directory of a
+    # clone called "streamfns" looks like from the inside. They must not shadow the real packages.
+    for name in ("streamfns", "normalize", "conformance", "cassettes"):
+        (tmp_path / name).mkdir()
+    return tmp_path
+
+
+def test_an_outside_directory_imports_the_real_packages(tmp_path: Path) -> None:
+    code = (
+        "import streamfns, normalize, conformance, cassettes; "
+        "print(streamfns.__file__); print(streamfns.get_model('anthropic', 'claude-haiku-4-5').api)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=_outside(tmp_path), capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    location, api = done.stdout.split()
+    assert Path(location).is_relative_to(ROOT)
+    assert api == "anthropic-messages"
+
+
+def test_the_cli_lists_the_catalog_from_an_outside_directory(tmp_path: Path) -> None:
+    cli = Path(sys.executable).parent / "streamfns"
+    done = subprocess.run([str(cli), "models"], cwd=_outside(tmp_path), capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    assert "anthropic/claude-haiku-4-5" in done.stdout
+
+
+def test_a_type_checker_outside_the_repository_resolves_every_package(tmp_path: Path) -> None:
+    pyright = shutil.which("pyright", path=str(Path(sys.executable).parent))
+    if pyright is None:
+        pytest.skip("pyright is installed by the dev extra (make test installs it)")
+    source = _outside(tmp_path) / "client.py"
+    source.write_text(
+        "# pyright: strict\n"
+        "from cassettes import Cassette\n"
+        "from conformance import Capabilities\n"
+        "from normalize import Model\n"
+        "from streamfns.kit import WireApi\n"
+        "print(Cassette, Capabilities, Model, WireApi)\n",
+        encoding="utf-8",
+    )
+    done = subprocess.run(
+        [pyright, "--pythonpath", sys.executable, str(source)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout
+    assert "0 errors" in done.stdout
