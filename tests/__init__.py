@@ -1,0 +1,1 @@
+"""The project's own tests (a package, so test directories never shadow installed packages)."""
