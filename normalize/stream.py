@@ -197,6 +197,12 @@ class AssistantMessageEventStream:
             self._wakeup = future
             try:
                 await future
+            except asyncio.CancelledError:
+                # As in pull mode: a reader that is cancelled ends the request. Without this the
+                # producer task would run on (its finally, closing an HTTP response, never reached)
+                # for as long as anything still referenced the cancelled reader.
+                self._abandon("the stream was cancelled while reading")
+                raise
             finally:
                 self._wakeup = None
             return
@@ -284,10 +290,15 @@ class AssistantMessageEventStream:
             self._pending.clear()
 
     def _abandon(self, reason: str = _CLOSED_EARLY) -> None:
-        """Nobody will read on (the consumer left its loop, or was cancelled): end ``aborted`` now
-        and close the producer on the next turn of the event loop."""
+        """Nobody will read on (the consumer left its loop, or was cancelled): end ``aborted`` now,
+        cancel a producer task at once and close a pull source on the next turn of the event loop."""
         self._end_as_aborted(reason)
-        if self._source is None and self._task is None:
+        task, self._task = self._task, None
+        if task is not None and not task.done():
+            # At once: cancelling needs no await. (A closed loop — interpreter shutdown — refuses.)
+            with contextlib.suppress(RuntimeError):
+                task.cancel()
+        if self._source is None:
             return
         try:
             loop = asyncio.get_running_loop()

@@ -303,3 +303,52 @@ async def test_cancelling_a_reading_result_call_ends_the_stream_aborted_for_ever
     final = await asyncio.wait_for(stream.result(), 1)
     assert final.stop_reason == "aborted"
     assert final.content, "the partial content is kept"
+
+
+@pytest.mark.parametrize("mode", ["pull", "spawn"])
+async def test_a_cancelled_consumer_closes_the_producer_in_both_modes(mode: str) -> None:
+    """The consumer's task is cancelled while something still references its cursor (so no
+    ``__del__`` can help): the producer must be closed anyway and the stream end ``aborted``."""
+    cleaned: list[str] = []
+
+    async def batches() -> AsyncIterator[list[AssistantMessageEvent]]:
+        builder = MessageBuilder()
+        builder.text_delta(0, "hi")
+        yield builder.drain()
+        try:
+            await asyncio.sleep(30)
+        finally:
+            cleaned.append(mode)
+
+    async def producer(stream: AssistantMessageEventStream) -> None:
+        async for batch in batches():
+            for event in batch:
+                stream.push(event)
+
+    stream = (
+        AssistantMessageEventStream.from_batches(batches())
+        if mode == "pull"
+        else AssistantMessageEventStream.spawn(producer)
+    )
+    held: list[object] = []
+
+    async def consume() -> None:
+        cursor = aiter(stream)
+        held.append(cursor)
+        while True:
+            await anext(cursor)
+
+    consumer = asyncio.ensure_future(consume())
+    await asyncio.sleep(0.1)
+    consumer.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await consumer
+    await asyncio.sleep(0.05)
+    assert cleaned == [mode], "the producer's finally ran"
+    assert stream.done
+    result = await asyncio.wait_for(stream.result(), 1)
+    assert result.stop_reason == "aborted"
+    assert result.content, "the partial content is kept"
+    leftovers = [task for task in asyncio.all_tasks() if task is not asyncio.current_task()]
+    assert leftovers == []
+    assert held, "the cursor was still referenced throughout"
