@@ -1,0 +1,369 @@
+"""``make reliability``: a soak of many concurrent streams, every built-in adapter, random faults.
+
+A loopback HTTP server runs in a child process (so the figures below are the client's alone). Two
+phases, each with every stream in flight at once:
+
+1. **throughput** — long healthy streams (2,000 text deltas each, built by the adapter's bench
+   module ``bench/<package>_bench.py`` ``text_body``): events/s and peak RSS per active stream;
+2. **faults** — per request a bundled real recording of the adapter's api, played as recorded,
+   slowed, stalled, reset, truncated, or preceded by a 429/529 with ``retry-after``; some streams
+   are aborted, cancelled or left early by their consumer.
+
+It prints:
+
+- streams, events and events/s;
+- peak RSS per active stream (the rise in peak RSS divided by the streams in flight);
+- leaked file descriptors and leftover tasks once every stream ended — must be 0;
+- streams that did not end in exactly one terminal — must be 0;
+- faulted streams that ended ``done`` — must be 0 (a retried 429/529 is not a fault: it must end done).
+
+Exit status 1 when a must-be-0 figure is not 0. ``--streams N`` and ``--seed S`` change the run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gc
+import multiprocessing
+import os
+import random
+import resource
+import sys
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from cassettes import library
+from cassettes.mutations import drop_terminal, truncate
+from conformance.loopback import LoopbackServer, ReceivedRequest, Scripted
+from conformance.plans import plan, with_reset
+from conformance.recordings import library_recordings
+from conformance.targets import builtin_targets
+from normalize import AbortController, Context, Model, StreamOptions, UserMessage
+
+__all__ = ["Outcome", "main", "soak"]
+
+Fault = Literal["ok", "slow", "stall", "reset", "truncate", "retry-429", "retry-529", "abort", "cancel", "break"]
+#: Relative weights of the faults; half the streams are faulted.
+_FAULTS: dict[Fault, int] = {
+    "ok": 10,
+    "slow": 2,
+    "stall": 1,
+    "reset": 1,
+    "truncate": 1,
+    "retry-429": 1,
+    "retry-529": 1,
+    "abort": 1,
+    "cancel": 1,
+    "break": 1,
+}
+#: Faults after which a stream must still end ``done`` (the adapter retries the status away).
+_ENDS_DONE: frozenset[Fault] = frozenset({"ok", "slow", "retry-429", "retry-529"})
+_IDLE_TIMEOUT_S = 2.0
+_PLAN_HEADER = "x-soak-plan"
+
+
+# -- the server (child process) ---------------------------------------------------------------------
+
+
+def _recordings() -> dict[str, list[str]]:
+    """Library recordings per built-in api: the same picks the conformance harness replays."""
+    found: dict[str, list[str]] = {}
+    for api, target in builtin_targets().items():
+        if api == "faux":
+            continue
+        found[api] = [recording.name for recording in library_recordings(target.capabilities)]
+    return found
+
+
+def _slowed(scripted: Scripted, delay_s: float) -> Scripted:
+    return Scripted(
+        status=scripted.status,
+        headers=scripted.headers,
+        chunks=[(delay_s, data) for _, data in scripted.chunks],
+        end=scripted.end,
+    )
+
+
+_LONG_DELTAS = 2_000
+_READ = 16 * 1024
+
+
+def _long_body(api: str) -> bytes:
+    """A healthy stream of ``_LONG_DELTAS`` text deltas in the api's own format (from its bench module)."""
+    import importlib
+
+    from streamfns._adapters import builtin_adapters
+
+    package = builtin_adapters()[api].package.rpartition(".")[2]
+    module = importlib.import_module(f"bench.{package}_bench")
+    body: bytes = module.text_body(_LONG_DELTAS)
+    return body
+
+
+_LONG: dict[str, Scripted] = {}
+
+
+def _plan_for(name: str, fault: str, attempt: int) -> Scripted:
+    if name.startswith("long:"):
+        api = name.removeprefix("long:")
+        if api not in _LONG:
+            body = _long_body(api)
+            chunks = [(0.0, body[i : i + _READ]) for i in range(0, len(body), _READ)]
+            _LONG[api] = Scripted(chunks=chunks)
+        return _LONG[api]
+    cassette = library.load(name)
+    body = cassette.interactions[0].response.body
+    if fault.startswith("retry-") and attempt == 0:
+        status = int(fault.removeprefix("retry-"))
+        return Scripted(
+            status=status,
+            headers=[("content-type", "application/json"), ("retry-after", "0.05")],
+            chunks=[(0.0, b'{"error": {"type": "overloaded_error", "message": "busy (soak)"}}')],
+        )
+    if fault == "slow":
+        return _slowed(plan(cassette), 0.002)
+    if fault == "stall":
+        cut = truncate(cassette, after_bytes=len(body) // 2, end="timeout")
+        return plan(cut)
+    if fault == "reset":
+        return with_reset(plan(truncate(cassette, after_bytes=len(body) // 2, end="eof")))
+    if fault == "truncate":
+        api = cassette.api
+        return plan(truncate(drop_terminal(cassette, api=api), after_bytes=len(body) * 2, end="eof"))
+    if fault in ("abort", "cancel", "break"):
+        # Half the body, then silence: only the client's own action can end these.
+        return plan(truncate(cassette, after_bytes=len(body) // 2, end="timeout"))
+    return plan(cassette)
+
+
+def _serve(port_pipe: Any, stop: Any) -> None:
+    attempts: Counter[str] = Counter()
+
+    def respond(request: ReceivedRequest) -> Scripted:
+        spec = request.headers.get(_PLAN_HEADER, "")
+        name, _, fault = spec.partition("|")
+        attempt = attempts[spec]
+        attempts[spec] += 1
+        return _plan_for(name, fault.split("#")[0], attempt)
+
+    async def run() -> None:
+        async with LoopbackServer(respond, linger_s=5.0) as server:
+            port_pipe.send(server.base_url)
+            # The stop flag is a multiprocessing Event (another process sets it): poll it.
+            while not stop.is_set():  # noqa: ASYNC110
+                await asyncio.sleep(0.05)
+
+    asyncio.run(run())
+
+
+# -- the client ----------------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class Outcome:
+    """What one stream did."""
+
+    api: str
+    fault: Fault
+    events: int = 0
+    terminals: int = 0
+    result: str = ""
+    problems: list[str] = field(default_factory=list[str])
+
+
+def _open_fds() -> int:
+    try:
+        return len(os.listdir("/proc/self/fd"))
+    except OSError:  # not Linux: count what can be counted
+        return -1
+
+
+def _peak_rss_kib() -> int:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+
+async def _one(
+    fn: Callable[..., Any], api: str, name: str, fault: Fault, *, index: int, base_url: str, rng: random.Random
+) -> Outcome:
+    outcome = Outcome(api=api, fault=fault)
+    model_id = "soak-model" if name.startswith("long:") else library.load(name).model or "soak-model"
+    model = Model(id=model_id, api=api, provider="soak", base_url=base_url)
+    controller = AbortController()
+    options = StreamOptions(
+        api_key="soak-test-key",
+        signal=controller.signal,
+        timeout=_IDLE_TIMEOUT_S,
+        max_retries=2,
+        headers={_PLAN_HEADER: f"{name}|{fault}#{index}"},
+    )
+    stream = fn(model, Context(messages=[UserMessage(content="soak")]), options)
+    after = rng.randint(1, 3)
+
+    async def consume() -> None:
+        async for event in stream:
+            outcome.events += 1
+            if event.type in ("done", "error"):
+                outcome.terminals += 1
+            if fault == "abort" and outcome.events == after:
+                controller.abort()
+            if fault == "break" and outcome.events == after:
+                break
+
+    task = asyncio.ensure_future(consume())
+    if fault == "cancel":
+        await asyncio.sleep(0.05 + rng.random() * 0.1)
+        task.cancel()
+    try:
+        await task
+    except asyncio.CancelledError:
+        if fault != "cancel":
+            raise
+    message = await asyncio.wait_for(stream.result(), _IDLE_TIMEOUT_S * 4)
+    outcome.result = message.stop_reason
+    finished_loop = fault not in ("cancel", "break")
+    if finished_loop and outcome.terminals != 1:
+        outcome.problems.append(f"{outcome.terminals} terminal events")
+    if message.stop_reason not in ("stop", "length", "toolUse", "error", "aborted"):
+        outcome.problems.append(f"result() returned a {message.stop_reason!r} message")
+    return outcome
+
+
+@dataclass(slots=True)
+class _Phase:
+    outcomes: list[Outcome]
+    elapsed_s: float
+    rss_kib_per_stream: float
+
+    @property
+    def events_per_s(self) -> float:
+        return sum(outcome.events for outcome in self.outcomes) / self.elapsed_s if self.elapsed_s else 0.0
+
+
+async def _phase(jobs: list[Any]) -> _Phase:
+    gc.collect()
+    rss_before = _peak_rss_kib()
+    started = time.perf_counter()
+    outcomes: list[Outcome] = list(await asyncio.gather(*jobs))
+    elapsed = time.perf_counter() - started
+    return _Phase(outcomes, elapsed, (_peak_rss_kib() - rss_before) / max(1, len(jobs)))
+
+
+async def soak(streams: int, seed: int, base_url: str) -> dict[str, Any]:
+    """Run both phases with ``streams`` streams each against ``base_url``; returns the figures."""
+    rng = random.Random(seed)
+    targets = {api: target for api, target in builtin_targets().items() if api != "faux"}
+    recordings = _recordings()
+    from conformance.target import resolve_target
+
+    functions = {api: await resolve_target(target.stream_fn) for api, target in targets.items()}
+    apis = sorted(targets)
+    faults: list[Fault] = list(_FAULTS)
+    weights = list(_FAULTS.values())
+    gc.collect()
+    fds_before = _open_fds()
+    tasks_before = len(asyncio.all_tasks())
+
+    throughput = await _phase(
+        [
+            _one(
+                functions[api], api, f"long:{api}", "ok", index=-index - 1, base_url=base_url, rng=random.Random(index)
+            )
+            for index in range(streams)
+            for api in [apis[index % len(apis)]]
+        ]
+    )
+    jobs: list[Any] = []
+    for index in range(streams):
+        api = apis[index % len(apis)]
+        name = rng.choice(recordings[api])
+        fault = rng.choices(faults, weights)[0]
+        jobs.append(
+            _one(functions[api], api, name, fault, index=index, base_url=base_url, rng=random.Random(rng.random()))
+        )
+    faulted = await _phase(jobs)
+    await asyncio.sleep(0.2)  # let connections finish closing
+    gc.collect()
+    leftover = [task for task in asyncio.all_tasks() if task is not asyncio.current_task()]
+    outcomes = throughput.outcomes + faulted.outcomes
+    return {
+        "streams": streams,
+        "apis": apis,
+        "throughput": throughput,
+        "faulted": faulted,
+        "leaked_fds": max(0, _open_fds() - fds_before),
+        "leaked_tasks": max(0, len(leftover) - (tasks_before - 1)),
+        "no_terminal": sum(1 for outcome in outcomes if outcome.problems),
+        "done_when_faulted": sum(
+            1 for outcome in outcomes if outcome.fault not in _ENDS_DONE and outcome.result in ("stop", "toolUse")
+        ),
+        "not_done_when_healthy": sum(
+            1
+            for outcome in outcomes
+            if outcome.fault in _ENDS_DONE and outcome.result not in ("stop", "toolUse", "length")
+        ),
+        "faults": Counter(outcome.fault for outcome in faulted.outcomes),
+        "problems": [f"{o.api}/{o.fault}: {p}" for o in outcomes for p in o.problems][:10],
+    }
+
+
+def _report(figures: dict[str, Any]) -> int:
+    throughput: _Phase = figures["throughput"]
+    faulted: _Phase = figures["faulted"]
+    long_events = sum(outcome.events for outcome in throughput.outcomes)
+    print(f"apis                  : {', '.join(figures['apis'])}")
+    print(
+        f"throughput            : {figures['streams']} streams × {_LONG_DELTAS:,} deltas at once: "
+        f"{long_events:,} events in {throughput.elapsed_s:.1f} s ({throughput.events_per_s:,.0f} events/s), "
+        f"peak RSS {throughput.rss_kib_per_stream:.0f} KiB per active stream"
+    )
+    print(
+        f"faults                : {figures['streams']} streams at once in {faulted.elapsed_s:.1f} s — "
+        + ", ".join(f"{k} {v}" for k, v in sorted(figures["faults"].items()))
+    )
+    checks = {
+        "leaked fds": figures["leaked_fds"],
+        "leaked tasks": figures["leaked_tasks"],
+        "streams with no terminal": figures["no_terminal"],
+        "done on a faulted stream": figures["done_when_faulted"],
+        "healthy stream not done": figures["not_done_when_healthy"],
+    }
+    failed = False
+    for label, value in checks.items():
+        ok = value == 0
+        failed = failed or not ok
+        print(f"{label:<22}: {value}   {'ok' if ok else 'MUST BE 0'}")
+    for problem in figures["problems"]:
+        print(f"  problem: {problem}")
+    return 1 if failed else 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the soak (see the module docstring)."""
+    parser = argparse.ArgumentParser(prog="python -m bench.reliability", description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--streams", type=int, default=1000, help="streams in flight at once, per phase")
+    parser.add_argument("--seed", type=int, default=7)
+    args = parser.parse_args(argv)
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, max(soft, args.streams * 3 + 256)), hard))
+    context = multiprocessing.get_context("spawn")
+    receiver, sender = context.Pipe(duplex=False)
+    stop = context.Event()
+    server = context.Process(target=_serve, args=(sender, stop), daemon=True)
+    server.start()
+    try:
+        base_url = receiver.recv()
+        figures = asyncio.run(soak(args.streams, args.seed, base_url))
+    finally:
+        stop.set()
+        server.join(10)
+        if server.is_alive():
+            server.kill()
+    return _report(figures)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,18 @@
+"""A short run of ``make reliability``: the soak's must-be-zero figures hold on a small scale."""
+
+from __future__ import annotations
+
+import pytest
+
+from bench import reliability
+
+
+@pytest.mark.slow
+def test_a_short_soak_leaks_nothing_and_ends_every_stream_right(capsys: pytest.CaptureFixture[str]) -> None:
+    status = reliability.main(["--streams", "40", "--seed", "3"])
+    out = capsys.readouterr().out
+    assert status == 0, out
+    for label in ("leaked fds", "leaked tasks", "streams with no terminal", "done on a faulted stream"):
+        assert f"{label}" in out
+    assert "MUST BE 0" not in out
+    assert "40 streams × 2,000 deltas" in out
