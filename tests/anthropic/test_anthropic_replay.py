@@ -19,7 +19,7 @@ from normalize import (
 )
 from streamfns.anthropic import build_request
 from streamfns.catalog import get_model
-from tests._anthropic import model, replay, stream_names
+from tests.anthropic._anthropic import model, replay, stream_names
 
 STREAMS = stream_names()
 

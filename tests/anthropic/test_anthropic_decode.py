@@ -22,7 +22,7 @@ from normalize import (
 from streamfns.anthropic import AnthropicDecoder, stream_anthropic
 from streamfns.anthropic.decode import REDACTED_PLACEHOLDER
 from streamfns.kit import ServerSentEvent, StreamFailure
-from tests._anthropic import CONTEXT, model, scripted
+from tests.anthropic._anthropic import CONTEXT, model, scripted
 
 
 def sse(data: dict[str, Any] | str, event: str | None = None) -> ServerSentEvent:

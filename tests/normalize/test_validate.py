@@ -21,7 +21,7 @@ from normalize import (
     event_to_json,
     validate_events,
 )
-from tests._events import error_terminal, text_sequence, tool_sequence
+from tests.normalize._events import error_terminal, text_sequence, tool_sequence
 
 
 def rules(events: Iterable[AssistantMessageEvent]) -> set[str]:

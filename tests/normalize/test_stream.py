@@ -14,7 +14,7 @@ from normalize import (
     Model,
     validate_events,
 )
-from tests._events import text_sequence
+from tests.normalize._events import text_sequence
 
 MODEL = Model(id="m", api="test", provider="test")
 

@@ -7,11 +7,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import conformance
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
+@pytest.mark.slow
 def test_the_example_adapter_passes_every_check_from_the_command_line(tmp_path: Path) -> None:
     """The third-party adapter written on the public kit, through ``streamfns conformance run``."""
     report_file = tmp_path / "report.json"

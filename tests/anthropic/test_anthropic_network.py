@@ -12,7 +12,7 @@ from conformance.loopback import LoopbackServer, Scripted
 from normalize import StreamOptions, validate_events
 from streamfns.anthropic import stream_anthropic
 from streamfns.anthropic.request import INTERLEAVED_THINKING_BETA
-from tests._anthropic import CONTEXT, error_body, model, scripted
+from tests.anthropic._anthropic import CONTEXT, error_body, model, scripted
 
 TEXT = "llma__text_haiku45"
 

@@ -21,7 +21,7 @@ from normalize import (
     validate_events,
 )
 from streamfns.kit.sse import SSEDecoder
-from tests._anthropic import error_names, replay, stream_names
+from tests.anthropic._anthropic import error_names, replay, stream_names
 
 STREAMS = stream_names()
 ERRORS = error_names()
