@@ -40,6 +40,7 @@ import httpx
 from normalize import AssistantMessageEvent, ErrorInfo, ErrorKind, MessageBuilder, Model, StreamOptions
 from normalize.abort import AbortSignal
 from streamfns.kit.failure import StreamFailure
+from streamfns.kit.hooks import call_hook
 from streamfns.kit.keys import redact
 from streamfns.kit.sse import ServerSentEvent, SSEDecoder, SSEEventTooLarge
 
@@ -220,15 +221,8 @@ async def run_sse(
                 )
             except StreamFailure as exc:
                 failure = exc
-            except _Aborted:
-                builder.abort(options.signal.reason if options.signal else None)
-                yield builder.drain()
-                return
-            except _Expired:
-                builder.fail(
-                    ErrorInfo.of("timeout", output_started=builder.output_started),
-                    f"{call.vendor} stream exceeded the total timeout of {options.total_timeout:g}s",
-                )
+            except (_Aborted, _Expired) as interruption:
+                _interrupted(builder, call, options, interruption, None)
                 yield builder.drain()
                 return
             delay, note = retry_delay(failure.info, attempt, options)
@@ -238,16 +232,8 @@ async def run_sse(
                 return
             try:
                 await scope.run(asyncio.sleep(delay))
-            except _Aborted:
-                builder.abort(options.signal.reason if options.signal else None)
-                yield builder.drain()
-                return
-            except _Expired:
-                builder.fail(
-                    ErrorInfo.of("timeout"),
-                    f"{call.vendor} stream exceeded the total timeout of {options.total_timeout:g}s while "
-                    f"waiting to retry after: {redact(failure.message, call.secrets)}",
-                )
+            except (_Aborted, _Expired) as interruption:
+                _interrupted(builder, call, options, interruption, failure)
                 yield builder.drain()
                 return
             attempt += 1
@@ -257,11 +243,17 @@ async def run_sse(
             await client.aclose()
 
 
-async def _call_hook(hook: Any, *args: Any) -> Any:
-    result = hook(*args)
-    if inspect.isawaitable(result):
-        result = await result
-    return result
+def _interrupted(
+    builder: MessageBuilder, call: SseCall, options: StreamOptions, reason: Exception, waiting: StreamFailure | None
+) -> None:
+    """End the stream for an abort, or for the total timeout (``waiting``: the failure being retried)."""
+    if isinstance(reason, _Aborted):
+        builder.abort(options.signal.reason if options.signal else None)
+        return
+    message = f"{call.vendor} stream exceeded the total timeout of {options.total_timeout:g}s"
+    if waiting is not None:
+        message += f" while waiting to retry after: {redact(waiting.message, call.secrets)}"
+    builder.fail(ErrorInfo.of("timeout", output_started=builder.output_started), message)
 
 
 async def _attempt(
@@ -288,7 +280,7 @@ async def _attempt(
     try:
         if options.on_response is not None:
             try:
-                await scope.run(_call_hook(options.on_response, response.status_code, response.headers, model))
+                await scope.run(call_hook(options.on_response, response.status_code, response.headers, model))
             except (_Aborted, _Expired):
                 raise
             except Exception as exc:  # a caller's hook failing is reported, not raised

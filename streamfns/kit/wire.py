@@ -21,7 +21,6 @@ Calling :meth:`WireApi.stream` never raises and the stream never raises while it
 from __future__ import annotations
 
 import contextlib
-import inspect
 import json
 from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -40,6 +39,7 @@ from normalize import (
 from streamfns.kit.compat import CompatError
 from streamfns.kit.errors import ErrorTable
 from streamfns.kit.failure import StreamFailure
+from streamfns.kit.hooks import call_hook
 from streamfns.kit.keys import ApiKey, credentials_in, redact
 from streamfns.kit.sse import ServerSentEvent
 
@@ -122,13 +122,6 @@ def _merge_headers(wire: WireApi, layers: Sequence[Mapping[str, str | None]]) ->
     return merged
 
 
-async def _call_hook(hook: Callable[..., Any], *args: Any) -> Any:
-    result = hook(*args)
-    if inspect.isawaitable(result):
-        result = await result
-    return result
-
-
 async def _run(
     wire: WireApi, model: Model, context: Context, options: StreamOptions | None
 ) -> AsyncGenerator[Sequence[AssistantMessageEvent], None]:
@@ -156,7 +149,7 @@ async def _run(
     payload = request.payload
     if opts.on_payload is not None:
         try:
-            replaced = await _call_hook(opts.on_payload, payload, model)
+            replaced = await call_hook(opts.on_payload, payload, model)
         except Exception as exc:  # a caller's hook failing is reported, not raised
             builder.fail(ErrorInfo.of("config"), f"on_payload raised {type(exc).__name__}: {exc}")
             yield builder.drain()
