@@ -1,7 +1,13 @@
-"""Terminal rendering of an event stream: text as it arrives, then a summary."""
+"""Terminal rendering of an event stream: text as it arrives (or one line per event), then a summary.
+
+Colour and progress are for terminals only: callers pass ``color=use_color(out)`` and a
+``progress`` stream only when it is a terminal (:func:`use_color` also honours ``NO_COLOR``).
+"""
 
 from __future__ import annotations
 
+import json
+import os
 import sys
 import time
 from collections import Counter
@@ -10,9 +16,13 @@ from typing import TextIO
 
 from normalize import (
     AssistantMessage,
+    AssistantMessageEvent,
     AssistantMessageEventStream,
+    DoneEvent,
+    ErrorEvent,
     TextDeltaEvent,
     TextEndEvent,
+    TextStartEvent,
     ThinkingDeltaEvent,
     ThinkingEndEvent,
     ThinkingStartEvent,
@@ -22,11 +32,44 @@ from normalize import (
     ToolCallStartEvent,
 )
 
-__all__ = ["StreamSummary", "format_summary", "render_stream"]
+__all__ = ["StreamSummary", "format_event", "format_summary", "is_terminal", "render_stream", "use_color"]
 
 _DIM = "\x1b[2m"
 _CYAN = "\x1b[36m"
 _RESET = "\x1b[0m"
+
+
+def is_terminal(stream: TextIO) -> bool:
+    """True when ``stream`` is an interactive terminal."""
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty is not None and isatty())
+
+
+def use_color(stream: TextIO) -> bool:
+    """Colour only on a terminal, and never when ``NO_COLOR`` is set (https://no-color.org)."""
+    return is_terminal(stream) and not os.environ.get("NO_COLOR")
+
+
+def format_event(event: AssistantMessageEvent) -> str:
+    """One line describing an event: its type, content index and payload (deltas quoted as JSON)."""
+    match event:
+        case DoneEvent():
+            return f"done        reason={event.reason}"
+        case ErrorEvent():
+            kind = event.error.error_info.kind if event.error.error_info else "?"
+            return f"error       reason={event.reason} kind={kind} message={json.dumps(event.error.error_message)}"
+        case TextDeltaEvent() | ThinkingDeltaEvent() | ToolCallDeltaEvent():
+            return f"{event.type:<15} [{event.content_index}] {json.dumps(event.delta, ensure_ascii=False)}"
+        case ToolCallEndEvent():
+            call = event.tool_call
+            arguments = json.dumps(call.arguments, ensure_ascii=False)
+            return f"{event.type:<15} [{event.content_index}] {call.name} id={call.id} arguments={arguments}"
+        case TextEndEvent() | ThinkingEndEvent():
+            return f"{event.type:<15} [{event.content_index}] {len(event.content)} chars"
+        case ThinkingStartEvent() | ToolCallStartEvent() | TextStartEvent():
+            return f"{event.type:<15} [{event.content_index}]"
+        case _:
+            return event.type
 
 
 @dataclass(slots=True)
@@ -45,15 +88,34 @@ class StreamSummary:
 
 
 async def render_stream(
-    stream: AssistantMessageEventStream, out: TextIO = sys.stdout, *, color: bool = True
+    stream: AssistantMessageEventStream,
+    out: TextIO = sys.stdout,
+    *,
+    color: bool = True,
+    events: bool = False,
+    progress: TextIO | None = None,
 ) -> StreamSummary:
-    """Print ``stream`` progressively (thinking dimmed, tool calls in cyan) and summarize it."""
+    """Print ``stream`` progressively (thinking dimmed, tool calls in cyan) and summarize it.
+
+    With ``events`` every event is printed on its own line instead (:func:`format_event`). With
+    ``progress`` (a terminal) a "waiting" status is shown there until the first event arrives.
+    """
     dim, cyan, reset = (_DIM, _CYAN, _RESET) if color else ("", "", "")
     counts: Counter[str] = Counter()
     started = time.perf_counter()
     first_token: float | None = None
+    if progress is not None:
+        progress.write(f"\r{dim}… waiting for the first event{reset}")
+        progress.flush()
     async for event in stream:
+        if progress is not None:
+            progress.write("\r\x1b[2K")
+            progress.flush()
+            progress = None
         counts[event.type] += 1
+        if events:
+            out.write(format_event(event) + "\n")
+            continue
         match event:
             case TextDeltaEvent() | ThinkingDeltaEvent() | ToolCallDeltaEvent():
                 if first_token is None:
@@ -74,6 +136,9 @@ async def render_stream(
             case _:
                 pass
         out.flush()
+    if progress is not None:  # no event came at all
+        progress.write("\r\x1b[2K")
+        progress.flush()
     message = await stream.result()
     return StreamSummary(
         message=message,
