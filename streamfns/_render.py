@@ -89,7 +89,7 @@ class StreamSummary:
 
 async def render_stream(
     stream: AssistantMessageEventStream,
-    out: TextIO = sys.stdout,
+    out: TextIO | None = None,
     *,
     color: bool = True,
     events: bool = False,
@@ -100,6 +100,7 @@ async def render_stream(
     With ``events`` every event is printed on its own line instead (:func:`format_event`). With
     ``progress`` (a terminal) a "waiting" status is shown there until the first event arrives.
     """
+    sink: TextIO = out or sys.stdout  # looked up per call, so a redirected sys.stdout is honoured
     dim, cyan, reset = (_DIM, _CYAN, _RESET) if color else ("", "", "")
     counts: Counter[str] = Counter()
     started = time.perf_counter()
@@ -114,28 +115,28 @@ async def render_stream(
             progress = None
         counts[event.type] += 1
         if events:
-            out.write(format_event(event) + "\n")
+            sink.write(format_event(event) + "\n")
             continue
         match event:
             case TextDeltaEvent() | ThinkingDeltaEvent() | ToolCallDeltaEvent():
                 if first_token is None:
                     first_token = time.perf_counter() - started
-                out.write(event.delta)
+                sink.write(event.delta)
             case ThinkingStartEvent():
-                out.write(f"{dim}[thinking] ")
+                sink.write(f"{dim}[thinking] ")
             case ThinkingEndEvent():
-                out.write(f"{reset}\n")
+                sink.write(f"{reset}\n")
             case TextEndEvent():
-                out.write("\n")
+                sink.write("\n")
             case ToolCallStartEvent():
                 block = event.partial.content[event.content_index]
                 name = block.name if isinstance(block, ToolCall) else "?"
-                out.write(f"{cyan}[tool call] {name}(")
+                sink.write(f"{cyan}[tool call] {name}(")
             case ToolCallEndEvent():
-                out.write(f"){reset}\n")
+                sink.write(f"){reset}\n")
             case _:
                 pass
-        out.flush()
+        sink.flush()
     if progress is not None:  # no event came at all
         progress.write("\r\x1b[2K")
         progress.flush()
