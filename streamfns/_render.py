@@ -114,13 +114,13 @@ async def render_stream(
             progress.flush()
             progress = None
         counts[event.type] += 1
+        if first_token is None and isinstance(event, TextDeltaEvent | ThinkingDeltaEvent | ToolCallDeltaEvent):
+            first_token = time.perf_counter() - started
         if events:
             sink.write(format_event(event) + "\n")
             continue
         match event:
             case TextDeltaEvent() | ThinkingDeltaEvent() | ToolCallDeltaEvent():
-                if first_token is None:
-                    first_token = time.perf_counter() - started
                 sink.write(event.delta)
             case ThinkingStartEvent():
                 sink.write(f"{dim}[thinking] ")
