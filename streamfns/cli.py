@@ -93,6 +93,7 @@ def _parser() -> argparse.ArgumentParser:
     source = agent.add_mutually_exclusive_group(required=True)
     source.add_argument("--model", help="provider/model-id to run live, e.g. anthropic/claude-haiku-4-5")
     source.add_argument("--replay", metavar="CASSETTE", help="a multi-turn recording to replay offline")
+    agent.add_argument("--base-url", default=None, help=_BASE_URL_HELP + "; with --model")
     agent.add_argument("--reasoning", choices=THINKING_LEVELS, default=None, help="thinking level")
     agent.add_argument("--max-tokens", type=int, default=None, help="output token limit per reply")
     agent.add_argument("task", nargs="?", help="what to do (with --replay: defaults to the recorded prompt)")
@@ -138,20 +139,29 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+_BASE_URL_HELP = "send requests here instead of the catalog's endpoint (a proxy, a compatible server)"
+
+
 def _model_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model", required=True, help="provider/model-id, e.g. anthropic/claude-sonnet-4-5")
+    parser.add_argument("--base-url", default=None, help=_BASE_URL_HELP)
     parser.add_argument("--reasoning", choices=THINKING_LEVELS, default=None, help="thinking level")
     parser.add_argument("--max-tokens", type=int, default=None, help="output token limit")
 
 
-def _model(spec: str) -> Model:
+def _model(spec: str, base_url: str | None = None) -> Model:
     provider, _, model_id = spec.partition("/")
     if not provider or not model_id:
         raise UsageError(f"--model must look like provider/model-id, not {spec!r}")
     try:
-        return get_model(provider, model_id)
+        model = get_model(provider, model_id)
     except KeyError as exc:
         raise UsageError(str(exc.args[0]) if exc.args else str(exc)) from None
+    if base_url is not None:
+        if not base_url.startswith(("http://", "https://")):
+            raise UsageError(f"--base-url must be an http:// or https:// URL, not {base_url!r}")
+        model.base_url = base_url
+    return model
 
 
 def _progress() -> TextIO | None:
@@ -163,7 +173,7 @@ def _progress() -> TextIO | None:
 
 
 async def _chat(args: argparse.Namespace) -> int:
-    model = _model(args.model)
+    model = _model(args.model, args.base_url)
     controller = AbortController()
     options = StreamOptions(signal=controller.signal, reasoning=args.reasoning, max_tokens=args.max_tokens)
     context = Context(system_prompt=args.system, messages=[UserMessage(content=args.prompt)])
@@ -214,6 +224,8 @@ async def _agent(args: argparse.Namespace) -> int:
     if args.replay:
         from streamfns.demo import replay_client  # noqa: PLC0415
 
+        if args.base_url is not None:
+            raise UsageError("--base-url goes with --model; a replay sends nothing anywhere")
         cassette = _load(args.replay)
         model = _recorded_model(cassette)
         recorded_prompt = cassette.extra.get("prompt")
@@ -223,7 +235,7 @@ async def _agent(args: argparse.Namespace) -> int:
         client = replay_client(cassette)
         options.http_client, options.api_key, options.max_retries = client, "offline-replay", 0
     else:
-        model = _model(args.model)
+        model = _model(args.model, args.base_url)
         if not args.task:
             raise UsageError('say what the agent should do: streamfns agent --model provider/id "task"')
         task = args.task

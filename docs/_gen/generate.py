@@ -14,6 +14,12 @@ import os
 from collections.abc import Callable
 from typing import get_args
 
+import conformance
+from normalize import RETRYABLE_KINDS, RULES, ErrorKind
+from streamfns._adapters import all_adapters
+from streamfns.catalog import list_models, list_providers
+from streamfns.cli import main
+
 __all__ = ["GENERATORS", "generate"]
 
 
@@ -35,8 +41,6 @@ def _price(value: float) -> str:
 
 def models() -> str:
     """Every catalog model, grouped by provider."""
-    from streamfns.catalog import list_models, list_providers
-
     parts: list[str] = []
     for provider in list_providers():
         rows = [
@@ -54,17 +58,24 @@ def models() -> str:
             )
             for model in list_models(provider)
         ]
-        header = ("id", "api", "context", "max output", "input", "output", "cache read", "cache write", "reasoning",
-                  "accepts")
+        header = (
+            "id",
+            "api",
+            "context",
+            "max output",
+            "input",
+            "output",
+            "cache read",
+            "cache write",
+            "reasoning",
+            "accepts",
+        )
         parts.append(f"### `{provider}`\n\n" + _table(header, rows, align="llrrrrrr"))
     return "\n\n".join(parts)
 
 
 def adapters() -> str:
     """The wire apis with an adapter: where each lives, how many catalog models use it."""
-    from streamfns._adapters import all_adapters
-    from streamfns.catalog import list_models
-
     rows = [
         (
             f"`{api}`",
@@ -83,8 +94,6 @@ def _first_paragraph(text: str) -> str:
 
 def checks() -> str:
     """The conformance checks: a summary table, then each check's troubleshooting text."""
-    import conformance
-
     summary = _table(("id", "what must hold"), [(f"[{c.id}](#{c.id.lower()})", c.title) for c in conformance.CHECKS])
     sections = []
     for check in conformance.CHECKS:
@@ -95,8 +104,6 @@ def checks() -> str:
 
 def grammar() -> str:
     """The event grammar rules, as ``normalize.validate_events`` checks them."""
-    from normalize import RULES
-
     return _table(("rule", "what must hold"), [(rule, text) for rule, text in RULES.items()])
 
 
@@ -122,8 +129,6 @@ ERROR_ADVICE: dict[str, str] = {
 
 def error_kinds() -> str:
     """Every ``ErrorKind``, whether it is retryable and what to do about it."""
-    from normalize import RETRYABLE_KINDS, ErrorKind
-
     kinds = get_args(ErrorKind)
     missing = [kind for kind in kinds if kind not in ERROR_ADVICE]
     if missing:
@@ -134,8 +139,6 @@ def error_kinds() -> str:
 
 def cli_help() -> str:
     """The ``--help`` text of ``streamfns`` and of each of its commands."""
-    from streamfns.cli import main
-
     parts = []
     for command in ("", "chat", "agent", "models", "replay", "demo", "conformance"):
         out = io.StringIO()

@@ -130,7 +130,11 @@ class Agent:
     # -- the loop -------------------------------------------------------------------------------
 
     async def run(self, prompt: str | Message | Sequence[Message], on_event: Listener | None = None) -> list[Message]:
-        """Run until the model stops asking for tools and no message waits; returns the new messages."""
+        """Run until the model stops asking for tools and no message waits; returns the new messages.
+
+        ``prompt`` may be empty (``[]``): the run then continues from the transcript as it is (for
+        example after an aborted run, or after messages were added by hand).
+        """
         if self._controller is not None:
             raise RuntimeError("the agent is already running; use steer() or follow_up()")
         controller = self._controller = AbortController()
@@ -145,7 +149,7 @@ class Agent:
         return added
 
     async def _turns(self, pending: list[Message], signal: AbortSignal, emit: Listener, added: list[Message]) -> None:
-        while pending:  # the outer loop: follow-ups
+        while True:  # the outer loop: the prompt, then each batch of follow-ups
             while True:  # the inner loop: one provider request per turn
                 emit(TurnStart())
                 for message in pending:
@@ -167,6 +171,8 @@ class Agent:
                 if not calls and not pending:
                     break  # the model is done and nobody steered: only follow-ups can go on
             pending, self._follow_ups = self._follow_ups, []
+            if not pending:
+                return
 
     def _add(self, message: Message, added: list[Message]) -> None:
         self.messages.append(message)
@@ -196,9 +202,9 @@ class Agent:
         if partial is None:  # a StreamFn that never started: the message still enters the transcript
             self._add(final, added)
             emit(MessageStart(final))
-        elif final is not partial:
-            self.messages[self.messages.index(partial)] = final
-            added[added.index(partial)] = final
+        elif final is not partial:  # streamfns returns the partial itself; another stream might not
+            _replace(self.messages, partial, final)
+            _replace(added, partial, final)
         emit(MessageEnd(final))
         return final
 
@@ -208,18 +214,18 @@ class Agent:
         """Answer every call: refused ones at once, the others run concurrently; results in call order."""
         results: list[ToolResultMessage | None] = [None] * len(calls)
         running: list[asyncio.Future[tuple[int, ToolResultMessage]]] = []
-        for index, call in enumerate(calls):
-            emit(ToolExecutionStart(tool_call_id=call.id, tool_name=call.name, arguments=call.arguments))
-            if reply.stop_reason == "length":
-                prepared: AgentTool | str = LENGTH_TEXT.format(name=call.name)
-            else:
-                prepared = prepare_tool_call(self.tools, call, signal)
-            if isinstance(prepared, str):
-                refused = results[index] = error_result(call, prepared)
-                emit(ToolExecutionEnd(tool_call_id=call.id, tool_name=call.name, result=refused))
-            else:
-                running.append(asyncio.ensure_future(_indexed(index, run_tool_call(prepared, call, signal))))
         try:
+            for index, call in enumerate(calls):
+                emit(ToolExecutionStart(tool_call_id=call.id, tool_name=call.name, arguments=call.arguments))
+                if reply.stop_reason == "length":
+                    prepared: AgentTool | str = LENGTH_TEXT.format(name=call.name)
+                else:
+                    prepared = prepare_tool_call(self.tools, call, signal)
+                if isinstance(prepared, str):
+                    refused = results[index] = error_result(call, prepared)
+                    emit(ToolExecutionEnd(tool_call_id=call.id, tool_name=call.name, result=refused))
+                else:
+                    running.append(asyncio.ensure_future(_indexed(index, run_tool_call(prepared, call, signal))))
             for finished in asyncio.as_completed(running):
                 index, result = await finished
                 results[index] = result
@@ -230,6 +236,13 @@ class Agent:
             if running:
                 await asyncio.wait(running)
         return [result for result in results if result is not None]
+
+
+def _replace(messages: list[Message], old: Message, new: Message) -> None:
+    for index, message in enumerate(messages):
+        if message is old:
+            messages[index] = new
+            return
 
 
 async def _indexed(index: int, work: Awaitable[ToolResultMessage]) -> tuple[int, ToolResultMessage]:

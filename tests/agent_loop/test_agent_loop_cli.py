@@ -7,6 +7,7 @@ non-zero status, never a traceback. The console script itself runs in a subproce
 
 from __future__ import annotations
 
+import asyncio
 import io
 import json
 import os
@@ -19,8 +20,9 @@ import pytest
 
 import streamfns
 from cassettes import library
+from conformance.loopback import LoopbackServer, ReceivedRequest, Scripted
 from examples.agent_loop.render import TerminalRenderer
-from examples.agent_loop.round_trips import cassette_path
+from examples.agent_loop.round_trips import ROUND_TRIPS, cassette_path
 from streamfns._render import use_color
 from streamfns.cli import main
 
@@ -122,6 +124,8 @@ def _bad_arguments(tmp: Path) -> list[list[str]]:
         ["chat", "--model", "anthropic/no-such-model", "hi"],
         ["chat", "--model", "openai/gpt-5", "hi"],
         ["chat", "--model", "anthropic/claude-haiku-4-5", "--max-tokens", "many", "hi"],
+        ["chat", "--model", "anthropic/claude-haiku-4-5", "--base-url", "ftp://example.invalid", "hi"],
+        ["agent", "--replay", ROUND_TRIP, "--base-url", "http://127.0.0.1:9"],
         ["agent"],
         ["agent", "--model", "anthropic/claude-haiku-4-5"],
         ["agent", "--model", "anthropic/claude-haiku-4-5", "--replay", ROUND_TRIP, "task"],
@@ -254,3 +258,38 @@ def test_colour_only_on_a_terminal_and_never_with_no_color(monkeypatch: pytest.M
     renderer.summary()
     assert TerminalRenderer(io.StringIO(), color=False)._style["red"] == ""  # pyright: ignore[reportPrivateUsage]
     assert renderer._style["red"] == "\x1b[31m"  # pyright: ignore[reportPrivateUsage]
+
+
+async def test_agent_live_path_runs_against_a_loopback_server_with_the_key_from_the_environment() -> None:
+    """``agent --model`` end to end (catalog, key lookup, real socket), pointed at loopback by --base-url."""
+    replies = iter(ROUND_TRIPS["anthropic-messages"].replies)
+
+    def respond(_request: ReceivedRequest) -> Scripted:
+        return Scripted(chunks=[(0.0, chunk) for chunk in next(replies, ())])
+
+    async with LoopbackServer(respond) as server:
+        env = {**os.environ, "ANTHROPIC_API_KEY": "test-key", "NO_COLOR": "1"}
+        process = await asyncio.create_subprocess_exec(
+            SCRIPT,
+            "agent",
+            "--model",
+            "anthropic/claude-haiku-4-5",
+            "--base-url",
+            server.base_url,
+            "What is 1234 * 5678?",
+            cwd=ROOT,
+            env=env,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+        )
+        stdout, stderr = await asyncio.wait_for(process.communicate(), timeout=120)
+        requests = list(server.requests)
+    assert process.returncode == 0, stderr.decode()
+    assert stdout.decode().splitlines()[2:5] == [
+        '→ calculator({"expression": "1234 * 5678"})',
+        "← 7006652",
+        "1234 × 5678 = 7,006,652.",
+    ]
+    assert [request.headers["x-api-key"] for request in requests] == ["test-key", "test-key"]
+    second = json.loads(requests[1].body)
+    assert second["messages"][-1]["content"][0]["content"] == "7006652"

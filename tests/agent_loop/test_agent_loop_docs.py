@@ -43,7 +43,8 @@ def _blocks(page: Path, language: str) -> list[str]:
 
 def _generate_module() -> types.ModuleType:
     spec = importlib.util.spec_from_file_location("docs_generate", DOCS / "_gen" / "generate.py")
-    assert spec is not None and spec.loader is not None
+    assert spec is not None
+    assert spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -69,7 +70,7 @@ def test_python_snippets_run(page: Path, monkeypatch: pytest.MonkeyPatch) -> Non
         source = INCLUDE.sub(lambda m: (ROOT / m.group(1)).read_text(encoding="utf-8"), block)
         code = compile(source, f"{page.relative_to(ROOT)} python block {index + 1}", "exec")
         with contextlib.redirect_stdout(printed):
-            exec(code, module.__dict__)  # noqa: S102 - running the documentation's own examples is the point
+            exec(code, module.__dict__)  # running the documentation's own examples is the point
     assert printed.getvalue().strip(), f"{page.name}: the snippets printed nothing to show"
 
 

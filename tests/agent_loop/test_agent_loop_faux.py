@@ -509,3 +509,27 @@ async def test_a_second_concurrent_run_is_refused() -> None:
         await agent.run("Hi")
     agent.abort()
     await first
+
+
+async def test_an_empty_prompt_continues_from_the_transcript() -> None:
+    provider = faux()
+    seen: list[list[str]] = []
+
+    def answer(context: Context, _options: StreamOptions | None, _state: FauxState, _model: Model) -> AssistantMessage:
+        seen.append([message.role for message in context.messages])
+        return faux_message("Continuing.")
+
+    provider.set_responses([answer])
+    agent = Agent(provider.model(), stream_fn=provider, messages=[UserMessage(content="Earlier question")])
+    recorder = Recorder()
+    added = await agent.run([], recorder)
+    assert recorder.lines == [
+        "agent_start",
+        "turn_start",
+        *TEXT_REPLY,
+        "message_end assistant stop",
+        "turn_end stop results=0",
+        "agent_end messages=1",
+    ]
+    assert seen == [["user"]]
+    assert added == agent.messages[1:]
