@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 import time
 from collections import Counter
@@ -32,11 +33,30 @@ from normalize import (
     ToolCallStartEvent,
 )
 
-__all__ = ["StreamSummary", "format_event", "format_summary", "is_terminal", "render_stream", "use_color"]
+__all__ = [
+    "StreamSummary",
+    "format_event",
+    "format_summary",
+    "is_terminal",
+    "render_stream",
+    "terminal_safe",
+    "use_color",
+]
 
 _DIM = "\x1b[2m"
 _CYAN = "\x1b[36m"
 _RESET = "\x1b[0m"
+
+
+# Control characters other than newline and tab: a model's (or a hostile recording's) text must not
+# drive the terminal — move the cursor, rewrite a line with a carriage return, set the title.
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def terminal_safe(text: str) -> str:
+    """``text`` with every control character except newline and tab shown escaped (``\\x1b``);
+    Windows line ends (``\\r\\n``) are plain newlines."""
+    return _CONTROL.sub(lambda match: f"\\x{ord(match.group()):02x}", text.replace("\r\n", "\n"))
 
 
 def is_terminal(stream: TextIO) -> bool:
@@ -63,7 +83,8 @@ def format_event(event: AssistantMessageEvent) -> str:
         case ToolCallEndEvent():
             call = event.tool_call
             arguments = json.dumps(call.arguments, ensure_ascii=False)
-            return f"{event.type:<15} [{event.content_index}] {call.name} id={call.id} arguments={arguments}"
+            name, call_id = terminal_safe(call.name), json.dumps(call.id)
+            return f"{event.type:<15} [{event.content_index}] {name} id={call_id} arguments={arguments}"
         case TextEndEvent() | ThinkingEndEvent():
             return f"{event.type:<15} [{event.content_index}] {len(event.content)} chars"
         case ThinkingStartEvent() | ToolCallStartEvent() | TextStartEvent():
@@ -121,7 +142,7 @@ async def render_stream(
             continue
         match event:
             case TextDeltaEvent() | ThinkingDeltaEvent() | ToolCallDeltaEvent():
-                sink.write(event.delta)
+                sink.write(terminal_safe(event.delta))
             case ThinkingStartEvent():
                 sink.write(f"{dim}[thinking] ")
             case ThinkingEndEvent():
@@ -131,7 +152,7 @@ async def render_stream(
             case ToolCallStartEvent():
                 block = event.partial.content[event.content_index]
                 name = block.name if isinstance(block, ToolCall) else "?"
-                sink.write(f"{cyan}[tool call] {name}(")
+                sink.write(f"{cyan}[tool call] {terminal_safe(name)}(")
             case ToolCallEndEvent():
                 sink.write(f"){reset}\n")
             case _:
@@ -154,7 +175,7 @@ def format_summary(summary: StreamSummary) -> str:
     message = summary.message
     usage = message.usage
     ttft = f"{summary.time_to_first_token_s * 1000:.0f} ms" if summary.time_to_first_token_s is not None else "n/a"
-    vendor = f" (vendor: {message.raw_stop_reason})" if message.raw_stop_reason else ""
+    vendor = f" (vendor: {terminal_safe(message.raw_stop_reason)})" if message.raw_stop_reason else ""
     lines = [
         f"stop reason : {message.stop_reason}{vendor}",
         (
@@ -166,5 +187,5 @@ def format_summary(summary: StreamSummary) -> str:
     ]
     if message.error_message:
         kind = message.error_info.kind if message.error_info else "?"
-        lines.insert(1, f"error       : [{kind}] {message.error_message}")
+        lines.insert(1, f"error       : [{kind}] {terminal_safe(message.error_message)}")
     return "\n".join(lines)

@@ -16,6 +16,7 @@ from typing import TextIO
 
 from examples.agent_loop.events import AgentEvent
 from normalize import AssistantMessage, TextContent, ToolCallEndEvent, Usage
+from streamfns._render import terminal_safe
 
 __all__ = ["TerminalRenderer"]
 
@@ -38,7 +39,7 @@ class TerminalRenderer:
 
     def _write(self, text: str) -> None:
         self._clear_status()
-        self.out.write(text)
+        self.out.write(text)  # callers pass model or tool text through terminal_safe first
         if text:
             self._at_line_start = text.endswith("\n")
         self.out.flush()
@@ -65,21 +66,21 @@ class TerminalRenderer:
                 self.turns += 1
                 self._show_status("waiting for the model")
             case "message_start" if event.message.role == "user" and isinstance(event.message.content, str):
-                self._line(f"{s['dim']}› {event.message.content}{s['reset']}")
+                self._line(f"{s['dim']}› {terminal_safe(event.message.content)}{s['reset']}")
             case "message_update":
                 inner = event.event
                 if inner.type == "text_delta":
-                    self._write(inner.delta)
+                    self._write(terminal_safe(inner.delta))
                 elif inner.type == "thinking_start":
                     self._line(f"{s['dim']}[thinking]")
                 elif inner.type == "thinking_delta":
-                    self._write(inner.delta)
+                    self._write(terminal_safe(inner.delta))
                 elif inner.type == "thinking_end":
                     self._write(s["reset"] + "\n")
                 elif isinstance(inner, ToolCallEndEvent):
                     call = inner.tool_call
                     arguments = json.dumps(call.arguments, ensure_ascii=False)
-                    self._line(f"{s['cyan']}→ {call.name}({arguments}){s['reset']}")
+                    self._line(f"{s['cyan']}→ {terminal_safe(call.name)}({terminal_safe(arguments)}){s['reset']}")
             case "message_end" if isinstance(event.message, AssistantMessage):
                 self._end_reply(event.message)
             case "tool_execution_start":
@@ -88,7 +89,7 @@ class TerminalRenderer:
             case "tool_execution_end":
                 text = "".join(b.text for b in event.result.content if isinstance(b, TextContent))
                 colour, mark = (s["red"], "✗") if event.is_error else (s["green"], "←")
-                self._line(f"{colour}{mark} {text}{s['reset']}")
+                self._line(f"{colour}{mark} {terminal_safe(text)}{s['reset']}")
             case _:
                 self._clear_status()
 
@@ -103,7 +104,8 @@ class TerminalRenderer:
         total.cost.total += usage.cost.total
         if message.stop_reason in ("error", "aborted"):
             kind = message.error_info.kind if message.error_info else message.stop_reason
-            self._line(f"{self._style['red']}✗ [{kind}] {message.error_message}{self._style['reset']}")
+            error = terminal_safe(message.error_message or "")
+            self._line(f"{self._style['red']}✗ [{kind}] {error}{self._style['reset']}")
         elif not self._at_line_start:
             self._write("\n")
 

@@ -21,10 +21,13 @@ import pytest
 import streamfns
 from cassettes import library
 from conformance.loopback import LoopbackServer, ReceivedRequest, Scripted
+from examples.agent_loop import Agent
 from examples.agent_loop.render import TerminalRenderer
 from examples.agent_loop.round_trips import ROUND_TRIPS, cassette_path
-from streamfns._render import use_color
+from normalize import Context
+from streamfns._render import format_summary, render_stream, use_color
 from streamfns.cli import main
+from streamfns.faux import FauxProvider, faux_message, faux_text, faux_tool_call
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = str(Path(sys.executable).parent / "streamfns")
@@ -293,3 +296,21 @@ async def test_agent_live_path_runs_against_a_loopback_server_with_the_key_from_
     assert [request.headers["x-api-key"] for request in requests] == ["test-key", "test-key"]
     second = json.loads(requests[1].body)
     assert second["messages"][-1]["content"][0]["content"] == "7006652"
+
+
+async def test_model_text_cannot_drive_the_terminal() -> None:
+    """Control sequences in a reply, a tool name or a tool result are shown escaped, never sent raw."""
+    hostile = "\x1b]0;owned\x07\x1b[2J\rgone"
+    provider = FauxProvider(token_size=(1, 2))
+    provider.set_responses(
+        [faux_message([faux_text(hostile), faux_tool_call(hostile, {"x": hostile})], stop_reason="toolUse")] * 2
+        + [faux_message(hostile)]
+    )
+    out = io.StringIO()
+    agent = Agent(provider.model(), stream_fn=provider)
+    await agent.run(hostile, TerminalRenderer(out, color=False))
+    summary = await render_stream(provider(provider.model(), Context()), out, color=False)
+    out.write(format_summary(summary))
+    text = out.getvalue()
+    assert not any(char in text for char in "\x1b\x07\r"), repr(text)
+    assert "\\x1b]0;owned\\x07" in text
