@@ -88,14 +88,10 @@ def adapters() -> str:
     return _table(("api", "package", "catalog models", "recordings `make demo` replays"), rows)
 
 
-def _first_paragraph(text: str) -> str:
-    return text.strip().split("\n\n")[0]
-
-
 def checks() -> str:
     """The conformance checks: a summary table, then each check's troubleshooting text."""
     summary = _table(("id", "what must hold"), [(f"[{c.id}](#{c.id.lower()})", c.title) for c in conformance.CHECKS])
-    sections = []
+    sections: list[str] = []
     for check in conformance.CHECKS:
         text = getattr(check, "troubleshooting", "") or inspect.getdoc(type(check)) or ""
         sections.append(f"### {check.id}\n\n**{check.title}.**\n\n{inspect.cleandoc(text)}")
@@ -139,7 +135,7 @@ def error_kinds() -> str:
 
 def cli_help() -> str:
     """The ``--help`` text of ``streamfns`` and of each of its commands."""
-    parts = []
+    parts: list[str] = []
     for command in ("", "chat", "agent", "models", "replay", "demo", "conformance"):
         out = io.StringIO()
         previous = os.environ.get("COLUMNS")
