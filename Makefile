@@ -5,7 +5,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: demo test lint typecheck unit bench reliability clean
+.PHONY: demo test lint typecheck unit bench reliability docs clean
 
 # The editable install uses setuptools' compat mode: the repository itself goes on sys.path through a
 # .pth file, so type checkers and tools outside the repository see plain files, and a directory that
@@ -38,6 +38,17 @@ bench: $(STAMP)
 # against a loopback server with random faults; exits 1 if anything leaked or ended wrongly.
 reliability: $(STAMP)
 	$(PY) -m bench.reliability
+
+# The documentation site, built offline into build/site; any warning fails the build. The docs extra
+# is installed on top of the test environment (its own stamp, so `make test` never installs it).
+DOCS_STAMP := $(VENV)/.docs-stamp
+
+$(DOCS_STAMP): $(STAMP)
+	$(PY) -m pip install --quiet -e '.[test,dev,docs]' --config-settings editable_mode=compat
+	touch $(DOCS_STAMP)
+
+docs: $(DOCS_STAMP)
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict
 
 clean:
 	rm -rf $(VENV) build *.egg-info

@@ -1,7 +1,14 @@
-"""Terminal rendering of an event stream: text as it arrives, then a summary."""
+"""Terminal rendering of an event stream: text as it arrives (or one line per event), then a summary.
+
+Colour and progress are for terminals only: callers pass ``color=use_color(out)`` and a
+``progress`` stream only when it is a terminal (:func:`use_color` also honours ``NO_COLOR``).
+"""
 
 from __future__ import annotations
 
+import json
+import os
+import re
 import sys
 import time
 from collections import Counter
@@ -10,9 +17,13 @@ from typing import TextIO
 
 from normalize import (
     AssistantMessage,
+    AssistantMessageEvent,
     AssistantMessageEventStream,
+    DoneEvent,
+    ErrorEvent,
     TextDeltaEvent,
     TextEndEvent,
+    TextStartEvent,
     ThinkingDeltaEvent,
     ThinkingEndEvent,
     ThinkingStartEvent,
@@ -22,11 +33,64 @@ from normalize import (
     ToolCallStartEvent,
 )
 
-__all__ = ["StreamSummary", "format_summary", "render_stream"]
+__all__ = [
+    "StreamSummary",
+    "format_event",
+    "format_summary",
+    "is_terminal",
+    "render_stream",
+    "terminal_safe",
+    "use_color",
+]
 
 _DIM = "\x1b[2m"
 _CYAN = "\x1b[36m"
 _RESET = "\x1b[0m"
+
+
+# Control characters other than newline and tab: a model's (or a hostile recording's) text must not
+# drive the terminal — move the cursor, rewrite a line with a carriage return, set the title.
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def terminal_safe(text: str) -> str:
+    """``text`` with every control character except newline and tab shown escaped (``\\x1b``);
+    Windows line ends (``\\r\\n``) are plain newlines."""
+    return _CONTROL.sub(lambda match: f"\\x{ord(match.group()):02x}", text.replace("\r\n", "\n"))
+
+
+def is_terminal(stream: TextIO) -> bool:
+    """True when ``stream`` is an interactive terminal."""
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty is not None and isatty())
+
+
+def use_color(stream: TextIO) -> bool:
+    """Colour only on a terminal, and never when ``NO_COLOR`` is set (https://no-color.org)."""
+    return is_terminal(stream) and not os.environ.get("NO_COLOR")
+
+
+def format_event(event: AssistantMessageEvent) -> str:
+    """One line describing an event: its type, content index and payload (deltas quoted as JSON)."""
+    match event:
+        case DoneEvent():
+            return f"done        reason={event.reason}"
+        case ErrorEvent():
+            kind = event.error.error_info.kind if event.error.error_info else "?"
+            return f"error       reason={event.reason} kind={kind} message={json.dumps(event.error.error_message)}"
+        case TextDeltaEvent() | ThinkingDeltaEvent() | ToolCallDeltaEvent():
+            return f"{event.type:<15} [{event.content_index}] {json.dumps(event.delta, ensure_ascii=False)}"
+        case ToolCallEndEvent():
+            call = event.tool_call
+            arguments = json.dumps(call.arguments, ensure_ascii=False)
+            name, call_id = terminal_safe(call.name), json.dumps(call.id)
+            return f"{event.type:<15} [{event.content_index}] {name} id={call_id} arguments={arguments}"
+        case TextEndEvent() | ThinkingEndEvent():
+            return f"{event.type:<15} [{event.content_index}] {len(event.content)} chars"
+        case ThinkingStartEvent() | ToolCallStartEvent() | TextStartEvent():
+            return f"{event.type:<15} [{event.content_index}]"
+        case _:
+            return event.type
 
 
 @dataclass(slots=True)
@@ -45,35 +109,58 @@ class StreamSummary:
 
 
 async def render_stream(
-    stream: AssistantMessageEventStream, out: TextIO = sys.stdout, *, color: bool = True
+    stream: AssistantMessageEventStream,
+    out: TextIO | None = None,
+    *,
+    color: bool = True,
+    events: bool = False,
+    progress: TextIO | None = None,
 ) -> StreamSummary:
-    """Print ``stream`` progressively (thinking dimmed, tool calls in cyan) and summarize it."""
+    """Print ``stream`` progressively (thinking dimmed, tool calls in cyan) and summarize it.
+
+    With ``events`` every event is printed on its own line instead (:func:`format_event`). With
+    ``progress`` (a terminal) a "waiting" status is shown there until the first event arrives.
+    """
+    sink: TextIO = out or sys.stdout  # looked up per call, so a redirected sys.stdout is honoured
     dim, cyan, reset = (_DIM, _CYAN, _RESET) if color else ("", "", "")
     counts: Counter[str] = Counter()
     started = time.perf_counter()
     first_token: float | None = None
+    if progress is not None:
+        progress.write(f"\r{dim}… waiting for the first event{reset}")
+        progress.flush()
     async for event in stream:
+        if progress is not None:
+            progress.write("\r\x1b[2K")
+            progress.flush()
+            progress = None
         counts[event.type] += 1
+        if first_token is None and isinstance(event, TextDeltaEvent | ThinkingDeltaEvent | ToolCallDeltaEvent):
+            first_token = time.perf_counter() - started
+        if events:
+            sink.write(format_event(event) + "\n")
+            continue
         match event:
             case TextDeltaEvent() | ThinkingDeltaEvent() | ToolCallDeltaEvent():
-                if first_token is None:
-                    first_token = time.perf_counter() - started
-                out.write(event.delta)
+                sink.write(terminal_safe(event.delta))
             case ThinkingStartEvent():
-                out.write(f"{dim}[thinking] ")
+                sink.write(f"{dim}[thinking] ")
             case ThinkingEndEvent():
-                out.write(f"{reset}\n")
+                sink.write(f"{reset}\n")
             case TextEndEvent():
-                out.write("\n")
+                sink.write("\n")
             case ToolCallStartEvent():
                 block = event.partial.content[event.content_index]
                 name = block.name if isinstance(block, ToolCall) else "?"
-                out.write(f"{cyan}[tool call] {name}(")
+                sink.write(f"{cyan}[tool call] {terminal_safe(name)}(")
             case ToolCallEndEvent():
-                out.write(f"){reset}\n")
+                sink.write(f"){reset}\n")
             case _:
                 pass
-        out.flush()
+        sink.flush()
+    if progress is not None:  # no event came at all
+        progress.write("\r\x1b[2K")
+        progress.flush()
     message = await stream.result()
     return StreamSummary(
         message=message,
@@ -88,7 +175,7 @@ def format_summary(summary: StreamSummary) -> str:
     message = summary.message
     usage = message.usage
     ttft = f"{summary.time_to_first_token_s * 1000:.0f} ms" if summary.time_to_first_token_s is not None else "n/a"
-    vendor = f" (vendor: {message.raw_stop_reason})" if message.raw_stop_reason else ""
+    vendor = f" (vendor: {terminal_safe(message.raw_stop_reason)})" if message.raw_stop_reason else ""
     lines = [
         f"stop reason : {message.stop_reason}{vendor}",
         (
@@ -100,5 +187,5 @@ def format_summary(summary: StreamSummary) -> str:
     ]
     if message.error_message:
         kind = message.error_info.kind if message.error_info else "?"
-        lines.insert(1, f"error       : [{kind}] {message.error_message}")
+        lines.insert(1, f"error       : [{kind}] {terminal_safe(message.error_message)}")
     return "\n".join(lines)

@@ -1,89 +1,399 @@
 """The ``streamfns`` command.
 
-    streamfns chat --model anthropic/claude-sonnet-4-5 "Write a haiku"   (live: needs ANTHROPIC_API_KEY)
-    streamfns models [provider]                                          (the model catalog)
-    streamfns demo                                                       (offline replay demo)
-    streamfns conformance run pkg.module:attr [...]                      (the conformance harness)
+    streamfns chat --model anthropic/claude-sonnet-4-5 "Write a haiku"    stream one live reply
+    streamfns agent --model anthropic/claude-haiku-4-5 "What is 17 * 23?" the example agent loop, live
+    streamfns agent --replay CASSETTE                                     the same, offline, from a recording
+    streamfns models [provider] [--json]                                  the model catalog
+    streamfns replay CASSETTE [--events | --json]                         any recording through its adapter
+    streamfns demo                                                        offline replay demo
+    streamfns conformance run pkg.module:attr [...]                       the conformance harness
 
-``chat`` is the only sub-command that calls a real provider, and only when asked to.
+Only ``chat`` and ``agent --model`` call a real provider, and only when asked to. Every error is
+one line on stderr and a non-zero exit status (2 for a usage mistake, 1 for a run that failed,
+130 when interrupted); a closed output pipe (``streamfns models | head``) ends quietly.
+``STREAMFNS_DEBUG=1`` shows the traceback of an unexpected error.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import importlib
+import json
+import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, NoReturn, TextIO
 
-from normalize import THINKING_LEVELS, AbortController, Context, StreamOptions, UserMessage
+from normalize import THINKING_LEVELS, AbortController, Context, Model, StreamOptions, UserMessage
 from streamfns._registry import stream
-from streamfns._render import format_summary, render_stream
-from streamfns.catalog import get_model, list_models
+from streamfns._render import format_summary, is_terminal, render_stream, use_color
+from streamfns.catalog import CatalogError, get_model, list_models, list_providers
+
+if TYPE_CHECKING:
+    from cassettes import Cassette
 
 __all__ = ["main"]
 
+_FAILED = ("error", "aborted")
+
+
+class UsageError(Exception):
+    """A mistake in how the command was called: one line, exit status 2."""
+
+
+def _examples(*lines: str) -> str:
+    return "examples:\n" + "\n".join(f"  {line}" for line in lines)
+
+
+def _command(
+    add: Callable[..., argparse.ArgumentParser], name: str, summary: str, *examples: str
+) -> argparse.ArgumentParser:
+    return add(
+        name,
+        help=summary,
+        description=summary[0].upper() + summary[1:] + ".",
+        epilog=_examples(*examples),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="streamfns", description="Normalized LLM streams that never raise.")
-    commands = parser.add_subparsers(dest="command", required=True)
-    chat = commands.add_parser("chat", help="stream a live response (needs the provider's API key)")
-    chat.add_argument("--model", required=True, help="provider/model-id, e.g. anthropic/claude-sonnet-4-5")
-    chat.add_argument("--reasoning", choices=THINKING_LEVELS, default=None, help="thinking level")
-    chat.add_argument("--max-tokens", type=int, default=None)
+    parser = argparse.ArgumentParser(
+        prog="streamfns",
+        description="Normalized LLM streams that never raise: chat, run an agent, list models, replay recordings.",
+        epilog=_examples(
+            "streamfns models anthropic",
+            "streamfns replay llma__thinking_sonnet45",
+            "streamfns agent --replay examples/agent_loop/cassettes/anthropic-messages.jsonl",
+            'streamfns chat --model anthropic/claude-haiku-4-5 "Name a pelican"   # live: needs ANTHROPIC_API_KEY',
+            "streamfns <command> --help",
+        ),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    commands = parser.add_subparsers(dest="command", required=True, metavar="<command>")
+
+    chat = _command(
+        commands.add_parser,
+        "chat",
+        "stream one live reply (needs the provider's API key, e.g. ANTHROPIC_API_KEY)",
+        'streamfns chat --model anthropic/claude-haiku-4-5 "Write a haiku about pelicans"',
+        'streamfns chat --model anthropic/claude-sonnet-4-5 --reasoning low --system "Be brief." "Why is it blue?"',
+    )
+    _model_options(chat)
     chat.add_argument("--system", default=None, help="a system prompt")
     chat.add_argument("prompt", help="what to ask")
-    models = commands.add_parser("models", help="list the model catalog")
-    models.add_argument("provider", nargs="?", default=None)
-    commands.add_parser("demo", help="replay recorded streams offline")
-    conformance = commands.add_parser("conformance", help="run the conformance harness on an adapter")
+
+    agent = _command(
+        commands.add_parser,
+        "agent",
+        "run the example agent loop with a calculator and a clock tool (live with --model, offline with --replay)",
+        'streamfns agent --model anthropic/claude-haiku-4-5 "What is 1234 * 5678, and what time is it in Tokyo?"',
+        "streamfns agent --replay examples/agent_loop/cassettes/anthropic-messages.jsonl",
+    )
+    source = agent.add_mutually_exclusive_group(required=True)
+    source.add_argument("--model", help="provider/model-id to run live, e.g. anthropic/claude-haiku-4-5")
+    source.add_argument("--replay", metavar="CASSETTE", help="a multi-turn recording to replay offline")
+    agent.add_argument("--base-url", default=None, help=_BASE_URL_HELP + "; with --model")
+    agent.add_argument("--reasoning", choices=THINKING_LEVELS, default=None, help="thinking level")
+    agent.add_argument("--max-tokens", type=int, default=None, help="output token limit per reply")
+    agent.add_argument("task", nargs="?", help="what to do (with --replay: defaults to the recorded prompt)")
+
+    models = _command(
+        commands.add_parser,
+        "models",
+        "list the model catalog: context window, max output, prices per million tokens, reasoning, inputs",
+        "streamfns models",
+        "streamfns models anthropic",
+        "streamfns models --json | python -m json.tool",
+    )
+    models.add_argument("provider", nargs="?", default=None, help="only this provider's models")
+    models.add_argument("--json", action="store_true", help="print the models as JSON (pi's field names)")
+
+    replay = _command(
+        commands.add_parser,
+        "replay",
+        "render a recorded stream (a cassette file or a bundled recording name) through its api's adapter",
+        "streamfns replay llma__thinking_sonnet45",
+        "streamfns replay my_cassette.jsonl --events",
+        "streamfns replay tl__text_and_2_tools_sonnet35 --json",
+    )
+    replay.add_argument("cassette", metavar="CASSETTE", help="a .jsonl cassette file or a bundled recording name")
+    shown = replay.add_mutually_exclusive_group()
+    shown.add_argument("--events", action="store_true", help="one line per event instead of the rendered text")
+    shown.add_argument("--json", action="store_true", help="every event, then the final message, as JSON lines")
+    replay.add_argument("--timing", choices=("instant", "recorded"), default="instant", help="chunk pacing")
+
+    _command(
+        commands.add_parser, "demo", "replay recorded streams and an agent tool round trip offline", "streamfns demo"
+    )
+
+    conformance = _command(
+        commands.add_parser,
+        "conformance",
+        "run the conformance harness on an adapter",
+        "streamfns conformance run examples.compatible_chat.conformance:TARGET",
+        "streamfns conformance list",
+        "streamfns conformance run --help",
+    )
     conformance.add_argument("args", nargs=argparse.REMAINDER, help="arguments for the harness (try: run --help)")
     return parser
 
 
-async def _chat(args: argparse.Namespace) -> int:
-    provider, _, model_id = str(args.model).partition("/")
-    if not model_id:
-        print("--model must look like provider/model-id", file=sys.stderr)
-        return 2
+_BASE_URL_HELP = "send requests here instead of the catalog's endpoint (a proxy, a compatible server)"
+
+
+def _model_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--model", required=True, help="provider/model-id, e.g. anthropic/claude-sonnet-4-5")
+    parser.add_argument("--base-url", default=None, help=_BASE_URL_HELP)
+    parser.add_argument("--reasoning", choices=THINKING_LEVELS, default=None, help="thinking level")
+    parser.add_argument("--max-tokens", type=int, default=None, help="output token limit")
+
+
+def _model(spec: str, base_url: str | None = None) -> Model:
+    provider, _, model_id = spec.partition("/")
+    if not provider or not model_id:
+        raise UsageError(f"--model must look like provider/model-id, not {spec!r}")
     try:
         model = get_model(provider, model_id)
     except KeyError as exc:
-        print(exc.args[0] if exc.args else exc, file=sys.stderr)
-        return 2
+        raise UsageError(str(exc.args[0]) if exc.args else str(exc)) from None
+    if base_url is not None:
+        if not base_url.startswith(("http://", "https://")):
+            raise UsageError(f"--base-url must be an http:// or https:// URL, not {base_url!r}")
+        model.base_url = base_url
+    return model
+
+
+def _progress() -> TextIO | None:
+    """Where to show progress: stderr, when it is a terminal."""
+    return sys.stderr if is_terminal(sys.stderr) else None
+
+
+# -- chat ---------------------------------------------------------------------------------------
+
+
+async def _chat(args: argparse.Namespace) -> int:
+    model = _model(args.model, args.base_url)
     controller = AbortController()
     options = StreamOptions(signal=controller.signal, reasoning=args.reasoning, max_tokens=args.max_tokens)
     context = Context(system_prompt=args.system, messages=[UserMessage(content=args.prompt)])
     try:
-        summary = await render_stream(stream(model, context, options), color=sys.stdout.isatty())
+        summary = await render_stream(
+            stream(model, context, options), color=use_color(sys.stdout), progress=_progress()
+        )
     except asyncio.CancelledError:
         controller.abort()
         raise
     print()
     print(format_summary(summary))
-    return 0 if summary.message.stop_reason in ("stop", "length", "toolUse") else 1
+    return 1 if summary.message.stop_reason in _FAILED else 0
+
+
+# -- agent --------------------------------------------------------------------------------------
+
+
+def _load(name_or_path: str) -> Cassette:
+    from cassettes import CassetteError  # noqa: PLC0415 - only the replaying commands need cassettes
+    from streamfns.demo import load_cassette  # noqa: PLC0415
+
+    try:
+        return load_cassette(name_or_path)
+    except (CassetteError, OSError) as exc:
+        raise UsageError(str(exc).splitlines()[0] if str(exc) else repr(exc)) from None
+
+
+def _recorded_model(cassette: Cassette) -> Model:
+    from cassettes import CassetteError  # noqa: PLC0415
+    from streamfns.demo import model_for_cassette  # noqa: PLC0415
+
+    try:
+        return model_for_cassette(cassette)
+    except CassetteError as exc:
+        raise UsageError(str(exc)) from None
+
+
+async def _agent(args: argparse.Namespace) -> int:
+    try:  # the example loop lives in the repository's examples/, beside this package
+        from examples.agent_loop import Agent  # noqa: PLC0415
+        from examples.agent_loop.demo_tools import DEMO_SYSTEM_PROMPT, DEMO_TOOLS  # noqa: PLC0415
+        from examples.agent_loop.render import TerminalRenderer  # noqa: PLC0415
+    except ImportError:
+        raise UsageError("streamfns agent runs examples/agent_loop: run it from a clone of the repository") from None
+    options = StreamOptions(reasoning=args.reasoning, max_tokens=args.max_tokens)
+    client = None
+    if args.replay:
+        from streamfns.demo import replay_client  # noqa: PLC0415
+
+        if args.base_url is not None:
+            raise UsageError("--base-url goes with --model; a replay sends nothing anywhere")
+        cassette = _load(args.replay)
+        model = _recorded_model(cassette)
+        recorded_prompt = cassette.extra.get("prompt")
+        task = args.task or (recorded_prompt if isinstance(recorded_prompt, str) else None)
+        if not task:
+            raise UsageError("this recording stores no prompt: give the task after the cassette")
+        client = replay_client(cassette)
+        options.http_client, options.api_key, options.max_retries = client, "offline-replay", 0
+    else:
+        model = _model(args.model, args.base_url)
+        if not args.task:
+            raise UsageError('say what the agent should do: streamfns agent --model provider/id "task"')
+        task = args.task
+    agent = Agent(model, tools=DEMO_TOOLS, system_prompt=DEMO_SYSTEM_PROMPT, options=options)
+    renderer = TerminalRenderer(sys.stdout, color=use_color(sys.stdout), progress=_progress())
+    try:
+        await agent.run(task, renderer)
+    except asyncio.CancelledError:
+        agent.abort()
+        raise
+    finally:
+        if client is not None:
+            await client.aclose()
+    print(renderer.summary())
+    last = renderer.last
+    return 1 if last is None or last.stop_reason in _FAILED else 0
+
+
+# -- models -------------------------------------------------------------------------------------
+
+
+def _price(value: float) -> str:
+    return f"{value:g}" if value else "-"
+
+
+def _models(args: argparse.Namespace) -> int:
+    if args.provider is not None and args.provider not in list_providers():
+        known = ", ".join(list_providers()) or "none"
+        raise UsageError(f"unknown provider {args.provider!r}; known providers: {known}")
+    found = list_models(args.provider)
+    if args.json:
+        print(json.dumps([model.to_json() for model in found], indent=2))
+        return 0
+    header = (
+        "model",
+        "api",
+        "context",
+        "max out",
+        "in $/M",
+        "out $/M",
+        "cache r $/M",
+        "cache w $/M",
+        "reasoning",
+        "input",
+    )
+    rows = [
+        (
+            f"{model.provider}/{model.id}",
+            model.api,
+            f"{model.context_window:,}",
+            f"{model.max_tokens:,}",
+            _price(model.cost.input),
+            _price(model.cost.output),
+            _price(model.cost.cache_read),
+            _price(model.cost.cache_write),
+            "yes" if model.reasoning else "no",
+            "+".join(model.input),
+        )
+        for model in found
+    ]
+    widths = [max(len(row[i]) for row in (header, *rows)) for i in range(len(header))]
+    numeric = {2, 3, 4, 5, 6, 7}
+    for row in (header, *rows):
+        cells = [cell.rjust(widths[i]) if i in numeric else cell.ljust(widths[i]) for i, cell in enumerate(row)]
+        print("  ".join(cells).rstrip())
+    return 0
+
+
+# -- replay -------------------------------------------------------------------------------------
+
+
+async def _replay(args: argparse.Namespace) -> int:
+    from normalize import event_to_json  # noqa: PLC0415
+    from streamfns.demo import replay_client  # noqa: PLC0415
+
+    cassette = _load(args.cassette)
+    model = _recorded_model(cassette)
+    failed = False
+    total = len(cassette.interactions)
+    if total == 0:
+        raise UsageError(f"{args.cassette}: the cassette holds no interaction")
+    async with replay_client(cassette, timing=args.timing) as client:
+        for index in range(total):
+            options = StreamOptions(api_key="offline-replay", http_client=client, max_retries=0)
+            events = stream(model, Context(messages=[UserMessage(content="(replayed)")]), options)
+            if args.json:
+                async for event in events:
+                    print(json.dumps(event_to_json(event), ensure_ascii=False))
+                message = await events.result()
+            else:
+                if total > 1:
+                    print(f"== interaction {index + 1} of {total}")
+                summary = await render_stream(events, color=use_color(sys.stdout), events=args.events)
+                message = summary.message
+                print(("" if args.events else "\n") + format_summary(summary))
+            failed = failed or message.stop_reason in _FAILED
+    return 1 if failed else 0
+
+
+# -- main ---------------------------------------------------------------------------------------
+
+
+def _conformance(args: argparse.Namespace) -> int:
+    from conformance import cli as harness  # noqa: PLC0415 - the harness loads only when asked for
+
+    return int(harness.main(list(args.args)))
+
+
+def _demo(_args: argparse.Namespace) -> int:
+    from streamfns import demo  # noqa: PLC0415
+
+    demo.main()
+    return 0
+
+
+_COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
+    "chat": lambda args: asyncio.run(_chat(args)),
+    "agent": lambda args: asyncio.run(_agent(args)),
+    "models": _models,
+    "replay": lambda args: asyncio.run(_replay(args)),
+    "demo": _demo,
+    "conformance": _conformance,
+}
+
+
+def _fail(message: str, status: int) -> NoReturn:
+    sys.stderr.write(f"streamfns: error: {message}\n")
+    raise SystemExit(status)
+
+
+def _quiet_broken_pipe() -> int:
+    # The reader went away (``| head``): send what is still buffered nowhere, so the interpreter's
+    # final flush does not report a second BrokenPipeError, and end quietly.
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; returns the exit status."""
-    args = _parser().parse_args(argv)
-    if args.command == "chat":
-        try:
-            return asyncio.run(_chat(args))
-        except KeyboardInterrupt:
-            return 130
-    if args.command == "models":
-        for model in list_models(args.provider):
-            print(
-                f"{model.provider}/{model.id:<34} {model.api:<20} context {model.context_window:>9,}  "
-                f"max out {model.max_tokens:>7,}  ${model.cost.input:g}/${model.cost.output:g} per M"
-            )
-        return 0
-    if args.command == "demo":
-        importlib.import_module("streamfns.demo").main()
-        return 0
-    harness = importlib.import_module("conformance.cli")
-    return int(harness.main(list(args.args)))
+    """Run the command line; returns the exit status (see the module docstring)."""
+    try:
+        args = _parser().parse_args(argv)
+        status = _COMMANDS[args.command](args)
+        sys.stdout.flush()  # inside the try: a reader that went away is noticed here, not at exit
+        return status
+    except UsageError as exc:
+        _fail(str(exc), 2)
+    except CatalogError as exc:
+        _fail(f"the model catalog is broken: {exc}", 1)
+    except KeyboardInterrupt:
+        sys.stderr.write("\n")
+        return 130
+    except BrokenPipeError:
+        return _quiet_broken_pipe()
+    except Exception as exc:
+        if os.environ.get("STREAMFNS_DEBUG"):
+            raise
+        _fail(f"{type(exc).__name__}: {exc} (STREAMFNS_DEBUG=1 shows the traceback)", 1)
 
 
 if __name__ == "__main__":

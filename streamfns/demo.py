@@ -1,30 +1,112 @@
 """``make demo``: stream responses offline through the real pipeline and render them.
 
-Part one replays real recorded vendor streams (bundled cassettes) through each built-in adapter —
-the recordings its ``Adapter.demo`` names, through the real adapter, SSE decoder and builder, fed
-the recorded bytes with their timing by a cassette transport; part two streams a scripted thinking →
-text → tool call response from the faux provider. Nothing touches the network.
+Part one replays real recorded vendor streams (bundled cassettes) through each adapter — the
+recordings its ``Adapter.demo`` names, through the real adapter, SSE decoder and builder, fed the
+recorded bytes with their timing by a cassette transport; part two runs the example agent loop
+(``examples/agent_loop``) on a bundled multi-turn recording: a tool call, the tool's result sent
+back, the final answer; part three streams a scripted thinking → text → tool call response from
+the faux provider. Nothing touches the network.
+
+The helpers here (:func:`load_cassette`, :func:`model_for_cassette`, :func:`replay_client`) are
+what ``streamfns replay`` and ``streamfns agent --replay`` use too.
 """
 
 from __future__ import annotations
 
 import asyncio
 import sys
+from pathlib import Path
 
 import httpx
 
 import streamfns
-from cassettes import ReplayTransport, library
+from cassettes import Cassette, CassetteError, ReplayTransport, Timing, library, load
 from normalize import Context, Model, StreamOptions, Tool, UserMessage
-from streamfns._adapters import builtin_adapters
-from streamfns._render import format_summary, render_stream
+from streamfns._adapters import all_adapters
+from streamfns._render import format_summary, render_stream, use_color
 from streamfns.catalog import list_models
 from streamfns.faux import FauxProvider, faux_message, faux_text, faux_thinking, faux_tool_call
 
-__all__ = ["main"]
+__all__ = ["load_cassette", "main", "model_for_cassette", "replay_client"]
 
 
-async def _faux_part() -> None:
+def load_cassette(name_or_path: str) -> Cassette:
+    """A cassette file, or a bundled library recording by name; ``CassetteError`` naming the problem."""
+    path = Path(name_or_path)
+    if path.is_file():
+        return load(path)
+    if path.suffix or "/" in name_or_path or name_or_path not in library.names():
+        raise CassetteError(f"{name_or_path}: file not found (nor a bundled recording name)")
+    return library.load(name_or_path)
+
+
+def model_for_cassette(cassette: Cassette) -> Model:
+    """The catalog model a recording came from (so usage is priced and requests match), else a bare one.
+
+    ``CassetteError`` when the cassette names no api, or an api no adapter serves.
+    """
+    api = cassette.api
+    if not api:
+        raise CassetteError("the cassette names no api, so no adapter can replay it")
+    if api not in streamfns.registered_apis():
+        raise CassetteError(f"no adapter serves api {api!r} (known: {', '.join(streamfns.registered_apis())})")
+    model_id = cassette.model or "recorded-model"
+    for model in list_models():
+        if model.id == model_id and model.api == api:
+            return model
+    return Model(id=model_id, api=api, provider="recorded", base_url="https://recorded.invalid")
+
+
+def replay_client(cassette: Cassette, *, match: str = "any", timing: Timing = "instant") -> httpx.AsyncClient:
+    """An HTTP client that answers from ``cassette`` (pass it as ``StreamOptions.http_client``)."""
+    transport = ReplayTransport(cassette, match="request" if match == "request" else "any", timing=timing)
+    return httpx.AsyncClient(transport=transport)
+
+
+async def _recorded_part(color: bool) -> None:
+    for api, adapter in sorted(all_adapters().items()):
+        for name, what, prompt in adapter.demo:
+            cassette = library.load(name)
+            source = cassette.source or {}
+            print(f"== {api} recording {name}: {what}")
+            print(
+                f"   (recorded bytes from {source.get('repository', '?')}, {source.get('license', '?')}; "
+                "replayed offline)"
+            )
+            async with replay_client(cassette, timing="recorded") as client:
+                options = StreamOptions(api_key="offline-demo", http_client=client)
+                context = Context(messages=[UserMessage(content=prompt)])
+                model = model_for_cassette(cassette)
+                summary = await render_stream(streamfns.stream(model, context, options), color=color)
+            print(format_summary(summary))
+            print()
+
+
+async def _agent_part(color: bool) -> None:
+    try:  # examples/ is part of the repository, not of an installed package
+        from examples.agent_loop import Agent  # noqa: PLC0415
+        from examples.agent_loop.demo_tools import DEMO_SYSTEM_PROMPT, DEMO_TOOLS  # noqa: PLC0415
+        from examples.agent_loop.render import TerminalRenderer  # noqa: PLC0415
+        from examples.agent_loop.round_trips import PROMPT, ROUND_TRIPS, cassette_path  # noqa: PLC0415
+    except ImportError:
+        print("== agent loop: skipped (examples/ is not importable; run from a clone of the repository)\n")
+        return
+    for api in sorted(ROUND_TRIPS):
+        path = cassette_path(api)
+        cassette = load(path)
+        print(f"== agent loop on {api}: a tool round trip (examples/agent_loop, replaying {path.name})")
+        async with replay_client(cassette, match="request", timing=0.5) as client:
+            options = StreamOptions(api_key="offline-demo", http_client=client, max_retries=0)
+            agent = Agent(
+                model_for_cassette(cassette), tools=DEMO_TOOLS, system_prompt=DEMO_SYSTEM_PROMPT, options=options
+            )
+            renderer = TerminalRenderer(sys.stdout, color=color)
+            await agent.run(PROMPT, renderer)
+        print(renderer.summary())
+        print()
+
+
+async def _faux_part(color: bool) -> None:
     faux = FauxProvider(tokens_per_second=400).register()
     try:
         faux.set_responses(
@@ -45,45 +127,17 @@ async def _faux_part() -> None:
             messages=[UserMessage(content="What's the weather in Paris?")],
         )
         print("== faux provider: scripted thinking → text → tool call")
-        summary = await render_stream(
-            streamfns.stream(faux.model(), context, StreamOptions()), color=sys.stdout.isatty()
-        )
+        summary = await render_stream(streamfns.stream(faux.model(), context, StreamOptions()), color=color)
         print(format_summary(summary))
     finally:
         faux.unregister()
 
 
-def _priced_model(model_id: str, api: str) -> Model:
-    # The catalog knows most recorded models' prices, so the summary shows a real cost.
-    for model in list_models():
-        if model.id == model_id and model.api == api:
-            return model
-    return Model(id=model_id, api=api, provider="recorded", base_url="https://recorded.invalid")
-
-
-async def _recorded_part() -> None:
-    for api, adapter in sorted(builtin_adapters().items()):
-        for name, what, prompt in adapter.demo:
-            cassette = library.load(name)
-            source = cassette.source or {}
-            print(f"== {api} recording {name}: {what}")
-            print(
-                f"   (recorded bytes from {source.get('repository', '?')}, {source.get('license', '?')}; "
-                "replayed offline)"
-            )
-            model = _priced_model(cassette.model or "recorded-model", api)
-            transport = ReplayTransport(cassette, match="any", timing="recorded")
-            async with httpx.AsyncClient(transport=transport) as client:
-                options = StreamOptions(api_key="offline-demo", http_client=client)
-                context = Context(messages=[UserMessage(content=prompt)])
-                summary = await render_stream(streamfns.stream(model, context, options), color=sys.stdout.isatty())
-            print(format_summary(summary))
-            print()
-
-
 async def _main() -> None:
-    await _recorded_part()
-    await _faux_part()
+    color = use_color(sys.stdout)
+    await _recorded_part(color)
+    await _agent_part(color)
+    await _faux_part(color)
 
 
 def main() -> None:

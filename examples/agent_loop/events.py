@@ -1,0 +1,133 @@
+"""What the agent loop tells its listener, in pi-agent-core's event names.
+
+A run emits, in this order::
+
+    agent_start
+      turn_start                      (one per provider request)
+        message_start / message_end   (each prompt, steering or follow-up message entering the transcript)
+        message_start                 (the assistant reply: the stream's ``start``)
+        message_update ...            (one per content event of the stream)
+        message_end                   (the stream's terminal: the final assistant message)
+        tool_execution_start ...      (one per tool call, in the message's order)
+        tool_execution_end ...        (as each tool finishes)
+        message_start / message_end   (each tool result, in the message's order)
+      turn_end
+    agent_end
+
+``message`` on ``message_start``/``message_update`` of the assistant reply is the stream's **live**
+partial message (one object, mutated in place); copy it if you keep snapshots.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from normalize import AssistantMessage, AssistantMessageEvent, Message, ToolResultMessage
+
+__all__ = [
+    "AgentEnd",
+    "AgentEvent",
+    "AgentStart",
+    "MessageEnd",
+    "MessageStart",
+    "MessageUpdate",
+    "ToolExecutionEnd",
+    "ToolExecutionStart",
+    "TurnEnd",
+    "TurnStart",
+]
+
+
+@dataclass(slots=True)
+class AgentStart:
+    """A run began."""
+
+    type: Literal["agent_start"] = field(default="agent_start", init=False)
+
+
+@dataclass(slots=True)
+class TurnStart:
+    """A turn began: pending messages enter the transcript, then one request goes to the provider."""
+
+    type: Literal["turn_start"] = field(default="turn_start", init=False)
+
+
+@dataclass(slots=True)
+class MessageStart:
+    """A message entered the transcript (for the assistant reply: its stream started)."""
+
+    message: Message
+    type: Literal["message_start"] = field(default="message_start", init=False)
+
+
+@dataclass(slots=True)
+class MessageUpdate:
+    """One content event of the assistant reply's stream; ``message`` is the live partial."""
+
+    message: AssistantMessage
+    event: AssistantMessageEvent
+    type: Literal["message_update"] = field(default="message_update", init=False)
+
+
+@dataclass(slots=True)
+class MessageEnd:
+    """A message is final (for the assistant reply: its stream ended)."""
+
+    message: Message
+    type: Literal["message_end"] = field(default="message_end", init=False)
+
+
+@dataclass(slots=True)
+class ToolExecutionStart:
+    """A tool call is about to be prepared and run."""
+
+    tool_call_id: str
+    tool_name: str
+    arguments: dict[str, Any]
+    type: Literal["tool_execution_start"] = field(default="tool_execution_start", init=False)
+
+
+@dataclass(slots=True)
+class ToolExecutionEnd:
+    """A tool call finished (or was refused); ``result`` is the message that will answer it."""
+
+    tool_call_id: str
+    tool_name: str
+    result: ToolResultMessage
+    type: Literal["tool_execution_end"] = field(default="tool_execution_end", init=False)
+
+    @property
+    def is_error(self) -> bool:
+        """True when the tool failed or was not run."""
+        return self.result.is_error
+
+
+@dataclass(slots=True)
+class TurnEnd:
+    """A turn ended: its assistant reply and the results of the tool calls it made."""
+
+    message: AssistantMessage
+    tool_results: list[ToolResultMessage]
+    type: Literal["turn_end"] = field(default="turn_end", init=False)
+
+
+@dataclass(slots=True)
+class AgentEnd:
+    """The run ended; ``messages`` are the messages it added to the transcript."""
+
+    messages: list[Message]
+    type: Literal["agent_end"] = field(default="agent_end", init=False)
+
+
+AgentEvent = (
+    AgentStart
+    | TurnStart
+    | MessageStart
+    | MessageUpdate
+    | MessageEnd
+    | ToolExecutionStart
+    | ToolExecutionEnd
+    | TurnEnd
+    | AgentEnd
+)

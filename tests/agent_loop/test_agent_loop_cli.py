@@ -1,0 +1,316 @@
+"""The ``streamfns`` command: the agent replay, the catalog table, replays, help, and clean failures.
+
+Every sub-command is run with bad arguments: each mistake is one ``error:`` line on stderr and a
+non-zero status, never a traceback. The console script itself runs in a subprocess where it matters
+(the closed pipe, the offline agent replay without any network).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import streamfns
+from cassettes import library
+from conformance.loopback import LoopbackServer, ReceivedRequest, Scripted
+from examples.agent_loop import Agent
+from examples.agent_loop.render import TerminalRenderer
+from examples.agent_loop.round_trips import ROUND_TRIPS, cassette_path
+from normalize import Context
+from streamfns._render import format_summary, render_stream, use_color
+from streamfns.cli import main
+from streamfns.faux import FauxProvider, faux_message, faux_text, faux_tool_call
+
+ROOT = Path(__file__).resolve().parents[2]
+SCRIPT = str(Path(sys.executable).parent / "streamfns")
+ROUND_TRIP = str(cassette_path("anthropic-messages"))
+
+
+def _run(
+    *args: str, env: dict[str, str] | None = None, prefix: tuple[str, ...] = ()
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*prefix, SCRIPT, *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env=env,
+    )
+
+
+def _offline_prefix() -> tuple[str, ...]:
+    """``unshare -n`` (no network at all) where this machine allows it."""
+    unshare = shutil.which("unshare")
+    if unshare and subprocess.run([unshare, "-n", "true"], capture_output=True, check=False).returncode == 0:
+        return (unshare, "-n")
+    return ()
+
+
+def test_agent_replay_prints_the_tool_call_the_result_and_the_answer_with_no_network() -> None:
+    done = _run("agent", "--replay", ROUND_TRIP, prefix=_offline_prefix())
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        "› What is 1234 * 5678?",
+        "I'll work that out with the calculator.",
+        '→ calculator({"expression": "1234 * 5678"})',
+        "← 7006652",
+        "1234 × 5678 = 7,006,652.",
+        "2 turns · 1 tool call · ended stop · tokens in 1301 out 75 cache 0/0 · $0.001676",
+    ]
+    assert "\x1b[" not in done.stdout + done.stderr  # not a terminal: no colour, no progress
+
+
+def test_a_recording_without_a_second_reply_ends_the_run_with_an_error_not_a_traceback() -> None:
+    # One interaction holding two tool calls the demo agent does not have: the tools are answered
+    # "not found", and the second request finds nothing left to replay.
+    done = _run("agent", "--replay", "tl__text_and_2_tools_sonnet35", "Weather and time in San Francisco?")
+    assert done.returncode == 1
+    assert "✗ Tool get_weather not found" in done.stdout
+    assert "✗ Tool get_time not found" in done.stdout
+    assert "all 1 interactions were already played" in done.stdout
+    assert "Traceback" not in done.stdout + done.stderr
+
+
+def test_a_closed_pipe_ends_quietly() -> None:
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # nobody will read: the first write fails with EPIPE
+    try:
+        done = subprocess.run(
+            [SCRIPT, "models"], stdout=write_end, stderr=subprocess.PIPE, text=True, timeout=60, check=False
+        )
+    finally:
+        os.close(write_end)
+    assert (done.returncode, done.stderr) == (0, "")
+
+
+def test_models_for_an_unknown_provider_is_one_line_from_the_console_script() -> None:
+    done = _run("models", "openai")
+    assert done.returncode == 2
+    assert done.stderr.startswith("streamfns: error: unknown provider 'openai'; known providers: ")
+    assert done.stderr.count("\n") == 1
+
+
+def _main(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    try:
+        status = main(list(argv))
+    except SystemExit as exc:
+        status = exc.code if isinstance(exc.code, int) else 1
+    captured = capsys.readouterr()
+    return status, captured.out, captured.err
+
+
+def _write(path: Path, text: str) -> str:
+    path.write_text(text, encoding="utf-8")
+    return str(path)
+
+
+def _bad_arguments(tmp: Path) -> list[list[str]]:
+    not_json = _write(tmp / "notes.jsonl", "this is not a cassette\n")
+    unknown_api = tmp / "unknown.jsonl"
+    text = library.path("llma__text_haiku45").read_text(encoding="utf-8")
+    _write(unknown_api, text.replace('"api":"anthropic-messages"', '"api":"carrier-pigeon"', 1))
+    return [
+        [],
+        ["bogus"],
+        ["chat"],
+        ["chat", "--model", "nonsense", "hi"],
+        ["chat", "--model", "anthropic/no-such-model", "hi"],
+        ["chat", "--model", "openai/gpt-5", "hi"],
+        ["chat", "--model", "anthropic/claude-haiku-4-5", "--max-tokens", "many", "hi"],
+        ["chat", "--model", "anthropic/claude-haiku-4-5", "--base-url", "ftp://example.invalid", "hi"],
+        ["agent", "--replay", ROUND_TRIP, "--base-url", "http://127.0.0.1:9"],
+        ["agent"],
+        ["agent", "--model", "anthropic/claude-haiku-4-5"],
+        ["agent", "--model", "anthropic/claude-haiku-4-5", "--replay", ROUND_TRIP, "task"],
+        ["agent", "--replay", str(tmp / "missing.jsonl")],
+        ["agent", "--replay", not_json],
+        ["agent", "--replay", str(unknown_api), "task"],
+        ["agent", "--replay", "llma__text_haiku45"],
+        ["models", "openai"],
+        ["models", "--bogus"],
+        ["replay"],
+        ["replay", str(tmp / "missing.jsonl")],
+        ["replay", "no-such-recording"],
+        ["replay", not_json],
+        ["replay", str(unknown_api)],
+        ["replay", "--timing", "slow", ROUND_TRIP],
+        ["replay", "--events", "--json", ROUND_TRIP],
+        ["demo", "--bogus"],
+        ["conformance"],
+        ["conformance", "bogus"],
+        ["conformance", "run", "no.such.module:TARGET"],
+    ]
+
+
+def test_every_command_answers_bad_arguments_with_one_line_and_a_failure_status(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    for argv in _bad_arguments(tmp_path):
+        status, out, err = _main(capsys, *argv)
+        assert status != 0, argv
+        assert "Traceback" not in out + err, argv
+        errors = [line for line in err.splitlines() if "error:" in line]
+        assert len(errors) == 1, (argv, err)
+        assert errors[0].startswith(("streamfns", "conformance")), (argv, err)
+
+
+def test_a_run_that_fails_reports_it_and_exits_one(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)  # nothing is sent without a key
+    status, out, _err = _main(capsys, "chat", "--model", "anthropic/claude-haiku-4-5", "hi")
+    assert status == 1
+    assert "error       : [auth] no Anthropic API key" in out
+
+
+@pytest.mark.parametrize("command", [None, "chat", "agent", "models", "replay", "demo", "conformance"])
+def test_help_everywhere_with_examples(capsys: pytest.CaptureFixture[str], command: str | None) -> None:
+    status, out, _err = _main(capsys, *([command] if command else []), "--help")
+    assert status == 0
+    assert "examples:\n  streamfns " in out
+
+
+def test_models_table_lists_the_whole_catalog_with_prices_and_limits(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, _err = _main(capsys, "models")
+    assert status == 0
+    lines = out.splitlines()
+    assert lines[0].split() == [
+        "model",
+        "api",
+        "context",
+        "max",
+        "out",
+        "in",
+        "$/M",
+        "out",
+        "$/M",
+        "cache",
+        "r",
+        "$/M",
+        "cache",
+        "w",
+        "$/M",
+        "reasoning",
+        "input",
+    ]
+    models = streamfns.list_models()
+    assert len(lines) == 1 + len(models)
+    for model, line in zip(models, lines[1:], strict=True):
+        cells = line.split()
+        assert cells[0] == f"{model.provider}/{model.id}"
+        assert cells[1] == model.api
+        assert cells[2:4] == [f"{model.context_window:,}", f"{model.max_tokens:,}"]
+        assert cells[-2:] == ["yes" if model.reasoning else "no", "+".join(model.input)]
+
+
+def test_models_json_is_the_catalog(capsys: pytest.CaptureFixture[str]) -> None:
+    provider = streamfns.list_models()[0].provider
+    status, out, _err = _main(capsys, "models", provider, "--json")
+    assert status == 0
+    assert json.loads(out) == [model.to_json() for model in streamfns.list_models(provider)]
+
+
+def test_replay_renders_a_recording_through_its_api_adapter(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, _err = _main(capsys, "replay", "tl__text_and_2_tools_sonnet35")
+    assert status == 0
+    assert '[tool call] get_weather({"location": "San Francisco, CA", "unit": "celsius"})' in out
+    assert "stop reason : toolUse (vendor: tool_use)" in out
+    assert "usage       : input 506, output 153, cache read 0, cache write 0, total 659, cost $0.003813" in out
+
+
+def test_replay_json_is_every_event_then_the_final_message(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, _err = _main(capsys, "replay", ROUND_TRIP, "--json")
+    assert status == 0
+    events = [json.loads(line) for line in out.splitlines()]
+    types = [event["type"] for event in events]
+    assert types.count("start") == 2  # one stream per recorded interaction
+    assert [types.index("done"), len(types) - 1 - types[::-1].index("done")] == [9, len(types) - 1]
+    assert events[-1]["message"]["content"] == [{"type": "text", "text": "1234 × 5678 = 7,006,652."}]
+
+
+def test_replay_events_lists_one_line_per_event(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, _err = _main(capsys, "replay", "llma__text_haiku45", "--events")
+    assert status == 0
+    assert out.splitlines()[0] == "start"
+    assert any(line.startswith('text_delta      [0] "') for line in out.splitlines())
+    assert "done        reason=stop" in out
+
+
+def test_colour_only_on_a_terminal_and_never_with_no_color(monkeypatch: pytest.MonkeyPatch) -> None:
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    assert use_color(Terminal())
+    assert not use_color(io.StringIO())
+    monkeypatch.setenv("NO_COLOR", "1")
+    assert not use_color(Terminal())
+    out = io.StringIO()
+    renderer = TerminalRenderer(out, color=True)
+    renderer.summary()
+    assert TerminalRenderer(io.StringIO(), color=False)._style["red"] == ""  # pyright: ignore[reportPrivateUsage]
+    assert renderer._style["red"] == "\x1b[31m"  # pyright: ignore[reportPrivateUsage]
+
+
+async def test_agent_live_path_runs_against_a_loopback_server_with_the_key_from_the_environment() -> None:
+    """``agent --model`` end to end (catalog, key lookup, real socket), pointed at loopback by --base-url."""
+    replies = iter(ROUND_TRIPS["anthropic-messages"].replies)
+
+    def respond(_request: ReceivedRequest) -> Scripted:
+        return Scripted(chunks=[(0.0, chunk) for chunk in next(replies, ())])
+
+    async with LoopbackServer(respond) as server:
+        env = {**os.environ, "ANTHROPIC_API_KEY": "test-key", "NO_COLOR": "1"}
+        process = await asyncio.create_subprocess_exec(
+            SCRIPT,
+            "agent",
+            "--model",
+            "anthropic/claude-haiku-4-5",
+            "--base-url",
+            server.base_url,
+            "What is 1234 * 5678?",
+            cwd=ROOT,
+            env=env,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+        )
+        stdout, stderr = await asyncio.wait_for(process.communicate(), timeout=120)
+        requests = list(server.requests)
+    assert process.returncode == 0, stderr.decode()
+    assert stdout.decode().splitlines()[2:5] == [
+        '→ calculator({"expression": "1234 * 5678"})',
+        "← 7006652",
+        "1234 × 5678 = 7,006,652.",
+    ]
+    assert [request.headers["x-api-key"] for request in requests] == ["test-key", "test-key"]
+    second = json.loads(requests[1].body)
+    assert second["messages"][-1]["content"][0]["content"] == "7006652"
+
+
+async def test_model_text_cannot_drive_the_terminal() -> None:
+    """Control sequences in a reply, a tool name or a tool result are shown escaped, never sent raw."""
+    hostile = "\x1b]0;owned\x07\x1b[2J\rgone"
+    provider = FauxProvider(token_size=(1, 2))
+    provider.set_responses(
+        [faux_message([faux_text(hostile), faux_tool_call(hostile, {"x": hostile})], stop_reason="toolUse")] * 2
+        + [faux_message(hostile)]
+    )
+    out = io.StringIO()
+    agent = Agent(provider.model(), stream_fn=provider)
+    await agent.run(hostile, TerminalRenderer(out, color=False))
+    summary = await render_stream(provider(provider.model(), Context()), out, color=False)
+    out.write(format_summary(summary))
+    text = out.getvalue()
+    assert not any(char in text for char in "\x1b\x07\r"), repr(text)
+    assert "\\x1b]0;owned\\x07" in text
