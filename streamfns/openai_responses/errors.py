@@ -30,8 +30,6 @@ _KINDS: dict[str, ErrorKind] = {
     "model_not_found": "not_found",
     "DeploymentNotFound": "not_found",
     "context_length_exceeded": "context_overflow",
-    "server_error": "server",
-    "internal_error": "server",
     "server_is_overloaded": "overloaded",
     "engine_overloaded": "overloaded",
     "service_unavailable": "overloaded",
@@ -50,8 +48,9 @@ _KINDS: dict[str, ErrorKind] = {
     "rate_limit_error": "rate_limit",
     "requests": "rate_limit",
     "tokens": "rate_limit",
-    "api_error": "server",
     "overloaded_error": "overloaded",
+    # Deliberately absent: "server_error" (the type of every 5xx body, and the code of a failed
+    # response). The status tells a 503 or 529 apart better; mid-stream it falls back to "server".
 }
 
 _OVERFLOW = (
