@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from cassettes import Cassette, Chunk, End, Interaction, RecordedResponse, library
 from cassettes.format import dumps
@@ -50,8 +50,10 @@ def derive() -> Cassette:
     pieces: list[bytes] = []
     call_events: list[tuple[str, dict[str, Any]]] = []
     for event in split_events(response.body):
-        value = event.json()
-        assert isinstance(value, dict) and event.event is not None
+        parsed = event.json()
+        assert isinstance(parsed, dict)
+        assert event.event is not None
+        value = cast("dict[str, Any]", parsed)
         kind = event.event
         if kind == "response.completed":
             for name, first in call_events:
