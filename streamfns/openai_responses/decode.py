@@ -423,8 +423,10 @@ class OpenAIResponsesDecoder:
         total_input = int_or_none(usage.get("input_tokens"))
         output = int_or_none(usage.get("output_tokens"))
         reasoning = int_or_none(obj(usage.get("output_tokens_details")).get("reasoning_tokens"))
-        if reasoning is not None and output is not None:
-            reasoning = min(max(reasoning, 0), max(output, 0))  # a breakdown of output, never more
+        if reasoning is not None:
+            # A breakdown of output, never more (also when a server sends it without output_tokens).
+            ceiling = output if output is not None else self._builder.message.usage.output
+            reasoning = min(max(reasoning, 0), max(ceiling, 0))
         self._builder.usage(
             input=max(0, total_input - cached - written) if total_input is not None else None,
             output=output,
