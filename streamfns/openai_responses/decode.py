@@ -109,27 +109,32 @@ class OpenAIResponsesDecoder:
 
     def on_event(self, sse: ServerSentEvent) -> None:
         """Apply one server-sent event; raises :class:`StreamFailure` for vendor errors."""
-        data_bytes = sse.data
-        if data_bytes[:1] == b"[" and data_bytes.strip() == b"[DONE]":
-            return  # a proxy's end marker: not a terminal response event (EOF decides)
-        data = load_event(data_bytes, _VENDOR)
+        raw = sse.data
+        try:
+            data = load_event(raw, _VENDOR)
+        except StreamFailure:
+            if raw.strip() == b"[DONE]":
+                return  # a proxy's end marker: not a terminal response event (EOF decides)
+            raise
         kind = data.get("type")
-        if type(kind) is not str:
-            kind = sse.event
         builder = self._builder
-        # The hot path first: one event per token.
+        # The hot path first, lookups inlined: one event per token.
         if kind == "response.output_text.delta":
-            slot = self._slot(data)
+            index = data.get("output_index")
+            slot = self._slots.get(index) if type(index) is int else self._slot(data)
             if slot is not None and slot.kind == _TEXT:
                 delta = data.get("delta")
                 builder.text_delta(slot.key, delta if type(delta) is str else "")
             return
         if kind == "response.function_call_arguments.delta":
-            slot = self._slot(data)
+            index = data.get("output_index")
+            slot = self._slots.get(index) if type(index) is int else self._slot(data)
             if slot is not None and slot.kind == _CALL:
                 delta = data.get("delta")
                 builder.tool_call_delta(slot.key, delta if type(delta) is str else "")
             return
+        if type(kind) is not str:
+            kind = sse.event
         if kind == "response.reasoning_summary_text.delta":
             self._thinking_delta(data, "summary", "summary_index")
             return
