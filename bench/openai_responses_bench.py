@@ -78,9 +78,15 @@ def text_body(deltas: int) -> bytes:
     """One message of ``deltas`` text deltas."""
     words = ("The ", "stream ", "of ", "tokens ", "arrives ", "quickly, ", "naïve ", "日本 ")
     text = "".join(words[i % len(words)] for i in range(deltas))
-    item = {"id": _MESSAGE_ID, "type": "message", "status": "in_progress", "content": [], "role": "assistant"}
-    part = {"type": "output_text", "annotations": [], "logprobs": [], "text": text}
-    final = {**item, "status": "completed", "content": [part]}
+    item: dict[str, Any] = {
+        "id": _MESSAGE_ID,
+        "type": "message",
+        "status": "in_progress",
+        "content": [],
+        "role": "assistant",
+    }
+    part: dict[str, Any] = {"type": "output_text", "annotations": [], "logprobs": [], "text": text}
+    final: dict[str, Any] = {**item, "status": "completed", "content": [part]}
     frames = _Frames()
     frames.response("response.created", "in_progress", [])
     frames.response("response.in_progress", "in_progress", [])
