@@ -103,7 +103,8 @@ async def run(
     a :class:`~conformance.declared.Target` carrying its capabilities (``capabilities`` then defaults
     to the target's). Raises ``TypeError`` when no capabilities are given at all.
     ``cassettes``: the author's recordings (a directory, a file, or a list of files/cassettes); when
-    None and ``capabilities.api`` is known, the bundled library's picks for that api. ``checks``:
+    None, the target's own (:attr:`Target.cassettes`), else, when ``capabilities.api`` is known, the
+    bundled library's picks for that api. ``checks``:
     the ids to run (default: all). ``xfail``: check id → the written reason it is expected to fail
     (a listed check that passes is reported as ``fail``: remove the entry). ``limits``: the time
     bounds (:class:`~conformance.limits.Limits`). ``name`` labels the adapter in the report (default:
@@ -113,6 +114,7 @@ async def run(
     if isinstance(target, Target):
         capabilities = capabilities or target.capabilities
         name = name or target.name
+        cassettes = cassettes if cassettes is not None else target.cassettes
         target = target.stream_fn
     if capabilities is None:
         raise TypeError("run() needs capabilities=Capabilities(...) (or a conformance.Target that carries them)")

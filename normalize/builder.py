@@ -216,6 +216,7 @@ class MessageBuilder:
         message.usage = type(message.usage)()
         message.response_id = None
         message.raw_stop_reason = None
+        message.service_tier = None
         self._stop = None
         self._stop_error = None
         return True
@@ -229,6 +230,23 @@ class MessageBuilder:
     def is_open(self, key: Hashable) -> bool:
         """True while ``key`` names an open block."""
         return key in self._open
+
+    def streamed(self, key: Hashable) -> str | None:
+        """What the open block for ``key`` holds so far: the text of a text or thinking block, the raw
+        argument JSON of a tool call (as its fragments arrived); None when ``key`` names no open block.
+
+        For vendors that close a block with an authoritative final payload: a decoder compares it with
+        what streamed and sends only the missing suffix, so the deltas still add up (G4).
+        """
+        state = self._open.get(key)
+        if state is None:
+            return None
+        if type(state) is _TextState:
+            return state.block.text
+        if type(state) is _ThinkingState:
+            return state.block.thinking
+        assert type(state) is _ToolState
+        return state.raw()
 
     # -- text and thinking ------------------------------------------------------------------------
 

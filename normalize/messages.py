@@ -82,8 +82,9 @@ class AssistantMessage(JsonModel):
     """The model's reply, complete or partial.
 
     On ``error``/``aborted`` the message keeps the partial content and the usage seen so far, with
-    ``error_message`` (human text) and ``error_info`` (structured facts). ``timestamp`` is taken when
-    the request starts.
+    ``error_message`` (human text) and ``error_info`` (structured facts). ``service_tier`` is the
+    processing tier the vendor reports having served the request on (OpenAI ``default``/``flex``/
+    ``priority``), when it reports one. ``timestamp`` is taken when the request starts.
     """
 
     role: Literal["assistant"] = "assistant"
@@ -97,6 +98,7 @@ class AssistantMessage(JsonModel):
     error_message: str | None = None
     error_info: ErrorInfo | None = None
     raw_stop_reason: str | None = None
+    service_tier: str | None = None
     timestamp: int = field(default_factory=now_ms)
 
     @classmethod

@@ -46,7 +46,7 @@ from streamfns.kit.sse import ServerSentEvent, SSEDecoder, SSEEventTooLarge
 
 if TYPE_CHECKING:
     from streamfns.kit.errors import ErrorTable
-    from streamfns.kit.wire import Decoder
+    from streamfns.kit.wire import Decoder, DecoderFactory
 
 __all__ = ["DEFAULT_CONNECT_TIMEOUT_S", "DEFAULT_IDLE_TIMEOUT_S", "SseCall", "run_sse"]
 
@@ -64,7 +64,9 @@ class SseCall:
     url: str
     headers: dict[str, str]
     body: bytes
-    decoder: Decoder
+    #: Makes the decoder; each attempt gets a fresh one, so nothing a failed attempt decoded (ids,
+    #: open blocks, half a response) leaks into the retry.
+    decoder: DecoderFactory
     errors: ErrorTable
     end_marker: str
     vendor: str
@@ -296,7 +298,9 @@ async def _attempt(
         builder.start()
         if builder.events:
             yield builder.drain()
-        async with contextlib.aclosing(_read_events(response, call, builder, scope, content_type)) as batches:
+        decoder = call.decoder(builder, model)
+        events = _read_events(response, call, builder, scope, content_type, decoder=decoder)
+        async with contextlib.aclosing(events) as batches:
             async for batch in batches:
                 yield batch
     finally:
@@ -329,9 +333,15 @@ async def _read_limited(response: httpx.Response, scope: _Scope, vendor: str) ->
 
 
 async def _read_events(
-    response: httpx.Response, call: SseCall, builder: MessageBuilder, scope: _Scope, content_type: str
+    response: httpx.Response,
+    call: SseCall,
+    builder: MessageBuilder,
+    scope: _Scope,
+    content_type: str,
+    *,
+    decoder: Decoder,
 ) -> AsyncGenerator[Sequence[AssistantMessageEvent], None]:
-    decoder = SSEDecoder()
+    framer = SSEDecoder()
     head = bytearray()
     seen = False
     iterator = response.aiter_bytes()
@@ -345,29 +355,29 @@ async def _read_events(
         if not seen and len(head) < _HEAD_BYTES:
             head += chunk[: _HEAD_BYTES - len(head)]
         try:
-            events = decoder.feed(chunk)
+            events = framer.feed(chunk)
         except SSEEventTooLarge as exc:
             # The events completed before the oversized one still count (one may even be the end).
-            _deliver(exc.events, call, builder)
+            _deliver(exc.events, call, decoder, builder)
             if builder.finished:
                 yield builder.drain()
                 return
             raise StreamFailure(ErrorInfo.of("protocol", output_started=builder.output_started), str(exc)) from None
         if events:
             seen = True
-            _deliver(events, call, builder)
+            _deliver(events, call, decoder, builder)
             if builder.events:
                 yield builder.drain()
             if builder.finished:
                 return
     try:
-        events = decoder.flush()
+        events = framer.flush()
     except SSEEventTooLarge as exc:
         raise StreamFailure(ErrorInfo.of("protocol", output_started=builder.output_started), str(exc)) from None
     if not seen and not events and bytes(head.lstrip()[:1]) in (b"{", b"[", b"<"):
         raise _not_an_event_stream(call.vendor, response.status_code, content_type, bytes(head))
     try:
-        _deliver(events, call, builder)
+        _deliver(events, call, decoder, builder)
     except StreamFailure as exc:
         if exc.info.kind != "protocol":
             raise
@@ -378,7 +388,7 @@ async def _read_events(
         ) from None
     if not builder.finished:
         try:
-            call.decoder.on_eof()
+            decoder.on_eof()
         except StreamFailure:
             raise
         except Exception as exc:  # as in _deliver
@@ -387,8 +397,8 @@ async def _read_events(
         yield builder.drain()
 
 
-def _deliver(events: Sequence[ServerSentEvent], call: SseCall, builder: MessageBuilder) -> None:
-    on_event = call.decoder.on_event
+def _deliver(events: Sequence[ServerSentEvent], call: SseCall, decoder: Decoder, builder: MessageBuilder) -> None:
+    on_event = decoder.on_event
     try:
         for sse in events:
             on_event(sse)

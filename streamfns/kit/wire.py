@@ -173,7 +173,7 @@ async def _run(
         url=request.url,
         headers=headers,
         body=body,
-        decoder=wire.decoder(builder, model),
+        decoder=wire.decoder,
         errors=wire.errors,
         end_marker=wire.end_marker,
         vendor=wire.vendor,

@@ -94,9 +94,9 @@ def test_a_closed_pipe_ends_quietly() -> None:
 
 
 def test_models_for_an_unknown_provider_is_one_line_from_the_console_script() -> None:
-    done = _run("models", "openai")
+    done = _run("models", "no-such-provider")
     assert done.returncode == 2
-    assert done.stderr.startswith("streamfns: error: unknown provider 'openai'; known providers: ")
+    assert done.stderr.startswith("streamfns: error: unknown provider 'no-such-provider'; known providers: ")
     assert done.stderr.count("\n") == 1
 
 
@@ -125,7 +125,7 @@ def _bad_arguments(tmp: Path) -> list[list[str]]:
         ["chat"],
         ["chat", "--model", "nonsense", "hi"],
         ["chat", "--model", "anthropic/no-such-model", "hi"],
-        ["chat", "--model", "openai/gpt-5", "hi"],
+        ["chat", "--model", "no-such-provider/gpt-5", "hi"],
         ["chat", "--model", "anthropic/claude-haiku-4-5", "--max-tokens", "many", "hi"],
         ["chat", "--model", "anthropic/claude-haiku-4-5", "--base-url", "ftp://example.invalid", "hi"],
         ["agent", "--replay", ROUND_TRIP, "--base-url", "http://127.0.0.1:9"],
@@ -136,7 +136,7 @@ def _bad_arguments(tmp: Path) -> list[list[str]]:
         ["agent", "--replay", not_json],
         ["agent", "--replay", str(unknown_api), "task"],
         ["agent", "--replay", "llma__text_haiku45"],
-        ["models", "openai"],
+        ["models", "no-such-provider"],
         ["models", "--bogus"],
         ["replay"],
         ["replay", str(tmp / "missing.jsonl")],

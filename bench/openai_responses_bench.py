@@ -1,0 +1,268 @@
+"""The same OpenAI Responses bytes through three stacks, in one run:
+
+(a) httpx-sse framing + ``json.loads`` — merely parsing, the naive way;
+(b) ``stream_openai_responses`` — our full normalization (framing, JSON, decoding, builder, events);
+(c) the openai SDK's ``responses.stream()`` accumulation (its ``AsyncResponseStream``).
+
+Budgets (issue "OpenAI Responses StreamFn"): b/a ≥ 1.5, b/c ≥ 20, and for (b) 16k argument fragments
+at most 1.5× the cost of 16k text deltas. The synthetic events carry the fields OpenAI sends
+(``sequence_number``, ``item_id``, ``output_index``, ``content_index``, ``logprobs``), and the items
+end with their authoritative ``output_item.done`` payloads, as real streams do. Bodies are served by
+an in-process transport in 16 KiB reads, the same bytes for every stack.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import AsyncIterator, Callable, Coroutine
+from typing import Any
+
+import httpx
+import httpx_sse
+
+from bench._util import verdict
+from normalize import AbortController, Context, Model, StreamOptions, UserMessage
+from streamfns.openai_responses import stream_openai_responses
+
+__all__ = ["main", "run", "text_body", "tool_body"]
+
+_READ = 16 * 1024
+_REPEATS = 7
+_MODEL = Model(id="gpt-bench", api="openai-responses", provider="openai", base_url="http://bench.invalid/v1")
+_CONTEXT = Context(messages=[UserMessage(content="bench")])
+_RESPONSE_ID = "resp_0bench00000000000000000000000000000000000000000000"
+_MESSAGE_ID = "msg_0bench00000000000000000000000000000000000000000000"
+_CALL_ID = "fc_0bench000000000000000000000000000000000000000000000"
+
+
+class _Frames:
+    """Builds a Responses body, numbering events as OpenAI does."""
+
+    def __init__(self) -> None:
+        self.parts: list[str] = []
+
+    def add(self, kind: str, **fields: Any) -> None:
+        value = {"type": kind, "sequence_number": len(self.parts), **fields}
+        self.parts.append(f"event: {kind}\ndata: {json.dumps(value, separators=(',', ':'))}\n\n")
+
+    def response(self, kind: str, status: str, output: list[dict[str, Any]]) -> None:
+        response: dict[str, Any] = {
+            "id": _RESPONSE_ID,
+            "object": "response",
+            "created_at": 1760000000,
+            "status": status,
+            "model": "gpt-bench",
+            "output": output,
+            "parallel_tool_calls": True,
+            "store": False,
+            "service_tier": "default",
+            "usage": None,
+        }
+        if status == "completed":
+            response["usage"] = {
+                "input_tokens": 25,
+                "input_tokens_details": {"cached_tokens": 0},
+                "output_tokens": 900,
+                "output_tokens_details": {"reasoning_tokens": 0},
+                "total_tokens": 925,
+            }
+        self.add(kind, response=response)
+
+    def body(self) -> bytes:
+        return "".join(self.parts).encode()
+
+
+def text_body(deltas: int) -> bytes:
+    """One message of ``deltas`` text deltas."""
+    words = ("The ", "stream ", "of ", "tokens ", "arrives ", "quickly, ", "naïve ", "日本 ")
+    text = "".join(words[i % len(words)] for i in range(deltas))
+    item: dict[str, Any] = {
+        "id": _MESSAGE_ID,
+        "type": "message",
+        "status": "in_progress",
+        "content": [],
+        "role": "assistant",
+    }
+    part: dict[str, Any] = {"type": "output_text", "annotations": [], "logprobs": [], "text": text}
+    final: dict[str, Any] = {**item, "status": "completed", "content": [part]}
+    frames = _Frames()
+    frames.response("response.created", "in_progress", [])
+    frames.response("response.in_progress", "in_progress", [])
+    frames.add("response.output_item.added", output_index=0, item=item)
+    where: dict[str, Any] = {"item_id": _MESSAGE_ID, "output_index": 0, "content_index": 0}
+    frames.add("response.content_part.added", **where, part={**part, "text": ""})
+    for i in range(deltas):
+        frames.add("response.output_text.delta", **where, delta=words[i % len(words)], logprobs=[])
+    frames.add("response.output_text.done", **where, text=text, logprobs=[])
+    frames.add("response.content_part.done", **where, part=part)
+    frames.add("response.output_item.done", output_index=0, item=final)
+    frames.response("response.completed", "completed", [final])
+    return frames.body()
+
+
+def tool_body(deltas: int) -> bytes:
+    """One function call whose JSON arguments arrive in ``deltas`` fragments."""
+    records = [{"path": f"src/module_{i}.py", "line": i, "text": "x = 1"} for i in range(deltas // 12 + 1)]
+    raw = json.dumps({"edits": records})
+    size = max(1, len(raw) // deltas)
+    fragments = [raw[i : i + size] for i in range(0, len(raw), size)]
+    fragments = [*fragments[: deltas - 1], "".join(fragments[deltas - 1 :])]
+    item = {
+        "id": _CALL_ID,
+        "type": "function_call",
+        "status": "in_progress",
+        "arguments": "",
+        "call_id": "call_bench",
+        "name": "apply_edits",
+    }
+    final = {**item, "status": "completed", "arguments": raw}
+    frames = _Frames()
+    frames.response("response.created", "in_progress", [])
+    frames.response("response.in_progress", "in_progress", [])
+    frames.add("response.output_item.added", output_index=0, item=item)
+    for fragment in fragments:
+        frames.add("response.function_call_arguments.delta", item_id=_CALL_ID, output_index=0, delta=fragment)
+    frames.add("response.function_call_arguments.done", item_id=_CALL_ID, output_index=0, arguments=raw)
+    frames.add("response.output_item.done", output_index=0, item=final)
+    frames.response("response.completed", "completed", [final])
+    return frames.body()
+
+
+def _chunks(body: bytes) -> list[bytes]:
+    return [body[i : i + _READ] for i in range(0, len(body), _READ)]
+
+
+class _Body(httpx.AsyncByteStream):
+    def __init__(self, chunks: list[bytes]) -> None:
+        self._chunks = chunks
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        for chunk in self._chunks:
+            yield chunk
+
+
+def _client(body: bytes) -> httpx.AsyncClient:
+    chunks = _chunks(body)
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, headers={"content-type": "text/event-stream"}, stream=_Body(chunks))
+
+    return httpx.AsyncClient(transport=httpx.MockTransport(handler))
+
+
+async def _normalize(body: bytes, *, with_signal: bool) -> int:
+    async with _client(body) as client:
+        signal = AbortController().signal if with_signal else None
+        options = StreamOptions(api_key="bench", http_client=client, signal=signal)
+        stream = stream_openai_responses(_MODEL, _CONTEXT, options)
+        async for _ in stream:
+            pass
+        message = await stream.result()
+        assert message.stop_reason in ("stop", "toolUse"), message.error_message
+    return 0
+
+
+async def _ours(body: bytes) -> int:
+    return await _normalize(body, with_signal=False)
+
+
+async def _ours_with_signal(body: bytes) -> int:
+    # As a caller with an abort signal runs it: the abort machinery must cost nothing per read.
+    return await _normalize(body, with_signal=True)
+
+
+async def _naive(body: bytes) -> int:
+    count = 0
+    async with (
+        _client(body) as client,
+        httpx_sse.aconnect_sse(client, "POST", "http://bench.invalid/v1/responses") as source,
+    ):
+        async for sse in source.aiter_sse():
+            json.loads(sse.data)
+            count += 1
+    return count
+
+
+async def _sdk(body: bytes) -> int:
+    import httpx2
+    import openai
+
+    chunks = _chunks(body)
+
+    def handler(request: httpx2.Request) -> httpx2.Response:
+        return httpx2.Response(200, headers={"content-type": "text/event-stream"}, content=_sdk_body(chunks))
+
+    async with httpx2.AsyncClient(transport=httpx2.MockTransport(handler)) as http:
+        client = openai.AsyncOpenAI(
+            api_key="bench", http_client=http, base_url="http://bench.invalid/v1", max_retries=0
+        )
+        async with client.responses.stream(model="gpt-bench", input="bench") as stream:
+            async for _ in stream:
+                pass
+            await stream.get_final_response()
+    return 0
+
+
+async def _sdk_body(chunks: list[bytes]) -> AsyncIterator[bytes]:
+    for chunk in chunks:
+        yield chunk
+
+
+def _time_once(fn: Callable[[bytes], Coroutine[Any, Any, int]], body: bytes) -> float:
+    started = time.perf_counter()
+    asyncio.run(fn(body))
+    return time.perf_counter() - started
+
+
+def _best_interleaved(
+    contenders: list[Callable[[bytes], Coroutine[Any, Any, int]]], body: bytes, repeats: int = _REPEATS
+) -> list[float]:
+    """Best time of each contender, running them in turn so machine noise hits all of them alike."""
+    best = [float("inf")] * len(contenders)
+    for _ in range(repeats):
+        for i, fn in enumerate(contenders):
+            best[i] = min(best[i], _time_once(fn, body))
+    return best
+
+
+def _events_in(body: bytes) -> int:
+    return body.count(b"\n\n")
+
+
+def run() -> list[str]:
+    """Measure and return report lines."""
+    lines: list[str] = []
+    for label, body in (("text 40k deltas", text_body(40_000)), ("tool args 16k deltas", tool_body(16_000))):
+        events = _events_in(body)
+        naive, ours, signalled = _best_interleaved([_naive, _ours, _ours_with_signal], body)
+        sdk = _time_once(_sdk, body)
+        lines.append(f"{label}: {events:,} SSE events, {len(body) / 1e6:.1f} MB")
+        lines.append(f"  (a) httpx-sse + json.loads      : {events / naive:>10,.0f} events/s")
+        lines.append(f"  (b) stream_openai_responses     : {events / ours:>10,.0f} events/s")
+        lines.append(f"  (b') … with an abort signal     : {events / signalled:>10,.0f} events/s")
+        lines.append(f"  (c) openai SDK responses.stream(): {events / sdk:>10,.0f} events/s")
+        lines.append(f"  b/a = {naive / ours:.2f}   {verdict(naive / ours, 1.5, at_most=False)}")
+        lines.append(f"  b/c = {sdk / ours:.1f}   {verdict(sdk / ours, 20.0, at_most=False)}")
+    text_16k = text_body(16_000)
+    tool_16k = tool_body(16_000)
+    best_text, best_tool = float("inf"), float("inf")
+    for _ in range(_REPEATS):
+        best_text = min(best_text, _time_once(_ours, text_16k))
+        best_tool = min(best_tool, _time_once(_ours, tool_16k))
+    ratio = best_tool / best_text
+    lines.append(
+        f"stream_openai_responses tool/text cost at 16k deltas: {ratio:.2f}   {verdict(ratio, 1.5, at_most=True)}"
+    )
+    return lines
+
+
+def main() -> None:
+    """Print the OpenAI Responses report."""
+    for line in run():
+        print(line, flush=True)
+
+
+if __name__ == "__main__":
+    main()

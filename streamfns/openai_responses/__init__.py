@@ -1,0 +1,56 @@
+"""The OpenAI Responses StreamFn (api ``openai-responses``): OpenAI, Azure OpenAI and
+Responses-compatible servers, declared for the adapter kit.
+
+``request.py`` renders the payload, ``decode.py`` maps events to the builder, ``errors.py`` reads
+error bodies; :mod:`streamfns.kit` does the rest. The key comes from ``StreamOptions.api_key`` or the
+provider's variable: ``OPENAI_API_KEY`` (``Authorization: Bearer``) for ``openai``,
+``AZURE_OPENAI_API_KEY`` (``api-key`` header) for ``azure-openai-responses``, and
+``<PROVIDER>_API_KEY`` for any other provider (never OpenAI's key: it must not reach another host).
+"""
+
+from normalize import Model
+from streamfns.kit import Adapter, ApiKey, WireApi
+from streamfns.openai_responses.decode import OpenAIResponsesDecoder
+from streamfns.openai_responses.errors import ERRORS
+from streamfns.openai_responses.request import build_request
+
+__all__ = ["ADAPTER", "AZURE_KEY", "OPENAI_KEY", "WIRE", "api_key_for", "stream_openai_responses"]
+
+OPENAI_KEY = ApiKey(env=("OPENAI_API_KEY",))
+AZURE_KEY = ApiKey(env=("AZURE_OPENAI_API_KEY",), header="api-key", scheme=None)
+
+
+def api_key_for(model: Model) -> ApiKey:
+    """The key rule for ``model``'s provider (see the module docstring)."""
+    provider = model.provider
+    if provider == "openai":
+        return OPENAI_KEY
+    if provider.startswith("azure"):
+        return AZURE_KEY
+    variable = "".join(ch if ch.isalnum() else "_" for ch in provider.upper()) or "OPENAI_COMPATIBLE"
+    return ApiKey(env=(f"{variable}_API_KEY",))
+
+
+WIRE = WireApi(
+    api="openai-responses",
+    vendor="OpenAI Responses",
+    key=api_key_for,
+    build_request=build_request,
+    decoder=OpenAIResponsesDecoder,
+    errors=ERRORS,
+    end_marker="a terminal response event",
+)
+stream_openai_responses = WIRE.stream
+ADAPTER = Adapter(
+    api=WIRE.api,
+    stream_fn=stream_openai_responses,
+    package=__name__,
+    demo=(
+        (
+            "mirahar__reasoning_summary_o4mini",
+            "a reasoning summary, then the answer",
+            "What is the capital of France? Think it through.",
+        ),
+        ("pai__phase_commentary_gpt55", "commentary text, then a function call", "What is the capital of PotatoLand?"),
+    ),
+)

@@ -1,0 +1,473 @@
+"""OpenAI Responses SSE events → builder calls. Pure: no I/O, no clock.
+
+Output items are decoded by ``output_index`` slot (the builder key), so items that finish out of order
+land in the right blocks. How items appear in the normalized message:
+
+- ``reasoning`` → a thinking block. Its text is the reasoning summary (``reasoning_summary_text``
+  deltas, parts separated by a blank line) or, from servers that stream raw reasoning (LM Studio,
+  OpenRouter, DeepSeek), the ``reasoning_text`` deltas. The whole item as JSON — with its
+  ``encrypted_content`` — is the thinking signature, so it can be sent back verbatim; when
+  ``output_item.done`` lacks ``encrypted_content`` (Azure), it is taken from the terminal response.
+- ``message`` → a text block from ``output_text`` and ``refusal`` deltas; the item id and ``phase``
+  are its text signature. A refusal ends the stream as an error of kind ``refusal``, its text kept.
+- ``function_call`` → a tool call with id ``"<call_id>|<item_id>"``; ``custom_tool_call`` (grammar
+  tools) → a tool call whose arguments are ``{"input": <the raw input>}``.
+- Every other item — ``web_search_call``, ``file_search_call``, ``code_interpreter_call``,
+  ``mcp_call``, ``mcp_list_tools``, ``image_generation_call``, ``shell_call``, ``local_shell_call``,
+  ``computer_call``, ``apply_patch_call``, ``compaction`` … — is built-in tool work the normalized
+  message has no block for: it is left out and takes no content index, so the blocks around it keep
+  their order.
+
+The payload an item ends with (``function_call_arguments.done``, ``custom_tool_call_input.done``,
+``output_item.done``) is authoritative: when it extends what streamed, only the missing suffix is
+emitted as a delta (all of it when nothing streamed), so the deltas always add up to the final block.
+Tool-call arguments or text that contradict what streamed end the stream as a ``protocol`` error;
+reasoning text that does (a summary joined differently) keeps what streamed — the signature carries
+the item itself. Deltas for a slot never added, or after its item ended, are ignored: the item's
+final payload decides.
+
+Terminals: ``response.completed`` → ``stop`` (``toolUse`` with a complete call);
+``response.incomplete`` → ``length`` for ``max_output_tokens``, otherwise an error (``content_filter``
+…); ``response.failed`` and ``error`` events → an error whose kind comes from the vendor's code. A
+body that ends (or says ``[DONE]``) before a terminal event is ``truncated``, as is one that starts a
+second response. Usage, the service tier and the final reasoning payloads are read from the terminal
+response only.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Final
+
+from normalize import ErrorInfo, MessageBuilder, Model, StopReason, ThinkingContent
+from streamfns.kit import ServerSentEvent, StreamFailure, VendorError, array, int_or_none, load_event, obj, text
+from streamfns.openai_responses.errors import ERRORS, extract_error
+from streamfns.openai_responses.request import text_signature
+
+__all__ = ["SERVICE_TIER_COST", "OpenAIResponsesDecoder"]
+
+_VENDOR: Final = "OpenAI Responses"
+#: Price multipliers of the processing tiers against the catalog's standard prices.
+SERVICE_TIER_COST: Final[dict[str, float]] = {"flex": 0.5, "priority": 2.0}
+
+_SKIP, _TEXT, _THINKING, _CALL, _CUSTOM = 0, 1, 2, 3, 4
+_KINDS: Final[dict[str, int]] = {
+    "message": _TEXT,
+    "reasoning": _THINKING,
+    "function_call": _CALL,
+    "custom_tool_call": _CUSTOM,
+}
+_INPUT_OPEN: Final = '{"input":"'
+_INPUT_CLOSE: Final = '"}'
+_PART_SEPARATOR: Final = "\n\n"
+
+
+class _Slot:
+    """One output item: what kind of block it feeds and what the decoder tracks for it."""
+
+    __slots__ = ("args_final", "block", "key", "kind", "part", "source", "streamed_input")
+
+    def __init__(self, key: int, kind: int) -> None:
+        self.key = key  # the output_index: the builder key of the slot's block
+        self.kind = kind
+        self.block: ThinkingContent | None = None  # a reasoning slot's block, to backfill its signature
+        self.args_final = False  # function_call_arguments.done was applied
+        self.part: int | None = None  # the reasoning part the last thinking delta belonged to
+        self.source: str | None = None  # "summary" or "content": which reasoning the block shows
+        self.streamed_input: list[str] = []  # a custom tool call's raw input, as it streamed
+
+
+def _escaped(fragment: str) -> str:
+    """``fragment`` as the inside of a JSON string."""
+    return json.dumps(fragment, ensure_ascii=False)[1:-1]
+
+
+def _compact(item: dict[str, Any]) -> str:
+    return json.dumps(item, ensure_ascii=False, separators=(",", ":"))
+
+
+def _parts_text(parts: list[Any], kind: str) -> list[str]:
+    return [text(obj(part).get("text")) for part in parts if obj(part).get("type", kind) == kind]
+
+
+class OpenAIResponsesDecoder:
+    """Feeds one response's events to a :class:`MessageBuilder` (see the module docstring)."""
+
+    __slots__ = ("_builder", "_by_item", "_pending_signatures", "_refusal", "_response_id", "_slots")
+
+    def __init__(self, builder: MessageBuilder, model: Model | None = None) -> None:
+        del model  # the Responses stream needs nothing from the model
+        self._builder = builder
+        self._slots: dict[int, _Slot] = {}
+        self._by_item: dict[str, int] = {}
+        self._response_id: str | None = None
+        self._refusal: str | None = None
+        # Reasoning blocks whose item ended without encrypted_content: item id -> (block, item).
+        self._pending_signatures: dict[str, tuple[ThinkingContent, dict[str, Any]]] = {}
+
+    # -- dispatch ---------------------------------------------------------------------------------
+
+    def on_event(self, sse: ServerSentEvent) -> None:
+        """Apply one server-sent event; raises :class:`StreamFailure` for vendor errors."""
+        raw = sse.data
+        try:
+            data = load_event(raw, _VENDOR)
+        except StreamFailure:
+            if raw.strip() == b"[DONE]":
+                return  # a proxy's end marker: not a terminal response event (EOF decides)
+            raise
+        kind = data.get("type")
+        builder = self._builder
+        # The hot path first, lookups inlined: one event per token.
+        if kind == "response.output_text.delta":
+            index = data.get("output_index")
+            slot = self._slots.get(index) if type(index) is int else self._slot(data)
+            if slot is not None and slot.kind == _TEXT:
+                delta = data.get("delta")
+                builder.text_delta(slot.key, delta if type(delta) is str else "")
+            return
+        if kind == "response.function_call_arguments.delta":
+            index = data.get("output_index")
+            slot = self._slots.get(index) if type(index) is int else self._slot(data)
+            if slot is not None and slot.kind == _CALL:
+                delta = data.get("delta")
+                builder.tool_call_delta(slot.key, delta if type(delta) is str else "")
+            return
+        if type(kind) is not str:
+            kind = sse.event
+        if kind == "response.reasoning_summary_text.delta":
+            self._thinking_delta(data, "summary", "summary_index")
+            return
+        if kind == "response.reasoning_text.delta":
+            self._thinking_delta(data, "content", "content_index")
+            return
+        if kind == "response.refusal.delta":
+            slot = self._slot(data)
+            if slot is not None and slot.kind == _TEXT:
+                if self._refusal is None:
+                    self._refusal = ""
+                builder.text_delta(slot.key, text(data.get("delta")))
+        elif kind == "response.output_item.added":
+            self._item_added(data)
+        elif kind == "response.output_item.done":
+            self._item_done(data)
+        elif kind == "response.function_call_arguments.done":
+            self._arguments_done(data)
+        elif kind == "response.custom_tool_call_input.delta":
+            slot = self._slot(data)
+            if slot is not None and slot.kind == _CUSTOM:
+                fragment = text(data.get("delta"))
+                slot.streamed_input.append(fragment)
+                builder.tool_call_delta(slot.key, _escaped(fragment))
+        elif kind == "response.custom_tool_call_input.done":
+            slot = self._slot(data)
+            if slot is not None and slot.kind == _CUSTOM:
+                self._settle_input(slot, text(data.get("input")))
+        elif kind in ("response.created", "response.in_progress", "response.queued"):
+            self._lifecycle(kind, obj(data.get("response")))
+        elif kind in ("response.completed", "response.incomplete", "response.failed"):
+            self._terminal(kind, obj(data.get("response")))
+        elif kind == "error":
+            raise ERRORS.from_event(data, output_started=builder.output_started)
+
+    def on_eof(self) -> None:
+        """The body ended before a terminal response event: nothing to conclude (the kit reports
+        ``truncated``)."""
+
+    # -- slots ------------------------------------------------------------------------------------
+
+    def _slot(self, data: dict[str, Any]) -> _Slot | None:
+        """The slot an event names by ``output_index`` (or, from servers that omit it, by
+        ``item_id``); None when no item was added there."""
+        index = data.get("output_index")
+        if type(index) is not int:
+            index = self._by_item.get(text(data.get("item_id")))
+            if index is None:
+                return None
+        return self._slots.get(index)
+
+    def _protocol(self, message: str) -> StreamFailure:
+        return StreamFailure(ErrorInfo.of("protocol", output_started=self._builder.output_started), message)
+
+    def _item_added(self, data: dict[str, Any]) -> None:
+        index = data.get("output_index")
+        item = obj(data.get("item"))
+        if type(index) is not int or index < 0:
+            raise self._protocol(f"{_VENDOR} sent an output item without a valid output_index: {index!r}")
+        if index in self._slots:
+            raise self._protocol(f"{_VENDOR} added output item {index} twice")
+        self._open(index, item)
+
+    def _open(self, index: int, item: dict[str, Any]) -> _Slot:
+        kind = _KINDS.get(text(item.get("type")), _SKIP)
+        item_id = text(item.get("id"))
+        slot = _Slot(index, kind)
+        self._slots[index] = slot
+        if item_id:
+            self._by_item.setdefault(item_id, index)
+        builder = self._builder
+        if kind == _TEXT:
+            builder.text_start(index)
+        elif kind == _THINKING:
+            content = builder.message.content
+            opened = len(content)
+            builder.thinking_start(index)
+            if len(content) > opened and isinstance(block := content[-1], ThinkingContent):
+                slot.block = block
+        elif kind == _CALL:
+            call_id = text(item.get("call_id"))
+            tool_id = f"{call_id}|{item_id}" if call_id and item_id else call_id
+            builder.tool_call_start(index, tool_id, text(item.get("name")))
+            initial = text(item.get("arguments"))
+            if initial:
+                builder.tool_call_delta(index, initial)
+        elif kind == _CUSTOM:
+            call_id = text(item.get("call_id"))
+            tool_id = f"{call_id}|{item_id}" if call_id and item_id else call_id
+            builder.tool_call_start(index, tool_id, text(item.get("name")))
+            initial = text(item.get("input"))
+            builder.tool_call_delta(index, _INPUT_OPEN + _escaped(initial))
+            if initial:
+                slot.streamed_input.append(initial)
+        return slot
+
+    # -- deltas and final payloads ----------------------------------------------------------------
+
+    def _thinking_delta(self, data: dict[str, Any], source: str, part_field: str) -> None:
+        slot = self._slot(data)
+        if slot is None or slot.kind != _THINKING:
+            return
+        if slot.source is None:
+            slot.source = source
+        elif slot.source != source:
+            return  # a server streaming both summary and raw reasoning: the block shows the first
+        delta = text(data.get("delta"))
+        if not delta:
+            return
+        part = int_or_none(data.get(part_field))
+        key = slot.key
+        if slot.part is not None and part != slot.part and self._builder.streamed(key):
+            self._builder.thinking_delta(key, _PART_SEPARATOR)
+        slot.part = part
+        self._builder.thinking_delta(key, delta)
+
+    def _settle_text(self, key: int, final: str, *, strict: bool, what: str) -> None:
+        """Bring the open text or thinking block to the item's ``final`` text (see the module docstring)."""
+        builder = self._builder
+        streamed = builder.streamed(key)
+        if streamed is None or final == streamed:
+            return
+        if final.startswith(streamed):
+            suffix = final[len(streamed) :]
+            if what == "text":
+                builder.text_delta(key, suffix)
+            else:
+                builder.thinking_delta(key, suffix)
+        elif strict and final:
+            raise self._protocol(
+                f"{_VENDOR} ended output item {key} with {what} that contradicts what it streamed "
+                f"({len(streamed)} characters streamed, {len(final)} final)"
+            )
+
+    def _settle_arguments(self, key: int, final: str, *, authoritative: bool) -> None:
+        builder = self._builder
+        streamed = builder.streamed(key)
+        if streamed is None or not final or final == streamed:
+            return  # an empty final payload never overwrites what streamed
+        if final.startswith(streamed):
+            builder.tool_call_delta(key, final[len(streamed) :])
+            return
+        if _same_json(streamed, final) or not authoritative:
+            # Whitespace or key order differ, or an output_item.done echo after the authoritative
+            # .done (LM Studio sends "{}" there): what streamed stands.
+            return
+        raise self._protocol(
+            f"{_VENDOR} ended the arguments of output item {key} with JSON that contradicts what it streamed"
+        )
+
+    def _arguments_done(self, data: dict[str, Any]) -> None:
+        slot = self._slot(data)
+        if slot is None or slot.kind != _CALL:
+            return
+        self._settle_arguments(slot.key, text(data.get("arguments")), authoritative=True)
+        slot.args_final = True
+
+    def _settle_input(self, slot: _Slot, final: str) -> None:
+        key = slot.key
+        streamed = "".join(slot.streamed_input)
+        if not final or final == streamed:
+            return
+        if not final.startswith(streamed):
+            raise self._protocol(f"{_VENDOR} ended the input of tool call {key} with text that contradicts its deltas")
+        suffix = final[len(streamed) :]
+        slot.streamed_input[:] = [final]
+        self._builder.tool_call_delta(key, _escaped(suffix))
+
+    def _item_done(self, data: dict[str, Any]) -> None:
+        index = data.get("output_index")
+        item = obj(data.get("item"))
+        if type(index) is not int or index < 0:
+            raise self._protocol(f"{_VENDOR} ended an output item without a valid output_index: {index!r}")
+        slot = self._slots.get(index)
+        if slot is None:
+            # Never added: a server that sends items whole. Start it here and end it at once.
+            slot = self._open(index, item)
+        kind = slot.kind
+        if kind == _SKIP:
+            return
+        slot.kind = _SKIP  # late deltas for an ended item are ignored
+        builder = self._builder
+        if kind == _TEXT:
+            self._message_done(index, item)
+        elif kind == _THINKING:
+            self._reasoning_done(index, slot, item)
+        elif kind == _CALL:
+            if not slot.args_final:
+                self._settle_arguments(index, text(item.get("arguments")), authoritative=True)
+            builder.block_end(index)
+        else:
+            self._settle_input(slot, text(item.get("input")))
+            builder.tool_call_delta(index, _INPUT_CLOSE)
+            builder.block_end(index)
+
+    def _message_done(self, index: int, item: dict[str, Any]) -> None:
+        pieces: list[str] = []
+        refused = False
+        for part in array(item.get("content")):
+            fields = obj(part)
+            if fields.get("type") == "refusal":
+                refused = True
+                pieces.append(text(fields.get("refusal")))
+            else:
+                pieces.append(text(fields.get("text")))
+        final = "".join(pieces)
+        self._settle_text(index, final, strict=True, what="text")
+        builder = self._builder
+        if refused:
+            self._refusal = builder.streamed(index) or final
+        item_id = text(item.get("id"))
+        if item_id:
+            phase = item.get("phase")
+            builder.block_signature(index, text_signature(item_id, phase if isinstance(phase, str) else None))
+        builder.block_end(index)
+
+    def _reasoning_done(self, index: int, slot: _Slot, item: dict[str, Any]) -> None:
+        summary = [part for part in _parts_text(array(item.get("summary")), "summary_text") if part]
+        content = [part for part in _parts_text(array(item.get("content")), "reasoning_text") if part]
+        if slot.source == "content" or (slot.source is None and not summary):
+            summary = content
+        self._settle_text(index, _PART_SEPARATOR.join(summary), strict=False, what="thinking")
+        builder = self._builder
+        builder.block_signature(index, _compact(item))
+        builder.block_end(index)
+        encrypted = item.get("encrypted_content")
+        item_id = text(item.get("id"))
+        if slot.block is not None and item_id and not (isinstance(encrypted, str) and encrypted):
+            self._pending_signatures[item_id] = (slot.block, item)
+
+    # -- response lifecycle -----------------------------------------------------------------------
+
+    def _lifecycle(self, kind: str, response: dict[str, Any]) -> None:
+        response_id = response.get("id")
+        if not isinstance(response_id, str) or not response_id:
+            return
+        if self._response_id is None:
+            self._response_id = response_id
+            self._builder.message.response_id = response_id
+        elif kind == "response.created" and response_id != self._response_id:
+            raise StreamFailure(
+                ErrorInfo.of("truncated", output_started=self._builder.output_started),
+                f"{_VENDOR} started response {response_id} before response {self._response_id} ended",
+            )
+
+    def _terminal(self, kind: str, response: dict[str, Any]) -> None:
+        builder = self._builder
+        self._lifecycle(kind, response)
+        self._usage(obj(response.get("usage")))
+        self._backfill(array(response.get("output")))
+        status = response.get("status")
+        if kind == "response.failed" or status in ("failed", "cancelled"):
+            error = extract_error(obj(response.get("error"))) or VendorError(
+                message=f"the response {status or 'failed'} without error details"
+            )
+            raise ERRORS.from_event(error, output_started=builder.output_started)
+        tier = response.get("service_tier")
+        if isinstance(tier, str) and tier:
+            builder.message.service_tier = tier
+            self._price_tier(tier)
+        if kind == "response.incomplete" or status == "incomplete":
+            self._incomplete(obj(response.get("incomplete_details")).get("reason"))
+        elif self._refusal is not None:
+            builder.stop(
+                "refusal", "error", error=ErrorInfo.of("refusal"), error_message=self._refusal or "the model refused"
+            )
+        else:
+            builder.stop(status if isinstance(status, str) and status else "completed", "stop")
+        builder.finish()
+
+    def _incomplete(self, reason: object) -> None:
+        raw = f"incomplete.{reason}" if isinstance(reason, str) and reason else "incomplete"
+        mapped: StopReason = "length" if reason == "max_output_tokens" else "error"
+        info: ErrorInfo | None = None
+        message: str | None = None
+        if mapped == "error":
+            if reason == "content_filter":
+                info = ErrorInfo.of("content_filter")
+            else:
+                # An unknown reason: the vendor's choice, not a fault a retry is known to fix.
+                info = ErrorInfo(kind="server", retryable=False)
+            message = f"{_VENDOR} response incomplete: {reason or 'no reason given'}"
+        self._builder.stop(raw, mapped, error=info, error_message=message)
+
+    def _usage(self, usage: dict[str, Any]) -> None:
+        if not usage:
+            return
+        details = obj(usage.get("input_tokens_details"))
+        cached = int_or_none(details.get("cached_tokens")) or 0
+        written = int_or_none(details.get("cache_write_tokens")) or 0
+        total_input = int_or_none(usage.get("input_tokens"))
+        output = int_or_none(usage.get("output_tokens"))
+        reasoning = int_or_none(obj(usage.get("output_tokens_details")).get("reasoning_tokens"))
+        if reasoning is not None:
+            # A breakdown of output, never more (also when a server sends it without output_tokens).
+            ceiling = output if output is not None else self._builder.message.usage.output
+            reasoning = min(max(reasoning, 0), max(ceiling, 0))
+        self._builder.usage(
+            input=max(0, total_input - cached - written) if total_input is not None else None,
+            output=output,
+            cache_read=cached,
+            cache_write=written,
+            reasoning=reasoning,
+        )
+
+    def _price_tier(self, tier: str) -> None:
+        factor = SERVICE_TIER_COST.get(tier)
+        if factor is None:
+            return
+        cost = self._builder.message.usage.cost
+        cost.input *= factor
+        cost.output *= factor
+        cost.cache_read *= factor
+        cost.cache_write *= factor
+        cost.total = cost.input + cost.output + cost.cache_read + cost.cache_write
+
+    def _backfill(self, output: list[Any]) -> None:
+        """Give reasoning blocks whose item ended without ``encrypted_content`` the one in the final
+        response (Azure sends it only there)."""
+        if not self._pending_signatures:
+            return
+        for entry in output:
+            item = obj(entry)
+            pending = self._pending_signatures.pop(text(item.get("id")), None)
+            encrypted = item.get("encrypted_content")
+            if pending is None or not isinstance(encrypted, str) or not encrypted:
+                continue
+            block, streamed_item = pending
+            block.thinking_signature = _compact({**streamed_item, "encrypted_content": encrypted})
+
+
+def _same_json(a: str, b: str) -> bool:
+    try:
+        return bool(json.loads(a) == json.loads(b))
+    except ValueError:
+        return False
