@@ -8,10 +8,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from cassette_helpers import make_cassette
 
 from cassettes import SecretFound, save, scan_cassette, scan_text
 from cassettes.secret_scan import BodyScanner, env_secrets
+from tests.cassettes._helpers import make_cassette
 
 FAKE_KEYS = {
     "Anthropic API key": "sk-ant-api03-" + "a1B2" * 10,

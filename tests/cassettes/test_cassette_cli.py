@@ -8,11 +8,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from cassette_helpers import make_cassette
 
 from cassettes import RecordedResponse, library, load, save, split_events
 from cassettes.canonical import NotJSON
 from cassettes.cli import main
+from tests.cassettes._helpers import make_cassette
 
 
 def test_show_renders_a_timeline_of_a_library_cassette(capsys: pytest.CaptureFixture[str]) -> None:

@@ -6,7 +6,6 @@ import json
 from pathlib import Path
 
 import pytest
-from cassette_helpers import make_cassette
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -24,6 +23,7 @@ from cassettes import (
     loads,
 )
 from cassettes.model import END_KINDS
+from tests.cassettes._helpers import make_cassette
 
 
 def _lines(cassette: Cassette) -> list[dict[str, object]]:
