@@ -5,11 +5,14 @@ Every fake key is assembled at runtime: a key-shaped literal in a committed file
 
 from __future__ import annotations
 
+import base64
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from cassettes import SecretFound, save, scan_cassette, scan_text
+from cassettes import SecretFound, SecretSet, save, scan_bytes, scan_cassette, scan_text
 from cassettes.secret_scan import BodyScanner, env_secrets
 from tests.cassettes._helpers import make_cassette
 
@@ -79,8 +82,11 @@ def test_a_key_hidden_in_a_base64_chunk_is_found() -> None:
     secret = FAKE_KEYS["Groq API key"].encode()
     cassette = make_cassette([b"\xff" + secret])  # not UTF-8, so the file stores it as base64
     findings = scan_cassette(cassette, env={})
-    assert [f.kind for f in findings] == ["Groq API key"]
-    assert "interaction 0 response body" in findings[0].location
+    # Found twice: encoded in the file's line, and in the decoded body.
+    assert {(f.kind, "line 4" in f.location, "response body" in f.location) for f in findings} == {
+        ("Groq API key (base64)", True, False),
+        ("Groq API key", False, True),
+    }
 
 
 def test_save_refuses_and_writes_nothing(tmp_path: Path) -> None:
@@ -91,3 +97,68 @@ def test_save_refuses_and_writes_nothing(tmp_path: Path) -> None:
     assert not target.exists()
     save(make_cassette([b"data: clean\n\n"]), target)
     assert target.exists()
+
+
+# -- every spelling, at the byte level ------------------------------------------------------------------
+
+SECRET = b"test-credential-0123456789"
+
+
+@given(
+    st.binary(max_size=5),
+    st.binary(min_size=8, max_size=40).filter(lambda b: len(b.strip()) == len(b)),
+    st.binary(max_size=5),
+)
+def test_a_secret_inside_any_base64_text_is_found_at_every_alignment(
+    prefix: bytes, secret: bytes, suffix: bytes
+) -> None:
+    secrets = SecretSet([("the secret", secret)])
+    for encode in (base64.b64encode, base64.urlsafe_b64encode):
+        findings = scan_bytes(encode(prefix + secret + suffix), "blob", secrets=secrets)
+        assert any(f.kind.startswith("the secret (base64") for f in findings), (prefix, secret, suffix)
+
+
+@pytest.mark.parametrize(
+    ("spelled", "start"),
+    [
+        (b"key=" + SECRET, 4),
+        (b'{"k": "' + b"".join(b"\\u%04x" % c for c in SECRET) + b'"}', 7),
+        (b'{"k": "te\\u0073t-credential-0123456789"}', 7),
+        (b"q=" + b"".join(b"%%%02X" % c for c in SECRET), 2),
+        (b"q=test%2dcredential%2D0123456789", 2),
+        (b"x=" + SECRET.replace(b"-", b"\\u0025" + b"2d"), 2),  # URL escapes inside JSON escapes
+    ],
+)
+def test_escaped_spellings_are_found_and_located_in_the_original_bytes(spelled: bytes, start: int) -> None:
+    findings = scan_bytes(spelled, "body", secrets=SecretSet([("the secret", SECRET)]))
+    assert [f.location for f in findings] == [f"body, offset {start}"]
+    assert findings[0].kind in ("the secret", "the secret (escaped)")
+
+
+def test_a_known_shape_inside_base64_is_found_without_knowing_the_key() -> None:
+    key = FAKE_KEYS["Anthropic API key"].encode()
+    for offset in range(3):
+        blob = base64.b64encode(b"\x00" * offset + b"echo: " + key + b" end")
+        assert [f.kind for f in scan_bytes(blob, "blob")] == ["Anthropic API key (base64)"], offset
+
+
+def test_an_escaped_secret_split_across_chunks_is_found_once() -> None:
+    spelled = b"".join(b"\\u%04x" % c for c in SECRET)
+    scanner = BodyScanner("body", SecretSet([("the secret", SECRET)]))
+    found = [scanner.feed(b'data: "' + spelled[:7]), scanner.feed(spelled[7:90]), scanner.feed(spelled[90:] + b'"\n')]
+    assert [[f.kind for f in batch] for batch in found] == [[], [], ["the secret (escaped)"]]
+    assert found[2][0].location == "body, offset 7"
+    assert scanner.feed(b"data: more\n\n") == []
+
+
+def test_environment_values_are_trimmed_and_short_values_ignored() -> None:
+    env = {"GATEWAY_TOKEN": "  test-credential-0123456789\n", "SHORT_KEY": " abc \n"}
+    assert env_secrets(env) == [("GATEWAY_TOKEN", "test-credential-0123456789")]
+    assert [f.kind for f in scan_text("x test-credential-0123456789 y", "t", env=env)] == [
+        "value of environment variable GATEWAY_TOKEN"
+    ]
+    secrets = SecretSet()
+    assert not secrets.add("short", b"1234567")
+    assert secrets.add("long", b" 12345678 ")
+    assert not secrets.add("again", b"12345678"), "a value is looked for once, under its first name"
+    assert len(secrets) == 1

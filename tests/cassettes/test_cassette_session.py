@@ -10,6 +10,7 @@ import pytest
 from cassettes import (
     CassetteMissing,
     CassetteSession,
+    Mode,
     RequestNotRecorded,
     UnplayedInteractions,
     library,
@@ -38,17 +39,32 @@ async def _record(path: Path, server: LoopbackServer, *bodies: dict[str, object]
             await http.post(server.base_url + "/v1/messages", json=body)
 
 
+async def _known_then_unknown(
+    path: Path,
+    url: str,
+    replayed: list[httpx.Response],
+    *,
+    mode: Mode,
+    real_transport: ExplodingTransport | None = None,
+) -> None:
+    """Send the recorded request {"n": 1}, then {"n": 2}, whose `RequestNotRecorded` is swallowed."""
+    async with use_cassette(path, mode=mode, real_transport=real_transport) as http:
+        replayed.append(await http.post(url, json={"n": 1}))
+        with pytest.raises(RequestNotRecorded):
+            await http.post(url, json={"n": 2})
+
+
 async def test_mode_none_never_touches_the_network(server: LoopbackServer, tmp_path: Path) -> None:
     path = tmp_path / "none.jsonl"
     await _record(path, server, {"n": 1})
     url = server.base_url + "/v1/messages"
     await server.close()  # from here on nothing listens on the recorded port
     network = ExplodingTransport()
-    async with use_cassette(path, real_transport=network) as http:
-        response = await http.post(url, json={"n": 1})
-        with pytest.raises(RequestNotRecorded):
-            await http.post(url, json={"n": 2})
-    assert response.content == b"".join(SSE_EVENTS)
+    replayed: list[httpx.Response] = []
+    # The unrecorded request raises where it is sent and, swallowed there, again on exit.
+    with pytest.raises(RequestNotRecorded, match=r"body \$\.n: recorded 1, sent 2"):
+        await _known_then_unknown(path, url, replayed, mode="none", real_transport=network)
+    assert replayed[0].content == b"".join(SSE_EVENTS)
     assert network.calls == 0
 
 
@@ -67,11 +83,10 @@ async def test_once_records_when_missing_then_replays_without_recording_more(
     await _record(path, server, {"n": 1})
     assert len(server.requests) == 1
     recorded = path.read_bytes()
-    async with use_cassette(path, mode="once") as http:
-        replayed = await http.post(server.base_url + "/v1/messages", json={"n": 1})
-        with pytest.raises(RequestNotRecorded):
-            await http.post(server.base_url + "/v1/messages", json={"n": 2})
-    assert replayed.content == b"".join(SSE_EVENTS)
+    replayed: list[httpx.Response] = []
+    with pytest.raises(RequestNotRecorded, match="sent 2"):
+        await _known_then_unknown(path, server.base_url + "/v1/messages", replayed, mode="once")
+    assert replayed[0].content == b"".join(SSE_EVENTS)
     assert len(server.requests) == 1
     assert path.read_bytes() == recorded
 
@@ -143,3 +158,26 @@ async def test_ignored_paths_let_volatile_fields_differ(server: LoopbackServer, 
 def test_an_unknown_mode_is_rejected(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="mode must be one of"):
         CassetteSession(tmp_path / "x.jsonl", mode="sometimes")  # type: ignore[arg-type]
+
+
+async def test_a_changed_request_swallowed_by_the_adapter_surfaces_its_diff_on_exit(tmp_path: Path) -> None:
+    """An adapter turns every error into an error event, so `RequestNotRecorded` never reaches the
+    test; the session raises it (with the diff it computed) instead of `UnplayedInteractions`."""
+    from conformance.plans import plan
+    from normalize import Context, Model, StreamOptions, UserMessage
+    from streamfns.anthropic import stream_anthropic
+
+    path = tmp_path / "adapter.jsonl"
+    source = library.load("llma__text_haiku45")
+
+    async def ask(prompt: str, base_url: str, mode: Mode) -> str | None:
+        model = Model(id="claude-haiku-4-5", api="anthropic-messages", provider="anthropic", base_url=base_url)
+        async with use_cassette(path, mode=mode) as http:
+            options = StreamOptions(api_key="test-key-not-a-secret", http_client=http)
+            message = await stream_anthropic(model, Context(messages=[UserMessage(content=prompt)]), options).result()
+        return message.error_message
+
+    async with LoopbackServer(plan(source)) as server:
+        assert await ask("Say hello.", server.base_url, "once") is None
+        with pytest.raises(RequestNotRecorded, match=r"text: recorded \"Say hello\.\", sent \"Say goodbye\.\""):
+            await ask("Say goodbye.", server.base_url, "none")
