@@ -169,8 +169,10 @@ class PartialFile:
             os.fsync(self._file.fileno())
             if sys.platform == "win32":  # Windows can not rename an open file
                 self._release()
+            # The content is on disk before it becomes visible under the target's name. The rename
+            # itself is not synced (a directory fsync per recording): after a power cut the target is
+            # then the old file or the new one, never a mix.
             os.replace(self.path, self.target)
-            _sync_directory(self.target.parent)
         except BaseException:
             # The partial file holds the whole new content: keep it rather than lose a recording.
             self._release()
@@ -195,16 +197,6 @@ class PartialFile:
         if self._file is not None:
             file, self._file = self._file, None
             file.close()  # closing the descriptor releases the lock
-
-
-def _sync_directory(folder: Path) -> None:
-    # Makes the rename itself durable; not every platform or file system can open a directory.
-    with contextlib.suppress(OSError):
-        fd = os.open(folder, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
 
 
 def save(

@@ -92,6 +92,10 @@ def depth_within(value: JSONValue, limit: int = MAX_DEPTH) -> bool:
     return True
 
 
+# One decoder for every line (json.loads would build a new one per call for these hooks).
+_DECODER = json.JSONDecoder(parse_constant=_reject_constant, parse_float=_finite_float)
+
+
 def parse_line(line: bytes) -> Record:
     """One line as a JSON object (see the module docstring for what is rejected)."""
     if not line.strip():
@@ -101,7 +105,7 @@ def parse_line(line: bytes) -> Record:
     except UnicodeDecodeError as exc:
         raise BadRecord(f"not UTF-8 (byte {exc.start} of the line)") from None
     try:
-        value = json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float)
+        value = _DECODER.decode(text)
     except json.JSONDecodeError as exc:
         raise BadRecord(f"not valid JSON ({exc.msg} at column {exc.colno})") from None
     except RecursionError:
@@ -111,8 +115,10 @@ def parse_line(line: bytes) -> Record:
     if not isinstance(value, dict):
         raise BadRecord("a record must be a JSON object")
     record = cast(Record, value)
-    if not depth_within(record):
-        raise BadRecord(f"JSON nested too deeply (more than {MAX_DEPTH} levels)")
+    # Most records hold only scalars; walk just the values that nest.
+    for item in record.values():
+        if isinstance(item, dict | list) and not depth_within(item, MAX_DEPTH - 1):
+            raise BadRecord(f"JSON nested too deeply (more than {MAX_DEPTH} levels)")
     return record
 
 

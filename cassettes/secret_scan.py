@@ -65,7 +65,7 @@ _HINTS = (b"sk-", b"AIza", b"xai-", b"gsk_", b"AKIA", b"ASIA", b"eyJ", b"Bearer"
 _BASE64_RUN = re.compile(rb"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{26,}")
 # The hints as they read inside base64 text (any alignment, either alphabet): base64 without one
 # of them can not hold a key shape, so it is not decoded at all.
-_BASE64_HINTS = tuple({n for hint in _HINTS for n, _ in needles(hint)[1:]})
+_BASE64_HINTS = re.compile(b"|".join(sorted({re.escape(n) for hint in _HINTS for n, _ in needles(hint)[1:]})))
 _TO_STANDARD = bytes.maketrans(b"-_", b"+/")
 _ENV_NAME = re.compile(r"KEY|TOKEN|SECRET", re.IGNORECASE)
 # Enough context to see a key that straddles a chunk boundary (a fully \u-escaped secret is 6x
@@ -141,10 +141,10 @@ def _shapes(data: bytes) -> Iterator[re.Match[bytes]]:
 
 def _in_base64(data: bytes) -> Iterator[Hit]:
     """Key shapes inside base64 text, decoded at each of the four character alignments."""
-    if not any(hint in data for hint in _BASE64_HINTS):
+    if not _BASE64_HINTS.search(data):
         return
     for run in _BASE64_RUN.finditer(data):
-        if not any(hint in run.group() for hint in _BASE64_HINTS):
+        if not _BASE64_HINTS.search(run.group()):
             continue
         text = run.group().translate(_TO_STANDARD)
         for skip in range(4):

@@ -63,11 +63,11 @@ async def test_a_body_closed_early_is_drained_and_ends_in_eof_when_the_server_fi
 async def test_a_server_that_does_not_finish_in_time_ends_in_client_closed(tmp_path: Path) -> None:
     path = tmp_path / "stalled.jsonl"
     async with LoopbackServer(upstream(SSE_EVENTS[:2], end="stall")) as server:
-        async with _recorder(path, drain_timeout_s=0.3) as http:
+        async with _recorder(path, drain_timeout_s=0.2) as http:
             seen, closing = await _read_then_close(http, server.base_url + "/v1/messages", chunks=1)
         assert await server.all_connections_closed()
     assert seen == SSE_EVENTS[:1]
-    assert 0.25 <= closing < 2, "the drain waited for its time bound, and no longer"
+    assert 0.15 <= closing < 2, "the drain waited for its time bound, and no longer"
     stored = load(path).interactions[0].response
     assert stored.end.kind == "client_closed"
     assert [c.data for c in stored.chunks] == SSE_EVENTS[:2], "the drained chunk is kept"
