@@ -141,6 +141,7 @@ class CassetteWriter:
 
     def _refuse(self, findings: list[SecretFinding]) -> None:
         self.failure = SecretFound(findings)
+        self._open.clear()
         self._partial.discard()
         raise self.failure
 
@@ -186,7 +187,7 @@ class CassetteWriter:
     def chunk(self, index: int | None, chunk: Chunk) -> None:
         """Append one body chunk of interaction `index`."""
         with self._lock:
-            if index is None or index not in self._open or self.failure is not None:
+            if index is None or index not in self._open or not self._partial.active:
                 return
             scanner, _ = self._open[index]
             findings = scanner.feed(chunk.data)
@@ -198,13 +199,14 @@ class CassetteWriter:
     def end(self, index: int | None, end: End) -> None:
         """Append the end record of interaction `index` (only its first end counts)."""
         with self._lock:
-            if index is None or self._open.pop(index, None) is None or self.failure is not None:
+            if index is None or self._open.pop(index, None) is None or not self._partial.active:
                 return
             self._write([dump_line(end_record(index, end))])
 
     def discard(self) -> None:
         """Stop recording and leave the file exactly as it was before this writer."""
         with self._lock:
+            self._open.clear()
             self._partial.discard()
 
     def close(self) -> None:

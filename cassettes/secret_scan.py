@@ -23,7 +23,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 from cassettes.errors import CassetteFormatError, SecretFinding, SecretFound
-from cassettes.format import dumps, loads
+from cassettes.format import dump_line, dumps, header_record, loads
 from cassettes.model import Cassette, Headers
 from cassettes.secret_forms import MIN_SECRET_BYTES, View, needles, views
 
@@ -256,9 +256,10 @@ def scan_lines(data: bytes, source: str, secrets: SecretSet, *, unescape: bool =
 
 
 def scan_decoded(cassette: Cassette, source: str, secrets: SecretSet) -> list[SecretFinding]:
-    """Findings in the decoded requests and responses (base64 chunks and JSON-escaped text hide
-    secrets from a line scan; a secret may also straddle two chunks)."""
-    findings: list[SecretFinding] = []
+    """Findings in the header's values and the decoded requests and responses (base64 chunks and
+    JSON-escaped text hide secrets from a line scan; a secret may also straddle two chunks)."""
+    header = dump_line(header_record(cassette)).encode("utf-8")  # api, model, source, extra keys
+    findings = scan_bytes(header, f"{source} header", secrets=secrets)
     for index, interaction in enumerate(cassette.interactions):
         where = f"{source} interaction {index}"
         request, response = interaction.request, interaction.response

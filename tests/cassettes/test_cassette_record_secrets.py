@@ -19,7 +19,7 @@ from urllib.parse import quote
 import httpx
 import pytest
 
-from cassettes import SecretFound, load, use_cassette
+from cassettes import CassetteError, SecretFound, load, use_cassette
 from conformance.loopback import LoopbackServer, ReceivedRequest, Scripted
 from tests.cassettes._helpers import SSE_EVENTS, upstream
 
@@ -198,3 +198,14 @@ async def test_credentials_are_scrubbed_but_look_alike_structure_is_kept(tmp_pat
     }
     assert httpx.URL(stored.request.url).params.multi_items() == [("alt", "sse")]
     assert stored.response.body == b"".join(SSE_EVENTS)
+
+
+async def test_a_json_body_too_deep_to_scrub_is_refused_before_it_is_sent(tmp_path: Path) -> None:
+    path = tmp_path / "deep.jsonl"
+    deep = b'{"api_key": "' + GATEWAY_KEY.encode() + b'", "x": ' + b"[" * 150 + b"]" * 150 + b"}"
+    async with LoopbackServer(upstream()) as server:
+        with pytest.raises(CassetteError, match="nested more than 100 levels deep"):
+            async with use_cassette(path, mode="once") as http:
+                await http.post(server.base_url + "/v1/messages", content=deep)
+        assert server.requests == [], "nothing was sent"
+    assert not path.exists()

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cassettes import SecretFound, SecretSet, save, scan_bytes, scan_cassette, scan_text
+from cassettes import SecretFound, SecretSet, dumps, save, scan_bytes, scan_cassette, scan_path, scan_text
 from cassettes.secret_scan import BodyScanner, env_secrets
 from tests.cassettes._helpers import make_cassette
 
@@ -162,3 +162,14 @@ def test_environment_values_are_trimmed_and_short_values_ignored() -> None:
     assert secrets.add("long", b" 12345678 ")
     assert not secrets.add("again", b"12345678"), "a value is looked for once, under its first name"
     assert len(secrets) == 1
+
+
+def test_an_escaped_key_in_the_header_extras_is_found(tmp_path: Path) -> None:
+    key = FAKE_KEYS["Anthropic API key"]
+    escaped = "".join(f"\\u{ord(c):04x}" for c in key[:10]) + key[10:]
+    path = tmp_path / "extras.jsonl"
+    text = dumps(make_cassette([b"data: 1\n\n"]))
+    path.write_text(
+        text.replace('"recorded_at":null', '"recorded_at":null,"note":"' + escaped + '"', 1), encoding="utf-8"
+    )
+    assert [f.kind for f in scan_path(path, env={})] == ["Anthropic API key"]
