@@ -9,21 +9,25 @@ Depends on httpx and the standard library only. Typical use::
     async with cassettes.use_cassette("tests/cassettes/hello.jsonl", mode="once") as http:
         ...  # pass `http` to the adapter as its http_client
 
-See `format` for the file layout, `replay`, `record` and `session` for the transports, and
-`library` for the bundled real recordings.
+See `format` for the file layout, `files` for reading and writing files, `replay`, `record` and
+`session` for the transports, `scrub` and `secret_scan` for what may reach the disk, and `library`
+for the bundled real recordings.
 """
 
 from cassettes.canonical import canonical_json, drop_paths, json_diff
 from cassettes.errors import (
     CassetteError,
     CassetteFormatError,
+    CassetteIncomplete,
+    CassetteLocked,
     CassetteMissing,
     RequestNotRecorded,
     SecretFinding,
     SecretFound,
     UnplayedInteractions,
 )
-from cassettes.format import dumps, load, loads, save
+from cassettes.files import load, save
+from cassettes.format import dumps, loads
 from cassettes.model import (
     Cassette,
     Chunk,
@@ -48,8 +52,8 @@ from cassettes.mutations import (
 )
 from cassettes.record import CassetteWriter, RecordingTransport
 from cassettes.replay import Match, ReplayTransport, Timing
-from cassettes.scrub import ScrubPolicy, capture_request, scrub_body, scrub_url
-from cassettes.secret_scan import scan_cassette, scan_path, scan_text
+from cassettes.scrub import ScrubPolicy, capture_request, request_credentials, scrub_body, scrub_url
+from cassettes.secret_scan import SecretSet, scan_bytes, scan_cassette, scan_file, scan_path, scan_text
 from cassettes.session import MODES, CassetteSession, Mode, use_cassette
 from cassettes.sse import SSEEvent, split_events
 
@@ -58,6 +62,8 @@ __all__ = [
     "Cassette",
     "CassetteError",
     "CassetteFormatError",
+    "CassetteIncomplete",
+    "CassetteLocked",
     "CassetteMissing",
     "CassetteSession",
     "CassetteWriter",
@@ -78,6 +84,7 @@ __all__ = [
     "ScrubPolicy",
     "SecretFinding",
     "SecretFound",
+    "SecretSet",
     "Timing",
     "UnplayedInteractions",
     "canonical_json",
@@ -93,8 +100,11 @@ __all__ = [
     "load",
     "loads",
     "rechunk",
+    "request_credentials",
     "save",
+    "scan_bytes",
     "scan_cassette",
+    "scan_file",
     "scan_path",
     "scan_text",
     "scrub_body",

@@ -41,11 +41,12 @@ def _reject_constant(name: str) -> JSONValue:
 
 
 def parse_json(data: bytes | str) -> JSONValue | NotJSON:
-    """Parse strict JSON (UTF-8, no NaN/Infinity); `NOT_JSON` when `data` is anything else."""
+    """Parse strict JSON (UTF-8, no NaN/Infinity); `NOT_JSON` when `data` is anything else,
+    including JSON nested too deeply for the interpreter."""
     try:
         text = data.decode("utf-8") if isinstance(data, bytes) else data
         return cast(JSONValue, json.loads(text, parse_constant=_reject_constant))
-    except ValueError:  # UnicodeDecodeError and JSONDecodeError are both ValueErrors
+    except (ValueError, RecursionError):  # UnicodeDecodeError and JSONDecodeError are ValueErrors
         return NOT_JSON
 
 

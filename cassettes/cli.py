@@ -1,7 +1,7 @@
 """The `cassettes` command line: show, scan, mutate, library.
 
     cassettes show FILE|NAME          a readable timeline of a cassette (file or library name)
-    cassettes scan FILE...            secret scan; exit status 1 when anything is found
+    cassettes scan FILE...            secret scan; exit status 1 when a secret is found
     cassettes mutate FILE|NAME --op OP [--op OP ...] -o OUT
     cassettes library [--api API] [--names]
 
@@ -13,12 +13,19 @@ Mutation ops (applied in the order given):
     status:CODE[,retry-after=S]
     empty-body | drop-terminal | corrupt-json[:N]
 
-Exit status: 0 success, 1 secrets found, 2 bad usage or an invalid cassette.
+Exit status: 0 success; 1 secrets found (`scan`, and only then); 2 bad usage, a file that does
+not exist or can not be read, or an invalid cassette (`scan` exits 2 when any file could not be
+checked, even if another one had secrets). Every error is one line on stderr, no traceback; a
+closed output pipe (`| head`) ends the command quietly. `show` prints every text from the file
+with control characters escaped (`\x1b`, `\u202e`), so a hostile file can not drive the terminal,
+and shows an incomplete recording with a warning line instead of refusing it.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import re
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -26,23 +33,42 @@ from typing import Literal, TextIO
 
 from cassettes import library, mutations
 from cassettes.errors import CassetteError
-from cassettes.format import dumps, load, save
+from cassettes.files import load, save
+from cassettes.format import dumps
 from cassettes.model import END_KINDS, Cassette, EndKind, Interaction, header_value
-from cassettes.secret_scan import raise_if_secrets, scan_cassette, scan_path
+from cassettes.secret_scan import raise_if_secrets, scan_cassette, scan_file
 from cassettes.sse import split_events
 
 __all__ = ["main", "parse_op"]
 
 
-def _open(target: str) -> Cassette:
+def _open(target: str, *, allow_incomplete: bool = False) -> Cassette:
     """A cassette from a file path, else from the bundled library by name."""
     if Path(target).exists():
-        return load(target)
-    return library.load(target)
+        return load(target, allow_incomplete=allow_incomplete)
+    if "/" in target or os.sep in target or target.endswith(".jsonl"):
+        raise CassetteError(f"{target}: file not found")
+    if target in library.names():
+        return library.load(target)
+    raise CassetteError(f"{target}: no such file, and no bundled cassette has that name (cassettes library --names)")
+
+
+# C0/C1 controls (ESC starts an ANSI sequence), and the invisible characters that reorder or hide text.
+_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]")
+
+
+def _escape(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def printable(text: object) -> str:
+    """`text` (anything from a cassette) with every control or invisible formatting character escaped."""
+    return _UNPRINTABLE.sub(_escape, str(text))
 
 
 def _one_line(text: str, limit: int) -> str:
-    flat = " ".join(text.split())
+    flat = printable(" ".join(text.split()))
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
@@ -52,8 +78,8 @@ def _describe_body(body: bytes) -> str:
 
 def _show_interaction(index: int, interaction: Interaction, out: TextIO, width: int) -> None:
     request, response = interaction.request, interaction.response
-    out.write(f"#{index} {request.method} {request.url}  ({_describe_body(request.body)})\n")
-    content_type = header_value(response.headers, "content-type") or "no content-type"
+    out.write(f"#{index} {printable(request.method)} {printable(request.url)}  ({_describe_body(request.body)})\n")
+    content_type = printable(header_value(response.headers, "content-type") or "no content-type")
     out.write(f"   <- {response.status} {content_type}, head at {response.t_ms} ms\n")
     body = response.body
     events = split_events(body)
@@ -65,7 +91,7 @@ def _show_interaction(index: int, interaction: Interaction, out: TextIO, width: 
         while cursor < len(events) and events[cursor].end <= stop:
             event = events[cursor]
             # A data-only event has the SSE default type "message"; no fields at all means not SSE.
-            name = event.event or ("message" if event.data is not None else "(raw)")
+            name = printable(event.event or ("message" if event.data is not None else "(raw)"))
             excerpt = _one_line(event.data or event.raw.decode("utf-8", "replace"), width)
             done.append(f"{name} {excerpt}")
             cursor += 1
@@ -81,13 +107,18 @@ def _show_interaction(index: int, interaction: Interaction, out: TextIO, width: 
 
 def show(cassette: Cassette, out: TextIO, width: int = 72) -> None:
     """Write the timeline of `cassette` to `out`."""
-    title = cassette.name or "cassette"
-    out.write(f"{title}: api={cassette.api} model={cassette.model} recorded_at={cassette.recorded_at}\n")
+    title = printable(cassette.name or "cassette")
+    out.write(
+        f"{title}: api={printable(cassette.api)} model={printable(cassette.model)} "
+        f"recorded_at={printable(cassette.recorded_at)}\n"
+    )
+    if cassette.incomplete is not None:
+        out.write(f"  INCOMPLETE RECORDING: {printable(cassette.incomplete)}\n")
     for key, value in cassette.extra.items():
         if key != "name":
-            out.write(f"  {key}: {value}\n")
+            out.write(f"  {printable(key)}: {printable(value)}\n")
     if cassette.source:
-        parts = [f"{k}={v}" for k, v in cassette.source.items()]
+        parts = [f"{printable(k)}={printable(v)}" for k, v in cassette.source.items()]
         out.write(f"  source: {'; '.join(parts)}\n")
     for index, interaction in enumerate(cassette.interactions):
         out.write("\n")
@@ -173,20 +204,32 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _scan(files: Sequence[Path], out: TextIO, err: TextIO) -> int:
+    secrets_found = unchecked = False
+    for file in files:
+        name = printable(file)
+        try:
+            findings, problem = scan_file(file)
+        except OSError as exc:
+            err.write(f"cassettes: {name}: {printable(exc.strerror or exc)}\n")
+            unchecked = True
+            continue
+        out.writelines(f"{name}: {printable(finding)}\n" for finding in findings)
+        secrets_found = secrets_found or bool(findings)
+        if problem is not None:
+            err.write(f"cassettes: {printable(problem)} (every line was scanned; bodies were not decoded)\n")
+            unchecked = True
+        elif not findings:
+            out.write(f"{name}: no secrets found\n")
+    return 2 if unchecked else 1 if secrets_found else 0
+
+
 def _run(args: argparse.Namespace, out: TextIO) -> int:
     if args.command == "show":
-        show(_open(args.cassette), out, args.width)
+        show(_open(args.cassette, allow_incomplete=True), out, args.width)
         return 0
     if args.command == "scan":
-        status = 0
-        for file in args.files:
-            findings = scan_path(file)
-            out.writelines(f"{file}: {finding}\n" for finding in findings)
-            if findings:
-                status = 1
-            else:
-                out.write(f"{file}: no secrets found\n")
-        return status
+        return _scan(args.files, out, sys.stderr)
     if args.command == "mutate":
         cassette = _open(args.cassette)
         for op in args.op:
@@ -210,10 +253,19 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the CLI; returns the exit status."""
+    """Run the CLI; returns the exit status (see the module docstring)."""
     args = _parser().parse_args(argv)
     try:
         return _run(args, sys.stdout)
     except CassetteError as exc:
-        sys.stderr.write(f"cassettes: {exc}\n")
-        return 2
+        sys.stderr.write(f"cassettes: {printable(exc)}\n")
+    except BrokenPipeError:
+        # The reader went away (`| head`): nothing left to say; keep the interpreter from
+        # complaining when it flushes stdout on exit.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
+    except OSError as exc:
+        where = f"{exc.filename}: " if exc.filename else ""
+        sys.stderr.write(f"cassettes: {printable(where)}{printable(exc.strerror or exc)}\n")
+    return 2

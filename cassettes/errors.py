@@ -13,6 +13,8 @@ from dataclasses import dataclass
 __all__ = [
     "CassetteError",
     "CassetteFormatError",
+    "CassetteIncomplete",
+    "CassetteLocked",
     "CassetteMissing",
     "RequestNotRecorded",
     "SecretFinding",
@@ -38,6 +40,24 @@ class CassetteFormatError(CassetteError):
         self.problem = problem
         where = f"{source}:{line}" if line else source
         super().__init__(f"{where}: {problem}")
+
+
+class CassetteIncomplete(CassetteFormatError):
+    """A cassette file is valid as far as it goes but known to be cut off: a recording that never
+    wrote its completion footer (the recorder was killed), or a version 1 file whose last
+    interaction has no end record. `load(..., allow_incomplete=True)` reads it anyway."""
+
+    def __init__(self, source: str, line: int, reason: str) -> None:
+        self.reason = reason
+        super().__init__(
+            source,
+            line,
+            f"incomplete recording: {reason}; record it again, or load it with allow_incomplete=True to inspect it",
+        )
+
+
+class CassetteLocked(CassetteError):
+    """Another recorder (this process or another) is writing the same cassette file right now."""
 
 
 class CassetteMissing(CassetteError):

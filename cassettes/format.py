@@ -1,73 +1,106 @@
-"""The streamcassette v1 JSONL format: writing, reading and validating.
+"""The streamcassette JSONL format: a pure codec between `Cassette` objects and text.
 
-Layout (one JSON object per line, UTF-8, lines end in `\\n`)::
+Files are read and written by `cassettes.files` (locking, atomic replace, secret scan); this module
+only turns a cassette into text and text into a cassette. Layout of version 2 (one JSON object per
+line, UTF-8, every line ends in `\\n`)::
 
-    {"type":"cassette","format":"streamcassette","version":1,"api":...,"model":...,"recorded_at":...}
+    {"type":"cassette","format":"streamcassette","version":2,"api":...,"model":...,"recorded_at":...}
     {"type":"request","i":0,"method":"POST","url":"...","headers":{...},"body_json":{...}}
     {"type":"response_head","i":0,"t_ms":412,"status":200,"headers":{"content-type":["text/event-stream"]}}
     {"type":"chunk","i":0,"t_ms":415,"data":"event: ping\\n\\n"}
     {"type":"chunk","i":0,"t_ms":431,"b64":"..."}
     {"type":"end","i":0,"t_ms":2210,"kind":"eof"}
+    {"type":"footer","interactions":1}
 
 Promises:
 
 * `dumps` then `loads` gives back an equal `Cassette`, and `loads` then `dumps` of a file this
   module wrote gives back the same bytes: chunk bytes and chunk boundaries are exact.
 * A chunk is stored as text (`data`) when its bytes are valid UTF-8 on their own, otherwise
-  as base64 (`b64`); a request body as `body_json` when it is canonical JSON, else `body_text`
-  or `body_b64`.
+  as base64 (`b64`); a request body as `body_json` when it is canonical JSON (nested at most
+  `MAX_DEPTH` deep), else `body_text` or `body_b64`.
 * Records of different interactions may interleave (concurrent recording); each carries `i`.
-* Crash tolerance: an interaction with no `end` record loads as ending in `reset`; a last line
-  cut off mid-write is ignored; an interaction whose request is the file's last record (the
-  process died before the response head) is dropped.
+* `end.kind` is `eof`, `reset`, `timeout` or `client_closed` (see `cassettes.model.End`).
+* Completeness: the `footer` record is written last, and only once the recording finished, so a
+  version 2 file without it was cut off (a killed recorder). Files of version 1 (written before
+  the footer existed) are judged complete when their last line is whole and every interaction has
+  its end record; a version 1 file cut between two interactions can not be told from a whole one.
+  `loads` raises `CassetteIncomplete` for a cut-off file unless `allow_incomplete=True`, which
+  returns what was saved: a last line cut mid-write is dropped, a request that is the file's last
+  record (the process died before the response head) is dropped, interactions with no `end` record
+  end in `reset`, and `Cassette.incomplete` says why.
+* Limits: a line longer than `MAX_LINE_BYTES` or a text longer than `MAX_FILE_BYTES` (both
+  adjustable per call) is rejected before it is parsed; see `cassettes.records` for the checks on
+  every field.
 * Anything else that is wrong raises `CassetteFormatError` naming the line and the problem.
 """
 
 from __future__ import annotations
 
 import base64
-import binascii
 import json
-import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import cast
 
 from cassettes.canonical import NotJSON, canonical_json, parse_json
-from cassettes.errors import CassetteFormatError
+from cassettes.errors import CassetteFormatError, CassetteIncomplete
 from cassettes.model import (
     END_KINDS,
     Cassette,
     Chunk,
     End,
+    EndKind,
     Headers,
     Interaction,
     JSONValue,
     RecordedRequest,
     RecordedResponse,
 )
+from cassettes.records import (
+    MAX_STALL_S,
+    MAX_T_MS,
+    BadRecord,
+    Record,
+    b64_field,
+    depth_within,
+    headers_field,
+    index_field,
+    int_field,
+    method_field,
+    number_field,
+    parse_line,
+    str_field,
+    text_bytes,
+    url_field,
+)
 
 __all__ = [
     "FORMAT",
+    "MAX_FILE_BYTES",
+    "MAX_LINE_BYTES",
+    "READABLE_VERSIONS",
     "VERSION",
     "chunk_record",
     "dump_line",
     "dumps",
     "end_record",
+    "footer_record",
     "header_record",
     "iter_lines",
-    "load",
     "loads",
     "request_record",
     "response_head_record",
-    "save",
 ]
 
 FORMAT = "streamcassette"
-VERSION = 1
-
-Record = dict[str, JSONValue]
+#: The version this module writes.
+VERSION = 2
+#: Versions `loads` reads: 1 (no footer) and 2.
+READABLE_VERSIONS = (1, 2)
+#: Longest line accepted (a request body with large images fits; a runaway line does not).
+MAX_LINE_BYTES = 32 * 1024 * 1024
+#: Longest cassette text accepted.
+MAX_FILE_BYTES = 256 * 1024 * 1024
 
 # -- writing -----------------------------------------------------------------------------------
 
@@ -112,7 +145,7 @@ def request_record(index: int, request: RecordedRequest) -> Record:
         record["headers"] = _headers_json(request.headers)
     if request.body:
         value = parse_json(request.body)
-        if not isinstance(value, NotJSON) and canonical_json(value) == request.body:
+        if not isinstance(value, NotJSON) and depth_within(value) and canonical_json(value) == request.body:
             record["body_json"] = value
         else:
             try:
@@ -150,8 +183,14 @@ def end_record(index: int, end: End) -> Record:
     return record
 
 
-def iter_lines(cassette: Cassette) -> Iterator[str]:
-    """The cassette's JSONL lines in file order (interactions one after another)."""
+def footer_record(interactions: int) -> Record:
+    """The last record of a finished recording: how many interactions it holds."""
+    return {"type": "footer", "interactions": interactions}
+
+
+def iter_lines(cassette: Cassette, *, footer: bool = True) -> Iterator[str]:
+    """The cassette's JSONL lines in file order: interactions one after another, then the footer
+    (unless `footer` is false or the cassette is marked incomplete)."""
     yield dump_line(header_record(cassette))
     for index, interaction in enumerate(cassette.interactions):
         response = interaction.response
@@ -160,6 +199,8 @@ def iter_lines(cassette: Cassette) -> Iterator[str]:
         for chunk in response.chunks:
             yield dump_line(chunk_record(index, chunk))
         yield dump_line(end_record(index, response.end))
+    if footer and cassette.incomplete is None:
+        yield dump_line(footer_record(len(cassette.interactions)))
 
 
 def dumps(cassette: Cassette) -> str:
@@ -167,107 +208,35 @@ def dumps(cassette: Cassette) -> str:
     return "".join(iter_lines(cassette))
 
 
-def save(cassette: Cassette, path: str | os.PathLike[str], *, scan: bool = True) -> None:
-    """Write `cassette` to `path` atomically (temp file + rename).
-
-    With `scan` (the default) the text is secret-scanned first and `SecretFound` is raised
-    before anything touches the disk.
-    """
-    text = dumps(cassette)
-    if scan:
-        # Imported here because secret_scan builds on this module (dumps/loads).
-        from cassettes.secret_scan import raise_if_secrets, scan_cassette  # noqa: PLC0415
-
-        raise_if_secrets(scan_cassette(cassette))
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    temp = target.with_name(target.name + ".tmp")
-    temp.write_bytes(text.encode("utf-8"))
-    temp.replace(target)
-
-
 # -- reading -----------------------------------------------------------------------------------
-
-
-class _Bad(Exception):
-    """Internal: a problem with the current line; `loads` adds the source and line number."""
-
-
-def _reject_constant(name: str) -> JSONValue:
-    raise _Bad(f"{name} is not valid JSON")
-
-
-def _field(record: Record, key: str) -> JSONValue:
-    if key not in record:
-        raise _Bad(f"{record.get('type')} record is missing {key!r}")
-    return record[key]
-
-
-def _str(record: Record, key: str) -> str:
-    value = _field(record, key)
-    if not isinstance(value, str):
-        raise _Bad(f"{key!r} must be a string, got {json.dumps(value)}")
-    return value
-
-
-def _int(record: Record, key: str) -> int:
-    value = _field(record, key)
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise _Bad(f"{key!r} must be an integer, got {json.dumps(value)}")
-    return value
-
-
-def _number(record: Record, key: str, default: float | None = None) -> float:
-    if default is not None and key not in record:
-        return default
-    value = _field(record, key)
-    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
-        raise _Bad(f"{key!r} must be a non-negative number, got {json.dumps(value)}")
-    return value
-
-
-def _headers(record: Record) -> Headers:
-    value = record.get("headers", {})
-    if not isinstance(value, dict):
-        raise _Bad("'headers' must be an object of name -> list of strings")
-    pairs: list[tuple[str, str]] = []
-    for name, values in value.items():
-        if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
-            raise _Bad(f"header {name!r} must be a list of strings")
-        pairs.extend((name.lower(), cast(str, v)) for v in values)
-    return tuple(pairs)
-
-
-def _b64(text: str, key: str) -> bytes:
-    try:
-        return base64.b64decode(text, validate=True)
-    except binascii.Error as exc:
-        raise _Bad(f"{key!r} is not valid base64 ({exc})") from None
-
 
 _ALLOWED_KEYS: dict[str, frozenset[str]] = {
     "request": frozenset({"type", "i", "method", "url", "headers", "body_json", "body_text", "body_b64"}),
     "response_head": frozenset({"type", "i", "t_ms", "status", "headers"}),
     "chunk": frozenset({"type", "i", "t_ms", "data", "b64", "stall_s"}),
     "end": frozenset({"type", "i", "t_ms", "kind", "stall_s"}),
+    "footer": frozenset({"type", "interactions"}),
 }
+
+
+_END_KINDS: dict[str, EndKind] = {kind: kind for kind in END_KINDS}
 
 
 def _request(record: Record) -> RecordedRequest:
     bodies = [key for key in ("body_json", "body_text", "body_b64") if key in record]
     if len(bodies) > 1:
-        raise _Bad(f"request has more than one body field: {', '.join(bodies)}")
+        raise BadRecord(f"request has more than one body field: {', '.join(bodies)}")
     body = b""
     if "body_json" in record:
-        body = canonical_json(record["body_json"])
+        try:
+            body = canonical_json(record["body_json"])
+        except UnicodeEncodeError:
+            raise BadRecord("'body_json' is not valid Unicode (it holds a lone surrogate)") from None
     elif "body_text" in record:
-        body = _str(record, "body_text").encode("utf-8")
+        body = text_bytes(str_field(record, "body_text"), "body_text")
     elif "body_b64" in record:
-        body = _b64(_str(record, "body_b64"), "body_b64")
-    method = _str(record, "method")
-    if not method:
-        raise _Bad("'method' is empty")
-    return RecordedRequest(method=method, url=_str(record, "url"), headers=_headers(record), body=body)
+        body = b64_field(record, "body_b64")
+    return RecordedRequest(method=method_field(record), url=url_field(record), headers=headers_field(record), body=body)
 
 
 @dataclass
@@ -285,142 +254,219 @@ class _Building:
 
     def tick(self, t_ms: float) -> None:
         if t_ms < self.last_t_ms:
-            raise _Bad(f"t_ms goes backwards ({t_ms} after {self.last_t_ms})")
+            raise BadRecord(f"t_ms goes backwards ({t_ms} after {self.last_t_ms})")
         self.last_t_ms = t_ms
 
 
 def _apply(record: Record, building: list[_Building], line: int) -> None:
-    kind = _str(record, "type")
+    kind = str_field(record, "type")
     allowed = _ALLOWED_KEYS.get(kind)
     if allowed is None:
-        raise _Bad(f"unknown record type {kind!r} (expected request, response_head, chunk or end)")
+        raise BadRecord(f"unknown record type {kind[:40]!r} (expected request, response_head, chunk or end)")
     unknown = sorted(record.keys() - allowed)
     if unknown:
-        raise _Bad(f"{kind} record has unknown keys: {', '.join(unknown)}")
-    index = _int(record, "i")
+        raise BadRecord(f"{kind} record has unknown keys: {', '.join(k[:40] for k in unknown[:5])}")
+    index = index_field(record)
     if kind == "request":
         if index != len(building):
-            raise _Bad(f"request for interaction {index}, expected interaction {len(building)} next")
+            raise BadRecord(f"request for interaction {index}, expected interaction {len(building)} next")
         building.append(_Building(_request(record), line))
         return
     if index >= len(building):
-        raise _Bad(f"{kind} for interaction {index} before its request")
+        raise BadRecord(f"{kind} for interaction {index} before its request")
     current = building[index]
     if current.end is not None:
-        raise _Bad(f"{kind} for interaction {index} after its end record")
-    t_ms = _number(record, "t_ms")
+        raise BadRecord(f"{kind} for interaction {index} after its end record")
+    t_ms = number_field(record, "t_ms", MAX_T_MS)
     if kind == "response_head":
         if current.status is not None:
-            raise _Bad(f"second response_head for interaction {index}")
-        status = _int(record, "status")
+            raise BadRecord(f"second response_head for interaction {index}")
+        status = int_field(record, "status")
         if not 100 <= status <= 599:
-            raise _Bad(f"status {status} is not an HTTP status")
+            raise BadRecord(f"status {status} is not an HTTP status")
         current.tick(t_ms)
-        current.status, current.headers, current.head_t_ms = status, _headers(record), t_ms
+        current.status, current.headers, current.head_t_ms = status, headers_field(record), t_ms
         return
     if current.status is None:
-        raise _Bad(f"{kind} for interaction {index} before its response_head")
+        raise BadRecord(f"{kind} for interaction {index} before its response_head")
     current.tick(t_ms)
-    stall_s = _number(record, "stall_s", 0.0)
+    stall_s = number_field(record, "stall_s", MAX_STALL_S, 0.0)
     if kind == "chunk":
         if ("data" in record) == ("b64" in record):
-            raise _Bad("chunk needs exactly one of 'data' (text) or 'b64'")
-        data = _str(record, "data").encode("utf-8") if "data" in record else _b64(_str(record, "b64"), "b64")
+            raise BadRecord("chunk needs exactly one of 'data' (text) or 'b64'")
+        data = text_bytes(str_field(record, "data"), "data") if "data" in record else b64_field(record, "b64")
         current.chunks.append(Chunk(data, t_ms, stall_s))
         return
-    end_kind = _str(record, "kind")
-    if end_kind not in END_KINDS:
-        raise _Bad(f"end kind {end_kind!r} is not one of {', '.join(END_KINDS)}")
+    name = str_field(record, "kind")
+    end_kind = _END_KINDS.get(name)
+    if end_kind is None:
+        raise BadRecord(f"end kind {name[:40]!r} is not one of {', '.join(END_KINDS)}")
     current.end = End(end_kind, t_ms, stall_s)
 
 
-def _header(record: Record) -> Cassette:
+def _header(record: Record) -> tuple[Cassette, int]:
     if record.get("type") != "cassette" or record.get("format") != FORMAT:
-        raise _Bad(f'the first line must be the header {{"type":"cassette","format":"{FORMAT}",...}}')
+        raise BadRecord(f'the first line must be the header {{"type":"cassette","format":"{FORMAT}",...}}')
     version = record.get("version")
-    if version != VERSION or isinstance(version, bool):
-        raise _Bad(f"unsupported version {json.dumps(version)} (this library reads version {VERSION})")
+    if isinstance(version, bool) or version not in READABLE_VERSIONS:
+        raise BadRecord(
+            f"unsupported version {json.dumps(version)[:20]} (this library reads versions "
+            f"{', '.join(map(str, READABLE_VERSIONS))})"
+        )
 
     def optional_str(key: str) -> str | None:
         value = record.get(key)
         if value is not None and not isinstance(value, str):
-            raise _Bad(f"header {key!r} must be a string or null")
+            raise BadRecord(f"header {key!r} must be a string or null")
         return value
 
     source = record.get("source")
     if source is not None and not isinstance(source, dict):
-        raise _Bad("header 'source' must be an object")
+        raise BadRecord("header 'source' must be an object")
     reserved = {"type", "format", "version", "api", "model", "recorded_at", "source"}
-    return Cassette(
+    header = Cassette(
         api=optional_str("api"),
         model=optional_str("model"),
         recorded_at=optional_str("recorded_at"),
         source=source,
         extra={k: v for k, v in record.items() if k not in reserved},
     )
+    return header, int(version)
 
 
-def _parse_line(text: str) -> Record:
-    if not text.strip():
-        raise _Bad("empty line")
-    try:
-        value = json.loads(text, parse_constant=_reject_constant)
-    except json.JSONDecodeError as exc:
-        raise _Bad(f"not valid JSON ({exc.msg} at column {exc.colno})") from None
-    if not isinstance(value, dict):
-        raise _Bad("a record must be a JSON object")
-    return cast(Record, value)
+def _footer(record: Record, building: list[_Building], version: int) -> None:
+    if version < 2:
+        raise BadRecord("a footer record in a version 1 file (footers start with version 2)")
+    unknown = sorted(record.keys() - _ALLOWED_KEYS["footer"])
+    if unknown:
+        raise BadRecord(f"footer record has unknown keys: {', '.join(k[:40] for k in unknown[:5])}")
+    count = int_field(record, "interactions")
+    if count != len(building):
+        raise BadRecord(f"the footer counts {count} interactions, the file holds {len(building)}")
+    unfinished = [str(n) for n, item in enumerate(building) if item.end is None]
+    if unfinished:
+        raise BadRecord(f"the footer comes before the end record of interaction(s) {', '.join(unfinished)}")
 
 
-def loads(data: str | bytes, *, source: str = "<cassette>") -> Cassette:
-    """Parse and validate cassette text; `source` names it in error messages (usually the path)."""
-    if isinstance(data, bytes):
+def _split_lines(data: str | bytes, source: str, max_line: int, max_file: int) -> tuple[list[bytes], bool]:
+    """(lines, whether the text ended with a newline), after the size limits."""
+    if isinstance(data, str):
         try:
-            data = data.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise CassetteFormatError(source, 0, f"not UTF-8 (byte offset {exc.start})") from None
-    # Split on "\n" only: str.splitlines would also split on U+2028 and friends, which JSON
-    # leaves unescaped inside strings.
-    lines = data.split("\n")
-    ends_cleanly = lines[-1] == ""
+            data = data.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise CassetteFormatError(source, 0, f"not UTF-8 (a lone surrogate at character {exc.start})") from None
+    if len(data) > max_file:
+        raise CassetteFormatError(source, 0, f"{len(data)} bytes is more than the limit of {max_file} bytes")
+    # Split on "\n" only: splitlines would also split on U+2028 and friends, which JSON leaves
+    # unescaped inside strings.
+    lines = data.split(b"\n")
+    ends_cleanly = lines[-1] == b""
     if ends_cleanly:
         lines.pop()
     if not lines:
         raise CassetteFormatError(source, 0, "empty file (expected a header line)")
+    for number, line in enumerate(lines, start=1):
+        if len(line) > max_line:
+            raise CassetteFormatError(
+                source, number, f"the line is {len(line)} bytes long, more than the limit of {max_line}"
+            )
+    return lines, ends_cleanly
+
+
+def loads(
+    data: str | bytes,
+    *,
+    source: str = "<cassette>",
+    allow_incomplete: bool = False,
+    max_line_bytes: int = MAX_LINE_BYTES,
+    max_file_bytes: int = MAX_FILE_BYTES,
+) -> Cassette:
+    """Parse and validate cassette text; `source` names it in error messages (usually the path).
+
+    Raises `CassetteFormatError` for anything invalid and its subclass `CassetteIncomplete` for a
+    cut-off recording unless `allow_incomplete` (see the module docstring).
+    """
+    lines, ends_cleanly = _split_lines(data, source, max_line_bytes, max_file_bytes)
     header: Cassette | None = None
+    version = 0
     building: list[_Building] = []
     last_record = 0
+    footer_line = 0
+    torn_line = 0
     for number, text in enumerate(lines, start=1):
-        is_last = number == len(lines)
+        if footer_line:
+            raise CassetteFormatError(source, number, f"a record after the footer (line {footer_line})")
         try:
             try:
-                record = _parse_line(text)
-            except _Bad:
-                # Every line we write ends in "\n"; an unterminated, unparsable last line is
-                # what a crash mid-write leaves behind, so it is dropped rather than fatal.
-                if is_last and not ends_cleanly and header is not None:
+                record = parse_line(text)
+            except BadRecord:
+                # Every line we write ends in "\n"; an unterminated, unparsable last line is what a
+                # crash mid-write leaves behind: the file is incomplete, not malformed.
+                if number == len(lines) and not ends_cleanly and header is not None:
+                    torn_line = number
                     break
                 raise
             if header is None:
-                header = _header(record)
+                header, version = _header(record)
+            elif record.get("type") == "footer":
+                _footer(record, building, version)
+                footer_line = number
             else:
                 _apply(record, building, number)
             last_record = number
-        except _Bad as exc:
+        except BadRecord as exc:
             raise CassetteFormatError(source, number, str(exc)) from None
     assert header is not None
-    return _finish(header, building, source, last_record)
-
-
-def _finish(header: Cassette, building: list[_Building], source: str, last_record: int) -> Cassette:
-    interactions: list[Interaction] = []
+    if footer_line and not ends_cleanly:
+        raise CassetteFormatError(source, footer_line, "the footer line does not end in a newline")
     for index, item in enumerate(building):
-        if item.status is None:
-            # The recorder writes a request together with its response head, so a lone request
-            # can only be the tail of a write cut short by a crash.
-            if item.line == last_record:
-                break
+        if item.status is None and not _dangling(item, last_record):
             raise CassetteFormatError(source, item.line, f"interaction {index} has no response_head")
+    reason = _incompleteness(
+        version,
+        building,
+        footer_line=footer_line,
+        torn_line=torn_line,
+        ends_cleanly=ends_cleanly,
+        last_record=last_record,
+    )
+    if reason is not None and not allow_incomplete:
+        raise CassetteIncomplete(source, torn_line, reason)
+    return _finish(header, building, reason)
+
+
+def _incompleteness(
+    version: int, building: list[_Building], *, footer_line: int, torn_line: int, ends_cleanly: bool, last_record: int
+) -> str | None:
+    """Why the file is known to be cut off, or None when it is whole."""
+    if footer_line:
+        return None
+    unfinished = [n for n, item in enumerate(building) if item.end is None and not _dangling(item, last_record)]
+    parts: list[str] = []
+    if version >= 2:
+        parts.append("no completion footer (the recorder stopped before it finished, e.g. it was killed)")
+    if torn_line:
+        parts.append(f"line {torn_line} is cut off mid-write")
+    elif version < 2 and not ends_cleanly:
+        parts.append("the last line does not end in a newline")
+    if unfinished:
+        parts.append(f"interaction(s) {', '.join(map(str, unfinished))} have no end record")
+    if building and _dangling(building[-1], last_record):
+        parts.append(f"interaction {len(building) - 1} has a request but no response")
+    return "; ".join(parts) if parts else None
+
+
+def _dangling(item: _Building, last_record: int) -> bool:
+    # The recorder writes a request together with its response head, so a lone request can only
+    # be the tail of a write cut short.
+    return item.status is None and item.line == last_record
+
+
+def _finish(header: Cassette, building: list[_Building], incomplete: str | None) -> Cassette:
+    interactions: list[Interaction] = []
+    for item in building:
+        if item.status is None:  # the dangling last request (checked by `loads`)
+            break
         end = item.end if item.end is not None else End("reset", item.last_t_ms)
         response = RecordedResponse(item.status, item.headers, item.head_t_ms, tuple(item.chunks), end)
         interactions.append(Interaction(item.request, response))
@@ -431,9 +477,5 @@ def _finish(header: Cassette, building: list[_Building], source: str, last_recor
         recorded_at=header.recorded_at,
         source=header.source,
         extra=header.extra,
+        incomplete=incomplete,
     )
-
-
-def load(path: str | os.PathLike[str]) -> Cassette:
-    """Read and validate the cassette file at `path` (errors name the path and line)."""
-    return loads(Path(path).read_bytes(), source=str(path))

@@ -29,8 +29,8 @@ __all__ = [
 
 JSONValue: TypeAlias = "bool | int | float | str | list[JSONValue] | dict[str, JSONValue] | None"
 
-EndKind = Literal["eof", "reset", "timeout"]
-END_KINDS: tuple[EndKind, ...] = ("eof", "reset", "timeout")
+EndKind = Literal["eof", "reset", "timeout", "client_closed"]
+END_KINDS: tuple[EndKind, ...] = ("eof", "reset", "timeout", "client_closed")
 
 # Ordered (name, value) pairs with lower-case names; repeated names keep every value.
 Headers: TypeAlias = tuple[tuple[str, str], ...]
@@ -75,7 +75,14 @@ class Chunk:
 
 @dataclass(frozen=True, slots=True)
 class End:
-    """How the body ended: `eof` (cleanly), `reset` (connection lost) or `timeout` (read timed out).
+    """How the body ended.
+
+    * `eof`: the server finished the body;
+    * `reset`: the connection was lost (replay raises `httpx.ReadError`);
+    * `timeout`: a read timed out (replay raises `httpx.ReadTimeout`);
+    * `client_closed`: the client stopped reading and the server had not finished within the
+      recorder's drain bound, so what followed was never seen; replay ends the body cleanly there,
+      because the client that was recorded did not need more.
 
     `stall_s` is a silence after the last chunk, before the end takes effect.
     """
@@ -119,6 +126,10 @@ class Cassette:
     `api` names the wire API (e.g. `anthropic-messages`), `model` the model, `recorded_at` an
     ISO-8601 timestamp, `source` optional attribution (repository, path, commit, license).
     `extra` keeps any other header keys, in file order, so they survive a round trip.
+
+    `incomplete` is None for a whole recording; otherwise it says why the file is known to be cut
+    off (only `load(..., allow_incomplete=True)` returns such a cassette; its unfinished
+    interactions end in `reset`). Writing an incomplete cassette keeps it incomplete: no footer.
     """
 
     interactions: tuple[Interaction, ...] = ()
@@ -127,6 +138,7 @@ class Cassette:
     recorded_at: str | None = None
     source: Mapping[str, JSONValue] | None = None
     extra: Mapping[str, JSONValue] = field(default_factory=dict[str, JSONValue])
+    incomplete: str | None = None
 
     @property
     def name(self) -> str | None:

@@ -3,46 +3,65 @@
 Promises:
 
 * The caller sees every chunk as soon as the real transport yields it; nothing is buffered.
-* Each record is appended and flushed as it happens, so a process that dies mid-stream leaves
-  a file that loads, its last interaction ending in `reset`. A body that raises (connection
-  lost) gets an explicit `end: reset` (`timeout` for read timeouts), and so does a body the
-  caller closes before its end (the rest was never seen).
-* Only scrubbed data is written (see `cassettes.scrub`), and every line is secret-scanned
-  before it is written: on a hit the file is put back exactly as it was before recording and
-  `SecretFound` is raised.
+* Records are written as they happen to `<path>.partial`, which `CassetteWriter` holds locked
+  (see `cassettes.files`): a second recorder of the same path fails at once with
+  `CassetteLocked`. When the transport is closed the writer adds the completion footer and
+  renames the file over `path`; until then `path` keeps its old content, and a process that dies
+  mid-recording leaves only the partial file, which says on load that it was cut off.
+* Each body gets the end it really had. A body that raises gets `reset` (`timeout` for read
+  timeouts). A body the caller closes before its end — every adapter stops reading at the
+  vendor's terminal marker — is drained first, within `drain_timeout_s` and `drain_max_bytes`:
+  the rest is recorded, then `eof` when the server finished, otherwise `client_closed` (which
+  replays as a clean end: the recorded client did not need more). A caller that is cancelled
+  mid-read gets `client_closed` at once, without draining.
+* Only scrubbed data is written (see `cassettes.scrub`), and everything is secret-scanned before
+  it is written: for key shapes, for the credential-like environment, and for every credential
+  the requests carried (`cassettes.scrub.request_credentials`), in every spelling
+  (`cassettes.secret_scan`). On a hit nothing more is written, the partial file is deleted, `path`
+  stays as it was and `SecretFound` is raised (and kept in `CassetteWriter.failure`). The whole
+  file is scanned once more, with every secret seen, before it replaces `path`.
 * Bodies are recorded decoded: `accept-encoding: identity` is sent, and a gzip/deflate body
   sent anyway is decompressed for the record (the caller still gets the bytes the server sent).
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
 import threading
 import time
 import zlib
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping
+from dataclasses import replace
 from pathlib import Path
-from typing import IO, Literal
+from typing import Literal
 
 import httpx
 
 from cassettes.canonical import parse_json
 from cassettes.errors import CassetteError, SecretFinding, SecretFound
+from cassettes.files import PartialFile, load
 from cassettes.format import (
     chunk_record,
     dump_line,
-    dumps,
     end_record,
+    footer_record,
     header_record,
-    load,
+    iter_lines,
+    loads,
     request_record,
     response_head_record,
 )
 from cassettes.model import Cassette, Chunk, End, EndKind, Headers, JSONValue, RecordedRequest, RecordedResponse
-from cassettes.scrub import DEFAULT_SCRUB, ScrubPolicy, capture_request, response_headers
-from cassettes.secret_scan import BodyScanner, env_secrets, scan_text
+from cassettes.scrub import DEFAULT_SCRUB, ScrubPolicy, capture_request, request_credentials, response_headers
+from cassettes.secret_scan import BodyScanner, SecretSet, scan_bytes, scan_decoded, scan_lines
 
 __all__ = ["CassetteWriter", "RecordingTransport", "guess_api"]
+
+#: How long a body the caller closed early is still read, to learn how it really ended.
+DRAIN_TIMEOUT_S = 1.0
+#: How many more bytes such a body may bring before the recorder stops reading it.
+DRAIN_MAX_BYTES = 1024 * 1024
 
 
 def guess_api(url: str) -> str | None:
@@ -64,12 +83,14 @@ def _now_ms(start: float) -> float:
 
 
 class CassetteWriter:
-    """Appends cassette records to `path`, flushing each one.
+    """Writes cassette records to `<path>.partial` as they happen; `close()` completes the file.
 
-    `mode="new"` replaces the file when the first interaction is written (a session that
-    records nothing leaves an existing file alone); `mode="append"` keeps the interactions
-    already in the file and numbers new ones after them. The header (api, model) is written
-    with the first interaction; missing values are guessed from that request.
+    Creating a writer takes the file's lock (`CassetteLocked` when another writer holds it).
+    `mode="new"` replaces the file's content with this session's interactions; `mode="append"`
+    keeps the interactions already in the file and numbers new ones after them. A session that
+    records nothing leaves an existing file alone. The header (api, model) is written with the
+    first interaction; missing values are guessed from that request. `env` (default `os.environ`)
+    is where credential-like variables are read, once, when the writer is created.
     """
 
     def __init__(
@@ -84,104 +105,136 @@ class CassetteWriter:
         env: Mapping[str, str] | None = None,
     ) -> None:
         self.path = Path(path)
-        self._original = self.path.read_bytes() if self.path.exists() else None
-        self._existing: Cassette | None = load(self.path) if mode == "append" and self._original else None
+        self._partial = PartialFile.acquire(self.path)
+        try:
+            # Read under the lock: nobody can replace the file between this read and our commit.
+            has_content = mode == "append" and self.path.exists() and self.path.stat().st_size > 0
+            self._existing: Cassette | None = load(self.path) if has_content else None
+        except BaseException:
+            self._partial.discard()
+            raise
         self._header = Cassette(api=api, model=model, source=source, extra=dict(extra or {}))
-        # Snapshot the credential-looking environment once; scanning reuses it for every chunk.
-        self._env = dict(env_secrets(env))
-        self._file: IO[bytes] | None = None
+        self.secrets = SecretSet.from_env(env)
+        self._started = False
         self._count = len(self._existing.interactions) if self._existing else 0
-        self._scanners: dict[int, BodyScanner] = {}
+        self._open: dict[int, tuple[BodyScanner, float]] = {}  # unfinished interactions: scanner, last t_ms
         self._lock = threading.Lock()
         self.failure: SecretFound | None = None
 
-    def _open(self, first: RecordedRequest) -> IO[bytes]:
-        if self._file is not None:
-            return self._file
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        handle = self.path.open("wb")
+    def _start(self, first: RecordedRequest) -> None:
+        if self._started:
+            return
+        self._started = True
         if self._existing is not None:
-            handle.write(dumps(self._existing).encode("utf-8"))
-        else:
-            header = self._header
-            body = parse_json(first.body)
-            model = header.model or (body.get("model") if isinstance(body, dict) else None)
-            recorded_at = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-            header = Cassette(
-                api=header.api or guess_api(first.url),
-                model=model if isinstance(model, str) else None,
-                recorded_at=recorded_at,
-                source=header.source,
-                extra=header.extra,
-            )
-            handle.write(dump_line(header_record(header)).encode("utf-8"))
-        handle.flush()
-        self._file = handle
-        return handle
+            self._partial.write("".join(iter_lines(self._existing, footer=False)).encode("utf-8"))
+            return
+        header = self._header
+        body = parse_json(first.body)
+        model = header.model or (body.get("model") if isinstance(body, dict) else None)
+        header = replace(
+            header,
+            api=header.api or guess_api(first.url),
+            model=model if isinstance(model, str) else None,
+            recorded_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        )
+        self._partial.write(dump_line(header_record(header)).encode("utf-8"))
 
     def _refuse(self, findings: list[SecretFinding]) -> None:
         self.failure = SecretFound(findings)
-        self.restore()
+        self._open.clear()
+        self._partial.discard()
         raise self.failure
 
-    def _write(self, handle: IO[bytes], lines: list[str]) -> None:
-        handle.write("".join(lines).encode("utf-8"))
-        handle.flush()
+    def _write(self, lines: Iterable[str]) -> None:
+        self._partial.write("".join(lines).encode("utf-8"))
 
-    def begin(self, request: RecordedRequest, status: int, headers: Headers, t_ms: float) -> int | None:
-        """Write the request and response head of a new interaction; its index (None after a refusal)."""
+    def begin(
+        self,
+        request: RecordedRequest,
+        status: int,
+        headers: Headers,
+        t_ms: float,
+        *,
+        credentials: Iterable[tuple[str, str]] = (),
+    ) -> int | None:
+        """Write the request and response head of a new interaction; its index (None after a refusal
+        or once the writer is closed). `credentials` — (where, value) pairs the live request carried —
+        join the secrets this recording refuses to write, from this interaction on."""
         with self._lock:
-            if self.failure is not None:
+            if self.failure is not None or not self._partial.active:
                 return None
+            for where, value in credentials:
+                self.secrets.add(where, value)
             index = self._count
             lines = [
                 dump_line(request_record(index, request)),
                 dump_line(response_head_record(index, RecordedResponse(status, headers, t_ms))),
             ]
-            findings = scan_text("".join(lines), f"{self.path} interaction {index} request", env=self._env)
-            findings += scan_text(
-                request.body.decode("latin-1"), f"{self.path} interaction {index} request body", env=self._env
-            )
+            where = f"{self.path} interaction {index}"
+            findings = scan_bytes("".join(lines).encode("utf-8"), f"{where} request", secrets=self.secrets)
+            parts = [("request body", request.body)]
+            parts += [(f"response header {k}", v.encode("utf-8", "surrogateescape")) for k, v in headers]
+            for part, data in parts:
+                findings += scan_bytes(data, f"{where} {part}", secrets=self.secrets)
             if findings:
                 self._refuse(findings)
-            self._write(self._open(request), lines)
+            self._start(request)
+            self._write(lines)
             self._count += 1
-            self._scanners[index] = BodyScanner(f"{self.path} interaction {index} response body", self._env)
+            self._open[index] = (BodyScanner(f"{where} response body", self.secrets), t_ms)
             return index
 
     def chunk(self, index: int | None, chunk: Chunk) -> None:
         """Append one body chunk of interaction `index`."""
         with self._lock:
-            if index is None or self.failure is not None:
+            if index is None or index not in self._open or not self._partial.active:
                 return
-            findings = self._scanners[index].feed(chunk.data)
+            scanner, _ = self._open[index]
+            findings = scanner.feed(chunk.data)
             if findings:
                 self._refuse(findings)
-            if self._file is not None:
-                self._write(self._file, [dump_line(chunk_record(index, chunk))])
+            self._open[index] = (scanner, chunk.t_ms)
+            self._write([dump_line(chunk_record(index, chunk))])
 
     def end(self, index: int | None, end: End) -> None:
-        """Append the end record of interaction `index`."""
+        """Append the end record of interaction `index` (only its first end counts)."""
         with self._lock:
-            if index is None or self.failure is not None:
+            if index is None or self._open.pop(index, None) is None or not self._partial.active:
                 return
-            self._scanners.pop(index, None)
-            if self._file is not None:
-                self._write(self._file, [dump_line(end_record(index, end))])
+            self._write([dump_line(end_record(index, end))])
 
-    def restore(self) -> None:
-        """Put the file back exactly as it was before this writer touched it."""
-        self.close()
-        if self._original is None:
-            self.path.unlink(missing_ok=True)
-        else:
-            self.path.write_bytes(self._original)
+    def discard(self) -> None:
+        """Stop recording and leave the file exactly as it was before this writer."""
+        with self._lock:
+            self._open.clear()
+            self._partial.discard()
 
     def close(self) -> None:
-        """Close the file (records already written stay)."""
-        if self._file is not None:
-            self._file.close()
-            self._file = None
+        """Complete the recording: interactions still open end in `client_closed`, the footer is
+        written, the file is scanned once more and renamed over `path`. A writer that recorded
+        nothing (or refused a secret) leaves `path` as it was. Raises `SecretFound` when the final
+        scan finds a secret."""
+        with self._lock:
+            if not self._partial.active:
+                return
+            if self.failure is not None or not self._started:
+                self._partial.discard()
+                return
+            for index, (_, t_ms) in sorted(self._open.items()):
+                self._write([dump_line(end_record(index, End("client_closed", t_ms)))])
+            self._open.clear()
+            try:
+                self._write([dump_line(footer_record(self._count))])
+                data = self._partial.read()
+                # Secrets learned from a later request were not looked for in what was written before it.
+                findings = scan_lines(data, str(self.path), self.secrets, unescape=False)
+                findings += scan_decoded(loads(data, source=str(self.path)), str(self.path), self.secrets)
+            except BaseException:
+                self._partial.release()  # keep what was recorded; the error says why it was not completed
+                raise
+            if findings:
+                self._refuse(findings)
+            self._partial.commit()
 
 
 Decoder = Callable[[bytes], bytes]
@@ -211,8 +264,10 @@ class _TeeStream(httpx.AsyncByteStream):
         upstream: httpx.AsyncByteStream,
         writer: CassetteWriter,
         index: int | None,
+        *,
         start: float,
         decoders: tuple[Decoder, Callable[[], bytes]],
+        drain: tuple[float, int],
     ) -> None:
         self._upstream = upstream
         self._iterator: AsyncIterator[bytes] | None = None
@@ -220,10 +275,16 @@ class _TeeStream(httpx.AsyncByteStream):
         self._index = index
         self._start = start
         self._decode, self._flush = decoders
+        self._drain_s, self._drain_bytes = drain
         self._finished = False
 
     def __aiter__(self) -> AsyncIterator[bytes]:
         return self
+
+    def _record(self, data: bytes) -> None:
+        decoded = self._decode(data)
+        if decoded:
+            self._writer.chunk(self._index, Chunk(decoded, _now_ms(self._start)))
 
     def _finish(self, kind: EndKind) -> None:
         if self._finished:
@@ -249,29 +310,60 @@ class _TeeStream(httpx.AsyncByteStream):
         except httpx.TimeoutException:
             self._finish("timeout")
             raise
+        except asyncio.CancelledError:
+            # The caller gave up in the middle of a read; the server did nothing wrong.
+            self._finish("client_closed")
+            raise
         except BaseException:
-            # Connection lost, protocol error, cancellation: the body ended abnormally here.
+            # Connection lost, protocol error: the body ended abnormally here.
             self._finish("reset")
             raise
-        decoded = self._decode(data)
-        if decoded:
-            self._writer.chunk(self._index, Chunk(decoded, _now_ms(self._start)))
+        self._record(data)
         return data
 
+    async def _drain(self) -> None:
+        """Read what the caller left unread, to record how the body really ended (bounded)."""
+        task = asyncio.current_task()
+        if self._index is None or (task is not None and task.cancelling()):
+            self._finish("client_closed")  # nothing to record, or a cancelled caller must not wait
+            return
+        if self._iterator is None:
+            self._iterator = aiter(self._upstream)
+        budget = self._drain_bytes
+        kind: EndKind = "client_closed"
+        try:
+            async with asyncio.timeout(self._drain_s):
+                while budget > 0:
+                    data = await anext(self._iterator)
+                    budget -= len(data)
+                    self._record(data)
+        except StopAsyncIteration:
+            kind = "eof"
+        except SecretFound:
+            raise
+        except Exception:  # too slow, or broken after the caller stopped: the end was not seen
+            kind = "client_closed"
+        finally:
+            self._finish(kind)
+
     async def aclose(self) -> None:
-        # Closed before its end: what follows was never seen, which replay reports as a reset.
-        self._finish("reset")
-        closer = getattr(self._iterator, "aclose", None)
-        if closer is not None:
-            await closer()
-        await self._upstream.aclose()
+        try:
+            if not self._finished:
+                await self._drain()
+        finally:
+            closer = getattr(self._iterator, "aclose", None)
+            if closer is not None:
+                await closer()
+            await self._upstream.aclose()
 
 
 class RecordingTransport(httpx.AsyncBaseTransport):
     """Sends requests through `wrapped` (a real transport) and records them with `writer`.
 
     A request that fails before its response head (connect error, ...) is not recorded; the
-    error reaches the caller unchanged. `wrapped` is closed with this transport.
+    error reaches the caller unchanged. `wrapped` is closed with this transport, and closing it
+    completes the cassette file (`CassetteWriter.close`). `drain_timeout_s` and `drain_max_bytes`
+    bound the reading of a body its caller closed early (see the module docstring).
     """
 
     def __init__(
@@ -281,31 +373,35 @@ class RecordingTransport(httpx.AsyncBaseTransport):
         *,
         scrub: ScrubPolicy = DEFAULT_SCRUB,
         identity_encoding: bool = True,
+        drain_timeout_s: float = DRAIN_TIMEOUT_S,
+        drain_max_bytes: int = DRAIN_MAX_BYTES,
     ) -> None:
         self._wrapped = wrapped
         self.writer = writer
         self._scrub = scrub
         self._identity = identity_encoding
+        self._drain = (drain_timeout_s, drain_max_bytes)
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         if self._identity:
             request.headers["accept-encoding"] = "identity"
         await request.aread()
         recorded = capture_request(request, self._scrub)
+        credentials = request_credentials(request, self._scrub)
         start = time.monotonic()
         response = await self._wrapped.handle_async_request(request)
         try:
             # Fails before anything is written when the body could not be decoded for the record.
             decoders = _decoders(response.headers.get("content-encoding"))
             headers = response_headers(response.headers, self._scrub)
-            index = self.writer.begin(recorded, response.status_code, headers, _now_ms(start))
+            index = self.writer.begin(recorded, response.status_code, headers, _now_ms(start), credentials=credentials)
         except BaseException:
             await response.aclose()
             raise
         upstream = response.stream
         if not isinstance(upstream, httpx.AsyncByteStream):  # pragma: no cover - async transports stream async
             raise CassetteError("the wrapped transport returned a synchronous body")
-        tee = _TeeStream(upstream, self.writer, index, start, decoders)
+        tee = _TeeStream(upstream, self.writer, index, start=start, decoders=decoders, drain=self._drain)
         return httpx.Response(
             response.status_code,
             headers=response.headers,
@@ -315,5 +411,7 @@ class RecordingTransport(httpx.AsyncBaseTransport):
         )
 
     async def aclose(self) -> None:
-        await self._wrapped.aclose()
-        self.writer.close()
+        try:
+            await self._wrapped.aclose()
+        finally:
+            self.writer.close()

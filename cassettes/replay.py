@@ -7,12 +7,14 @@
 * timing `"instant"` (default) never sleeps except for explicit stalls, `"recorded"` sleeps to
   reach each chunk's `t_ms`, a float scales the recorded times (0.5 = twice as fast);
 * a body that ended in `reset` raises `httpx.ReadError`, one that ended in `timeout` raises
-  `httpx.ReadTimeout`, after the chunks before it were delivered; both carry the request;
+  `httpx.ReadTimeout`, after the chunks before it were delivered; both carry the request; `eof`
+  and `client_closed` end the body cleanly;
 * a silence longer than the request's read timeout (`httpx.Timeout(read=...)`) raises
   `httpx.ReadTimeout` after that timeout, as a real socket would;
 * matching (`match="request"`, the default) uses method + URL + canonical body; identical
   requests get identical recordings in recorded order; an unmatched request raises
-  `RequestNotRecorded` showing the nearest recording and the differences; `match="any"`
+  `RequestNotRecorded` showing the nearest recording and the differences, and the error is kept
+  in `misses` (a client that swallows it can not hide it from `use_cassette`); `match="any"`
   ignores the request and plays the interactions in order;
 * `unplayed()` / `assert_all_played()` report interactions nobody asked for;
 * bodies can be closed mid-stream; there is nothing to leak.
@@ -43,6 +45,8 @@ Match: TypeAlias = Literal["request", "any"]
 # Replayed bytes are always identity-encoded and their length is whatever the chunks add up
 # to, so framing headers from the recording (if someone allow-listed them) would lie.
 _FRAMING_HEADERS = frozenset({"content-encoding", "content-length", "transfer-encoding"})
+# A body the recorded client stopped reading ends where it stopped: that client needed no more.
+_CLEAN_ENDS: frozenset[EndKind] = frozenset({"eof", "client_closed"})
 
 
 def timing_factor(timing: Timing) -> float:
@@ -124,7 +128,7 @@ class _AsyncBody(httpx.AsyncByteStream):
             await asyncio.sleep(wait)
         if isinstance(item, bytes):
             return item
-        if item == "eof":
+        if item in _CLEAN_ENDS:
             raise StopAsyncIteration
         raise player.failure(item)
 
@@ -147,7 +151,7 @@ class _SyncBody(httpx.SyncByteStream):
                 time.sleep(wait)
             if isinstance(item, bytes):
                 yield item
-            elif item == "eof":
+            elif item in _CLEAN_ENDS:
                 return
             else:
                 raise player.failure(item)
@@ -187,6 +191,7 @@ class ReplayTransport(httpx.AsyncBaseTransport, httpx.BaseTransport):
         self._fallback = fallback
         self._keys: list[MatchKey] = [match_key(i.request, self._ignore_paths) for i in cassette.interactions]
         self._played: list[int] = []
+        self.misses: list[RequestNotRecorded] = []
         self._lock = threading.Lock()
 
     @property
@@ -257,11 +262,18 @@ class ReplayTransport(httpx.AsyncBaseTransport, httpx.BaseTransport):
         lines.extend(f"  {d}" for d in differences)
         return RequestNotRecorded("\n".join(lines))
 
+    def _miss(self, sent: RecordedRequest) -> RequestNotRecorded:
+        error = self._not_recorded(sent)
+        with self._lock:
+            self.misses.append(error)
+        return error
+
     def _response(
         self, index: int, request: httpx.Request, body: httpx.AsyncByteStream | httpx.SyncByteStream
     ) -> httpx.Response:
         recorded = self.cassette.interactions[index].response
-        headers = [(k, v) for k, v in recorded.headers if k not in _FRAMING_HEADERS]
+        # As bytes: httpx would encode str values as ASCII and fail on a recorded non-ASCII value.
+        headers = [(k.encode("ascii"), v.encode("utf-8")) for k, v in recorded.headers if k not in _FRAMING_HEADERS]
         return httpx.Response(recorded.status, headers=headers, stream=body, request=request)
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
@@ -272,7 +284,7 @@ class ReplayTransport(httpx.AsyncBaseTransport, httpx.BaseTransport):
         if index is None:
             if self._fallback is not None:
                 return await self._fallback.handle_async_request(request)
-            raise self._not_recorded(sent)
+            raise self._miss(sent)
         player = _Player(self.cassette.interactions[index], request, self._factor, start)
         wait = player.head_wait(time.monotonic())
         if player.timed_out(wait):
@@ -289,7 +301,7 @@ class ReplayTransport(httpx.AsyncBaseTransport, httpx.BaseTransport):
         index = self._select(sent)
         if index is None:
             # The fallback is asynchronous (recording is async-only), so the sync side just fails.
-            raise self._not_recorded(sent)
+            raise self._miss(sent)
         player = _Player(self.cassette.interactions[index], request, self._factor, start)
         wait = player.head_wait(time.monotonic())
         if player.timed_out(wait):

@@ -1,48 +1,62 @@
-"""What is allowed onto disk: deny-by-default header filtering, URL and body credential removal.
+"""What is allowed onto disk: deny-by-default header filtering, URL and body credential removal,
+and the list of credentials a request carried.
 
 Only allow-listed headers are ever stored; credential headers (authorization, x-api-key, ...)
-can not be allow-listed at all. Credential query parameters (`key`, `api_key`, ...) and
-credential JSON / form body fields (`api_key`, `access_token`, ...) are removed wherever they
-appear. The same functions run on live requests at replay time, so a live request carrying a
-real key still matches the scrubbed recording.
+can not be allow-listed at all. Credential query parameters (`key`, `api-key`, ...) and
+credential JSON / form body fields (`api_key`, `token`, `authorization_token`, ...) holding a
+string are removed wherever they appear (a field of that name holding an object, such as a tool
+schema's `token` property, is kept and scrubbed inside). The same functions run on live requests
+at replay time, so a live request carrying a real key still matches the scrubbed recording.
+
+`request_credentials` lists every credential value a live request carries (header values and the
+token after an auth scheme, the decoded parts of HTTP Basic credentials, cookies, URL user info,
+credential query parameters and body fields): the recorder adds them to the secrets it refuses to
+write, so an echo of any of them in a response — in any spelling — stops the recording.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, replace
-from urllib.parse import parse_qsl, urlencode
+from dataclasses import dataclass
+from urllib.parse import parse_qsl, unquote, urlencode
 
 import httpx
 
 from cassettes.canonical import NotJSON, canonical_json, parse_json
+from cassettes.errors import CassetteError
 from cassettes.model import Headers, JSONValue, RecordedRequest
+from cassettes.records import MAX_DEPTH, depth_within
 
 __all__ = [
+    "CREDENTIAL_HEADERS",
     "DEFAULT_SCRUB",
     "NEVER_STORED_HEADERS",
     "ScrubPolicy",
     "capture_request",
     "filter_headers",
+    "request_credentials",
     "response_headers",
     "scrub_body",
     "scrub_url",
 ]
 
-NEVER_STORED_HEADERS = frozenset(
+#: Request headers whose values are credentials (lower case).
+CREDENTIAL_HEADERS = frozenset(
     {
         "authorization",
         "proxy-authorization",
         "x-api-key",
         "api-key",
         "x-goog-api-key",
-        "cookie",
-        "set-cookie",
+        "ocp-apim-subscription-key",
         "x-amz-security-token",
-        "openai-organization",
-        "openai-project",
-        "anthropic-organization-id",
+        "cookie",
     }
+)
+NEVER_STORED_HEADERS = CREDENTIAL_HEADERS | frozenset(
+    {"set-cookie", "openai-organization", "openai-project", "anthropic-organization-id"}
 )
 
 _REQUEST_HEADERS = frozenset({"content-type", "anthropic-version", "anthropic-beta", "openai-beta"})
@@ -59,9 +73,32 @@ _RESPONSE_HEADERS = frozenset(
     }
 )
 _RESPONSE_PREFIXES = ("x-ratelimit-", "anthropic-ratelimit-")
-_QUERY_PARAMS = frozenset({"key", "api_key", "apikey", "api-key", "access_token", "token", "client_secret"})
+_QUERY_PARAMS = frozenset(
+    {
+        "key",
+        "api_key",
+        "apikey",
+        "api-key",
+        "x-goog-api-key",
+        "subscription-key",
+        "access_token",
+        "token",
+        "client_secret",
+    }
+)
 _BODY_FIELDS = frozenset(
-    {"api_key", "apikey", "access_token", "id_token", "refresh_token", "client_secret", "password"}
+    {
+        "key",
+        "token",
+        "api_key",
+        "apikey",
+        "access_token",
+        "authorization_token",
+        "id_token",
+        "refresh_token",
+        "client_secret",
+        "password",
+    }
 )
 
 
@@ -70,7 +107,7 @@ class ScrubPolicy:
     """Which headers may be stored and which URL / body fields are removed.
 
     Names are compared lower-case. Anything in `NEVER_STORED_HEADERS` is dropped even if a
-    caller allow-lists it.
+    caller allow-lists it. Derive a custom policy with `dataclasses.replace(DEFAULT_SCRUB, ...)`.
     """
 
     request_headers: frozenset[str] = _REQUEST_HEADERS
@@ -78,13 +115,6 @@ class ScrubPolicy:
     response_header_prefixes: tuple[str, ...] = _RESPONSE_PREFIXES
     query_params: frozenset[str] = _QUERY_PARAMS
     body_fields: frozenset[str] = _BODY_FIELDS
-
-    def allowing(self, headers: Iterable[str]) -> ScrubPolicy:
-        """A copy that also stores `headers` (on requests and responses)."""
-        extra = frozenset(h.lower() for h in headers)
-        return replace(
-            self, request_headers=self.request_headers | extra, response_headers=self.response_headers | extra
-        )
 
 
 DEFAULT_SCRUB = ScrubPolicy()
@@ -118,34 +148,63 @@ def scrub_url(url: str | httpx.URL, policy: ScrubPolicy | None = None) -> str:
     return str(parsed)
 
 
+def _is_credential(name: str, value: JSONValue, names: frozenset[str]) -> bool:
+    return isinstance(value, str) and name.lower() in names
+
+
 def _drop_fields(value: JSONValue, names: frozenset[str]) -> JSONValue:
     if isinstance(value, dict):
-        return {k: _drop_fields(v, names) for k, v in value.items() if k.lower() not in names}
+        return {k: _drop_fields(v, names) for k, v in value.items() if not _is_credential(k, v, names)}
     if isinstance(value, list):
         return [_drop_fields(v, names) for v in value]
     return value
+
+
+def _body_fields(value: JSONValue, names: frozenset[str], path: str, out: list[tuple[str, str]]) -> None:
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if isinstance(item, str) and _is_credential(key, item, names):
+                out.append((f"{path}.{key}".lstrip("."), item))
+            else:
+                _body_fields(item, names, f"{path}.{key}", out)
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            _body_fields(item, names, f"{path}[{index}]", out)
+
+
+def _json_body(body: bytes) -> JSONValue | NotJSON:
+    value = parse_json(body) if body else NotJSON()
+    if not isinstance(value, NotJSON) and not depth_within(value):
+        raise CassetteError(f"the request body is JSON nested more than {MAX_DEPTH} levels deep; it is not scrubbed")
+    return value
+
+
+def _form_pairs(body: bytes, content_type: str | None) -> list[tuple[str, str]] | None:
+    if not content_type or "x-www-form-urlencoded" not in content_type.lower():
+        return None
+    try:
+        return parse_qsl(body.decode("utf-8"), keep_blank_values=True)
+    except UnicodeDecodeError:
+        return None
 
 
 def scrub_body(body: bytes, content_type: str | None, policy: ScrubPolicy | None = None) -> bytes:
     """The body without credential fields; JSON bodies come back in canonical form.
 
     JSON is recognised by parsing (whatever the content type claims); form bodies by the
-    `application/x-www-form-urlencoded` content type. Other bodies are returned unchanged.
+    `application/x-www-form-urlencoded` content type. Other bodies are returned unchanged. JSON
+    nested deeper than `MAX_DEPTH` raises `CassetteError`: it can not be scrubbed safely.
     """
     if not body:
         return body
     policy = policy or DEFAULT_SCRUB
-    value = parse_json(body)
+    value = _json_body(body)
     if not isinstance(value, NotJSON):
         return canonical_json(_drop_fields(value, policy.body_fields))
-    if content_type and "x-www-form-urlencoded" in content_type.lower():
-        try:
-            pairs = parse_qsl(body.decode("utf-8"), keep_blank_values=True)
-        except UnicodeDecodeError:
-            return body
-        kept = [(k, v) for k, v in pairs if k.lower() not in policy.body_fields]
-        return urlencode(kept).encode("ascii")
-    return body
+    pairs = _form_pairs(body, content_type)
+    if pairs is None:
+        return body
+    return urlencode([(k, v) for k, v in pairs if k.lower() not in policy.body_fields]).encode("ascii")
 
 
 def capture_request(request: httpx.Request, policy: ScrubPolicy | None = None) -> RecordedRequest:
@@ -158,6 +217,51 @@ def capture_request(request: httpx.Request, policy: ScrubPolicy | None = None) -
         headers=filter_headers(request.headers.multi_items(), policy.request_headers),
         body=scrub_body(request.content, content_type, policy),
     )
+
+
+def _header_credentials(name: str, value: str) -> list[tuple[str, str]]:
+    where = f"request credential ({name} header)"
+    if name == "cookie":
+        return [(f"{where} cookie {k.strip()}", v) for k, _, v in (c.partition("=") for c in value.split(";"))]
+    found = [(where, value)]
+    scheme, _, token = value.strip().partition(" ")
+    if token and scheme.isalpha():
+        found.append((where, token.strip()))
+        if scheme.lower() == "basic":
+            try:
+                decoded = base64.b64decode(token.strip(), validate=True).decode("utf-8")
+            except (binascii.Error, UnicodeDecodeError):
+                decoded = ""
+            found += [(where, decoded), (where, decoded.partition(":")[2])]
+    return found
+
+
+def request_credentials(request: httpx.Request, policy: ScrubPolicy | None = None) -> list[tuple[str, str]]:
+    """(where, value) of every credential `request` carries (its body must have been read).
+
+    `where` names the header, parameter or field, never the value.
+    """
+    policy = policy or DEFAULT_SCRUB
+    found: list[tuple[str, str]] = []
+    for name, value in request.headers.multi_items():
+        if name.lower() in CREDENTIAL_HEADERS:
+            found += _header_credentials(name.lower(), value)
+    userinfo = request.url.userinfo.decode("ascii", "replace")
+    if userinfo:
+        found += [("request credential (URL user info)", unquote(part)) for part in userinfo.split(":")]
+    for name, value in request.url.params.multi_items():
+        if name.lower() in policy.query_params:
+            found.append((f"request credential (query parameter {name})", value))
+    body = request.content
+    value = _json_body(body)
+    fields: list[tuple[str, str]] = []
+    if not isinstance(value, NotJSON):
+        _body_fields(value, policy.body_fields, "", fields)
+    else:
+        pairs = _form_pairs(body, request.headers.get("content-type"))
+        fields = [(k, v) for k, v in pairs or () if k.lower() in policy.body_fields]
+    found += [(f"request credential (body field {path})", item) for path, item in fields]
+    return found
 
 
 def response_headers(headers: Mapping[str, str] | httpx.Headers, policy: ScrubPolicy | None = None) -> Headers:

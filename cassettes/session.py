@@ -4,8 +4,10 @@ Modes (the vcrpy / pytest-recording vocabulary):
 
 =================  ===================================================================================
 ``none`` (default) Replay only; the network is never touched. A missing file raises `CassetteMissing`,
-                   an unmatched request `RequestNotRecorded`, and on a clean exit interactions that
-                   were never requested raise `UnplayedInteractions` (unless `allow_unplayed=True`).
+                   an unmatched request `RequestNotRecorded` (raised again on a clean exit, with the
+                   request diff, if the code under test swallowed it), and on a clean exit
+                   interactions that were never requested raise `UnplayedInteractions` (unless
+                   `allow_unplayed=True`).
 ``once``           Record everything when the file does not exist; otherwise behave exactly like
                    ``none``.
 ``new_episodes``   Replay what matches; send and record (appended to the file) what does not.
@@ -31,8 +33,8 @@ from typing import Literal, TypeAlias
 
 import httpx
 
-from cassettes.errors import CassetteMissing
-from cassettes.format import load
+from cassettes.errors import CassetteMissing, RequestNotRecorded, SecretFound
+from cassettes.files import load
 from cassettes.model import JSONValue
 from cassettes.record import CassetteWriter, RecordingTransport
 from cassettes.replay import Match, ReplayTransport, Timing
@@ -86,26 +88,27 @@ class CassetteSession:
             self.writer = CassetteWriter(self.path, mode=writer_mode, api=api, model=model, source=source)
             return RecordingTransport(real_transport or httpx.AsyncHTTPTransport(), self.writer, scrub=scrub)
 
-        if replaying:
-            fallback = recorder("append") if mode == "new_episodes" else None
-            self.replay = ReplayTransport(
-                load(self.path),
-                match=match,
-                timing=timing,
-                ignore_paths=ignore_paths,
-                allow_repeats=allow_repeats,
-                scrub=scrub,
-                fallback=fallback,
-                name=str(self.path),
-            )
-            self.transport: httpx.AsyncBaseTransport = self.replay
-        else:
-            self.transport = recorder("append" if mode == "all" else "new")
-
-    @property
-    def recording(self) -> bool:
-        """True when this session can send requests to the network."""
-        return self.writer is not None
+        try:
+            if replaying:
+                cassette = load(self.path)  # before the recorder takes the file's lock
+                fallback = recorder("append") if mode == "new_episodes" else None
+                self.replay = ReplayTransport(
+                    cassette,
+                    match=match,
+                    timing=timing,
+                    ignore_paths=ignore_paths,
+                    allow_repeats=allow_repeats,
+                    scrub=scrub,
+                    fallback=fallback,
+                    name=str(self.path),
+                )
+                self.transport: httpx.AsyncBaseTransport = self.replay
+            else:
+                self.transport = recorder("append" if mode == "all" else "new")
+        except BaseException:
+            if self.writer is not None:
+                self.writer.discard()  # release the file this session will not record to
+            raise
 
     async def aclose(self) -> None:
         """Close the transports (and with them the real transport and the cassette file).
@@ -115,11 +118,18 @@ class CassetteSession:
         await self.transport.aclose()
 
     def check(self) -> None:
-        """End-of-session rules: a refused secret re-raises `SecretFound`; in replay-only sessions
-        (`none`, `once` on an existing file) unplayed interactions raise `UnplayedInteractions`
-        unless `allow_unplayed`."""
+        """End-of-session rules, most precise first: a refused secret re-raises `SecretFound`; a
+        request that matched no recording raises `RequestNotRecorded` with its diff (the code under
+        test may have caught the first one, e.g. an adapter that turns every error into an error
+        event); in replay-only sessions (`none`, `once` on an existing file) unplayed interactions
+        raise `UnplayedInteractions` unless `allow_unplayed`."""
         if self.writer is not None and self.writer.failure is not None:
             raise self.writer.failure
+        if self.replay is not None and self.replay.misses:
+            first = self.replay.misses[0]
+            more = len(self.replay.misses) - 1
+            note = f"\n({more} more request(s) matched no recording)" if more else ""
+            raise RequestNotRecorded(f"{first}{note}")
         if self.replay is not None and self.mode in ("none", "once") and not self.allow_unplayed:
             self.replay.assert_all_played()
 
@@ -160,8 +170,17 @@ async def use_cassette(
         model=model,
     )
     client = httpx.AsyncClient(transport=session.transport, timeout=http_timeout)
+    failed = False
     try:
         yield client
+    except BaseException:
+        failed = True
+        raise
     finally:
-        await client.aclose()  # closes session.transport
+        try:
+            await client.aclose()  # closes session.transport, which completes a recording
+        except SecretFound:
+            if not failed:
+                raise
+            # The block's own error wins; the refusal stays in session.writer.failure.
     session.check()

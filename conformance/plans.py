@@ -33,7 +33,7 @@ _FRAMING = frozenset({"content-length", "transfer-encoding", "content-encoding",
 # A recorded ``reset`` is replayed as a hang-up (FIN without the end of the chunked body): the
 # client gets every recorded byte, then a broken connection. A TCP RST right after the data could
 # make the client's kernel drop bytes it had not read yet, so the replay would not be deterministic.
-_ENDS: dict[str, EndKind] = {"eof": "eof", "reset": "hangup", "timeout": "stall"}
+_ENDS: dict[str, EndKind] = {"eof": "eof", "reset": "hangup", "timeout": "stall", "client_closed": "eof"}
 #: Pause before a real RST, so the bytes sent before it reach the client application first.
 RESET_SETTLE_S = 0.05
 

@@ -1,7 +1,9 @@
 """Build the bundled cassette library from the collected real streaming bodies.
 
-Run ``python -m cassettes.library._build [--source DIR]`` (default source: ``../shared/realstreams``
-relative to the repository). It rewrites every ``cassettes/library/<api>/*.jsonl`` and ``NOTICE``.
+Run ``python -m tools.build_cassette_library [--source DIR] [--output DIR]`` from the repository
+(default source: ``../shared/realstreams`` next to the repository; default output: the package's
+``cassettes/library``). It rewrites every ``<output>/<api>/*.jsonl`` and ``<output>/NOTICE``. This is
+a maintainer's tool: it is not part of the installed package, which only ships its output.
 
 For every body file it writes one cassette with one interaction:
 
@@ -28,12 +30,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cassettes.canonical import NotJSON, canonical_json
-from cassettes.format import load, save
+from cassettes.files import load, save
 from cassettes.model import Cassette, Chunk, End, Interaction, JSONValue, RecordedRequest, RecordedResponse
 from cassettes.sse import split_events
 
-LIBRARY = Path(__file__).resolve().parent
-DEFAULT_SOURCE = LIBRARY.parents[1] / ".." / "shared" / "realstreams"
+REPOSITORY = Path(__file__).resolve().parents[1]
+LIBRARY = REPOSITORY / "cassettes" / "library"
+DEFAULT_SOURCE = REPOSITORY / ".." / "shared" / "realstreams"
 STEP_MS = 5
 
 FOLDERS = {
@@ -293,21 +296,23 @@ def notice(entries: Sequence[tuple[str, str, Row | None]], commits: dict[str, st
 def main(argv: Sequence[str] | None = None) -> int:
     """Rebuild the library; prints the count per api."""
     parser = argparse.ArgumentParser(
-        prog="python -m cassettes.library._build", description="Build the bundled cassette library."
+        prog="python -m tools.build_cassette_library", description="Build the bundled cassette library."
     )
     parser.add_argument("--source", type=Path, default=DEFAULT_SOURCE, help="the realstreams folder")
+    parser.add_argument("--output", type=Path, default=LIBRARY, help="the library folder to (re)write")
     args = parser.parse_args(argv)
     source: Path = args.source.resolve()
+    output: Path = args.output.resolve()
     rows, commits = read_index(source)
     built: list[tuple[str, str, Row | None]] = []
-    for old in LIBRARY.glob("*/*.jsonl"):
+    for old in output.glob("*/*.jsonl"):
         old.unlink()
     for folder in (*FOLDERS, "errors"):
         for file in sorted((source / folder).iterdir()):
             row = rows.get(file.name)
             cassette = build(folder, file, row, commits)
             assert cassette.api is not None
-            target = LIBRARY / cassette.api / f"{file.stem}.jsonl"
+            target = output / cassette.api / f"{file.stem}.jsonl"
             if target.exists():
                 raise SystemExit(f"two source files map to {target.name}")
             save(cassette, target)
@@ -316,7 +321,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 raise SystemExit(f"{file}: bytes changed on the way into {target}")
             built.append((cassette.api, file.stem, row))
     built.sort()
-    (LIBRARY / "NOTICE").write_text(notice(built, commits), encoding="utf-8")
+    (output / "NOTICE").write_text(notice(built, commits), encoding="utf-8")
     counts: dict[str, int] = {}
     for api, _, _ in built:
         counts[api] = counts.get(api, 0) + 1

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import importlib.util
 from pathlib import Path
 
 import pytest
 
 import cassettes
 from cassettes import CassetteError, dumps, library, split_events
-from cassettes.library import _build
 from cassettes.secret_scan import scan_path
+from tools import build_cassette_library as _build
 
 SOURCE = _build.DEFAULT_SOURCE.resolve()
 APIS = ["anthropic-messages", "google-generative-ai", "openai-completions", "openai-responses"]
@@ -47,6 +48,23 @@ def test_every_source_file_is_bundled_byte_for_byte() -> None:
             expected[api] = expected.get(api, 0) + 1
             assert library.load(file.stem).interactions[0].response.body == file.read_bytes(), file.name
     assert library.counts() == expected
+
+
+@pytest.mark.slow  # 166 files written, scanned and read back: a few seconds
+@pytest.mark.skipif(not SOURCE.is_dir(), reason="the realstreams collection is not next to this checkout")
+def test_the_builder_rebuilds_the_library_byte_for_byte(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert _build.main(["--source", str(SOURCE), "--output", str(tmp_path)]) == 0
+    assert f"total: {len(library.names())}" in capsys.readouterr().out
+    shipped = Path(library.__file__).parent
+    built = sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*") if p.is_file())
+    assert built == sorted(str(p.relative_to(shipped)) for p in [*shipped.glob("*/*.jsonl"), shipped / "NOTICE"])
+    for name in built:
+        assert (tmp_path / name).read_bytes() == (shipped / name).read_bytes(), name
+
+
+def test_the_builder_is_not_part_of_the_installed_package() -> None:
+    assert importlib.util.find_spec("cassettes.library._build") is None
+    assert Path(_build.__file__).resolve().parent.name == "tools"
 
 
 def test_error_files_become_error_responses() -> None:

@@ -6,11 +6,11 @@ from pathlib import Path
 
 import httpx
 import pytest
-from cassette_helpers import SSE_EVENTS, LoopbackServer
 
 from cassettes import (
     CassetteMissing,
     CassetteSession,
+    Mode,
     RequestNotRecorded,
     UnplayedInteractions,
     library,
@@ -18,6 +18,8 @@ from cassettes import (
     save,
     use_cassette,
 )
+from conformance.loopback import LoopbackServer
+from tests.cassettes._helpers import SSE_EVENTS
 
 
 class ExplodingTransport(httpx.AsyncBaseTransport):
@@ -34,20 +36,35 @@ class ExplodingTransport(httpx.AsyncBaseTransport):
 async def _record(path: Path, server: LoopbackServer, *bodies: dict[str, object]) -> None:
     async with use_cassette(path, mode="once") as http:
         for body in bodies:
-            await http.post(server.url + "/v1/messages", json=body)
+            await http.post(server.base_url + "/v1/messages", json=body)
+
+
+async def _known_then_unknown(
+    path: Path,
+    url: str,
+    replayed: list[httpx.Response],
+    *,
+    mode: Mode,
+    real_transport: ExplodingTransport | None = None,
+) -> None:
+    """Send the recorded request {"n": 1}, then {"n": 2}, whose `RequestNotRecorded` is swallowed."""
+    async with use_cassette(path, mode=mode, real_transport=real_transport) as http:
+        replayed.append(await http.post(url, json={"n": 1}))
+        with pytest.raises(RequestNotRecorded):
+            await http.post(url, json={"n": 2})
 
 
 async def test_mode_none_never_touches_the_network(server: LoopbackServer, tmp_path: Path) -> None:
     path = tmp_path / "none.jsonl"
     await _record(path, server, {"n": 1})
-    url = server.url + "/v1/messages"
-    await server.stop()  # from here on nothing listens on the recorded port
+    url = server.base_url + "/v1/messages"
+    await server.close()  # from here on nothing listens on the recorded port
     network = ExplodingTransport()
-    async with use_cassette(path, real_transport=network) as http:
-        response = await http.post(url, json={"n": 1})
-        with pytest.raises(RequestNotRecorded):
-            await http.post(url, json={"n": 2})
-    assert response.content == b"".join(SSE_EVENTS)
+    replayed: list[httpx.Response] = []
+    # The unrecorded request raises where it is sent and, swallowed there, again on exit.
+    with pytest.raises(RequestNotRecorded, match=r"body \$\.n: recorded 1, sent 2"):
+        await _known_then_unknown(path, url, replayed, mode="none", real_transport=network)
+    assert replayed[0].content == b"".join(SSE_EVENTS)
     assert network.calls == 0
 
 
@@ -64,14 +81,13 @@ async def test_once_records_when_missing_then_replays_without_recording_more(
 ) -> None:
     path = tmp_path / "once.jsonl"
     await _record(path, server, {"n": 1})
-    assert len(server.received) == 1
+    assert len(server.requests) == 1
     recorded = path.read_bytes()
-    async with use_cassette(path, mode="once") as http:
-        replayed = await http.post(server.url + "/v1/messages", json={"n": 1})
-        with pytest.raises(RequestNotRecorded):
-            await http.post(server.url + "/v1/messages", json={"n": 2})
-    assert replayed.content == b"".join(SSE_EVENTS)
-    assert len(server.received) == 1
+    replayed: list[httpx.Response] = []
+    with pytest.raises(RequestNotRecorded, match="sent 2"):
+        await _known_then_unknown(path, server.base_url + "/v1/messages", replayed, mode="once")
+    assert replayed[0].content == b"".join(SSE_EVENTS)
+    assert len(server.requests) == 1
     assert path.read_bytes() == recorded
 
 
@@ -79,9 +95,9 @@ async def test_new_episodes_replays_matches_and_records_the_rest(server: Loopbac
     path = tmp_path / "episodes.jsonl"
     await _record(path, server, {"n": 1})
     async with use_cassette(path, mode="new_episodes") as http:
-        await http.post(server.url + "/v1/messages", json={"n": 1})
-        await http.post(server.url + "/v1/messages", json={"n": 2})
-    assert [r.body for r in server.received] == [b'{"n":1}', b'{"n":2}']
+        await http.post(server.base_url + "/v1/messages", json={"n": 1})
+        await http.post(server.base_url + "/v1/messages", json={"n": 2})
+    assert [r.body for r in server.requests] == [b'{"n":1}', b'{"n":2}']
     assert [i.request.body for i in load(path).interactions] == [b'{"n":1}', b'{"n":2}']
 
 
@@ -89,8 +105,8 @@ async def test_all_always_sends_and_appends(server: LoopbackServer, tmp_path: Pa
     path = tmp_path / "all.jsonl"
     await _record(path, server, {"n": 1})
     async with use_cassette(path, mode="all") as http:
-        await http.post(server.url + "/v1/messages", json={"n": 1})
-    assert len(server.received) == 2
+        await http.post(server.base_url + "/v1/messages", json={"n": 1})
+    assert len(server.requests) == 2
     assert [i.request.body for i in load(path).interactions] == [b'{"n":1}', b'{"n":1}']
 
 
@@ -98,7 +114,7 @@ async def test_rewrite_replaces_the_file(server: LoopbackServer, tmp_path: Path)
     path = tmp_path / "rewrite.jsonl"
     await _record(path, server, {"n": 1}, {"n": 2})
     async with use_cassette(path, mode="rewrite") as http:
-        await http.post(server.url + "/v1/messages", json={"n": 3})
+        await http.post(server.base_url + "/v1/messages", json={"n": 3})
     assert [i.request.body for i in load(path).interactions] == [b'{"n":3}']
 
 
@@ -107,10 +123,10 @@ async def test_unplayed_interactions_fail_a_clean_exit_unless_allowed(server: Lo
     await _record(path, server, {"n": 1}, {"n": 2})
     with pytest.raises(UnplayedInteractions, match=r"1 of 2 recorded interactions .* never requested") as caught:
         async with use_cassette(path) as http:
-            await http.post(server.url + "/v1/messages", json={"n": 1})
+            await http.post(server.base_url + "/v1/messages", json={"n": 1})
     assert caught.value.unplayed == (1,)
     async with use_cassette(path, allow_unplayed=True) as http:
-        await http.post(server.url + "/v1/messages", json={"n": 2})
+        await http.post(server.base_url + "/v1/messages", json={"n": 2})
 
 
 async def test_an_error_inside_the_block_is_not_hidden_by_the_unplayed_check(
@@ -135,10 +151,33 @@ async def test_ignored_paths_let_volatile_fields_differ(server: LoopbackServer, 
     path = tmp_path / "volatile.jsonl"
     await _record(path, server, {"n": 1, "metadata": {"user_id": "first-run"}})
     async with use_cassette(path, ignore_paths=["metadata.user_id"]) as http:
-        response = await http.post(server.url + "/v1/messages", json={"n": 1, "metadata": {"user_id": "other"}})
+        response = await http.post(server.base_url + "/v1/messages", json={"n": 1, "metadata": {"user_id": "other"}})
     assert response.status_code == 200
 
 
 def test_an_unknown_mode_is_rejected(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="mode must be one of"):
         CassetteSession(tmp_path / "x.jsonl", mode="sometimes")  # type: ignore[arg-type]
+
+
+async def test_a_changed_request_swallowed_by_the_adapter_surfaces_its_diff_on_exit(tmp_path: Path) -> None:
+    """An adapter turns every error into an error event, so `RequestNotRecorded` never reaches the
+    test; the session raises it (with the diff it computed) instead of `UnplayedInteractions`."""
+    from conformance.plans import plan
+    from normalize import Context, Model, StreamOptions, UserMessage
+    from streamfns.anthropic import stream_anthropic
+
+    path = tmp_path / "adapter.jsonl"
+    source = library.load("llma__text_haiku45")
+
+    async def ask(prompt: str, base_url: str, mode: Mode) -> str | None:
+        model = Model(id="claude-haiku-4-5", api="anthropic-messages", provider="anthropic", base_url=base_url)
+        async with use_cassette(path, mode=mode) as http:
+            options = StreamOptions(api_key="test-key-not-a-secret", http_client=http)
+            message = await stream_anthropic(model, Context(messages=[UserMessage(content=prompt)]), options).result()
+        return message.error_message
+
+    async with LoopbackServer(plan(source)) as server:
+        assert await ask("Say hello.", server.base_url, "once") is None
+        with pytest.raises(RequestNotRecorded, match=r"text: recorded \"Say hello\.\", sent \"Say goodbye\.\""):
+            await ask("Say goodbye.", server.base_url, "none")

@@ -5,14 +5,15 @@ from __future__ import annotations
 import subprocess
 import sys
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from cassette_helpers import make_cassette
 
-from cassettes import RecordedResponse, library, load, save, split_events
+from cassettes import RecordedResponse, dumps, library, load, save, split_events
 from cassettes.canonical import NotJSON
 from cassettes.cli import main
+from tests.cassettes._helpers import make_cassette
 
 
 def test_show_renders_a_timeline_of_a_library_cassette(capsys: pytest.CaptureFixture[str]) -> None:
@@ -131,13 +132,74 @@ def test_library_lists_counts(capsys: pytest.CaptureFixture[str]) -> None:
     assert "  pai__text_gemini20flashexp\n" in capsys.readouterr().out
 
 
-def test_python_dash_m_cassettes_runs_the_cli() -> None:
-    result = subprocess.run(
-        [sys.executable, "-m", "cassettes", "show", "pai__function_call_gemini20flash"],
-        capture_output=True,
-        text=True,
-        check=False,
+def test_show_a_missing_file_says_file_not_found(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["show", str(tmp_path / "missing.jsonl")]) == 2
+    assert capsys.readouterr().err == f"cassettes: {tmp_path / 'missing.jsonl'}: file not found\n"
+    assert main(["show", "missing.jsonl"]) == 2
+    assert "missing.jsonl: file not found" in capsys.readouterr().err
+    assert main(["show", "no_such_name"]) == 2
+    assert "no such file, and no bundled cassette has that name" in capsys.readouterr().err
+    assert main(["show", str(tmp_path)]) == 2, "a directory is an error on one line, not a traceback"
+    assert capsys.readouterr().err.startswith("cassettes: ")
+
+
+def test_show_escapes_control_characters_from_the_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    evil = "\x1b]0;owned\x07\x1b[2J\u202e"
+    cassette = make_cassette([f"event: {evil}\ndata: {evil}\n\n".encode()], url="https://h.test/\u202etxt.exe")
+    cassette = replace(cassette, extra={"note": evil}, source={"by": evil}, model=evil)
+    path = tmp_path / "evil.jsonl"
+    save(cassette, path)
+    assert main(["show", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "\x1b" not in out
+    assert "\x07" not in out
+    assert "\u202e" not in out
+    assert "\\x1b]0;owned\\x07\\x1b[2J\\u202e" in out
+
+
+def test_show_marks_an_incomplete_recording(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "cut.jsonl"
+    text = dumps(make_cassette([b"data: 1\n\n"]))
+    path.write_text(text[: text.rindex('{"type":"footer"')], encoding="utf-8")
+    assert main(["show", str(path)]) == 0
+    assert "INCOMPLETE RECORDING: no completion footer" in capsys.readouterr().out
+
+
+def test_scan_exits_1_only_for_secrets_and_2_for_files_it_could_not_check(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    clean = tmp_path / "clean.jsonl"
+    save(make_cassette([b"data: fine\n\n"]), clean)
+    malformed = tmp_path / "malformed.jsonl"
+    malformed.write_text('{"type":"cassette"}\n', encoding="utf-8")
+    leaky = tmp_path / "leaky.jsonl"
+    leaky.write_text(clean.read_text(encoding="utf-8").replace("fine", "gsk_" + "L" * 52), encoding="utf-8")
+    assert main(["scan", str(malformed)]) == 2
+    err = capsys.readouterr().err
+    assert f"cassettes: {malformed}:1: the first line must be the header" in err
+    assert main(["scan", str(tmp_path / "absent.jsonl")]) == 2
+    assert "No such file" in capsys.readouterr().err
+    assert main(["scan", str(clean), str(leaky)]) == 1
+    assert main(["scan", str(leaky), str(malformed)]) == 2, "a file that could not be checked wins"
+    out = capsys.readouterr().out
+    assert f"{leaky}: Groq API key at {leaky} line 4" in out
+
+
+def test_python_dash_m_cassettes_runs_the_cli_and_a_closed_pipe_ends_it_quietly(tmp_path: Path) -> None:
+    path = tmp_path / "long.jsonl"
+    save(make_cassette([b"data: %d\n\n" % n for n in range(5000)]), path)  # far more than a pipe buffers
+    with subprocess.Popen(
+        [sys.executable, "-m", "cassettes", "show", str(path)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         cwd=Path(library.__file__).resolve().parents[2],
-    )
-    assert result.returncode == 0, result.stderr
-    assert "google-generative-ai" in result.stdout
+    ) as child:
+        assert child.stdout is not None
+        assert child.stderr is not None
+        first = child.stdout.readline()
+        child.stdout.close()  # like `| head -1`
+        errors = child.stderr.read()
+        child.wait(timeout=30)
+    assert first == b"cassette: api=anthropic-messages model=m recorded_at=None\n"
+    assert errors == b""
+    assert child.returncode == 0

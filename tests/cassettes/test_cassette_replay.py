@@ -7,7 +7,6 @@ from dataclasses import replace
 
 import httpx
 import pytest
-from cassette_helpers import make_cassette
 
 from cassettes import (
     Cassette,
@@ -18,6 +17,7 @@ from cassettes import (
     stall,
     truncate,
 )
+from tests.cassettes._helpers import make_cassette
 
 URL = "https://api.example.test/v1/messages"
 CHUNKS = [b'event: a\ndata: {"x": 1}\n\n', b"event: b\nda", b"ta: {}\n\n", b"\xe2\x82", b"\xac\n\n"]

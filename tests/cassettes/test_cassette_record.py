@@ -2,19 +2,16 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
-import os
-import sys
 import time
 from pathlib import Path
 
 import httpx
 import pytest
-from cassette_helpers import SSE_EVENTS, LoopbackServer, Script
 
-import cassettes
 from cassettes import SecretFound, load, use_cassette
+from conformance.loopback import LoopbackServer, refused_url
+from tests.cassettes._helpers import SSE_EVENTS, upstream
 
 BODY = {"model": "m", "stream": True, "messages": [{"role": "user", "content": "hi"}]}
 
@@ -31,24 +28,32 @@ def _chunk_lines(path: Path) -> int:
     return path.read_text(encoding="utf-8").count('"type":"chunk"') if path.exists() else 0
 
 
-async def test_chunks_reach_the_caller_live_and_replay_byte_identical(server: LoopbackServer, tmp_path: Path) -> None:
-    server.scripts = [Script(delay=0.1)]
+def _partial(path: Path) -> Path:
+    return path.with_name(path.name + ".partial")
+
+
+async def test_chunks_reach_the_caller_live_and_replay_byte_identical(tmp_path: Path) -> None:
     path = tmp_path / "live.jsonl"
     live: list[bytes] = []
     arrivals: list[float] = []
     on_disk_at_first_chunk = -1
+    url = ""
     async with (
+        LoopbackServer(upstream(delay=0.1)) as server,
         use_cassette(path, mode="once") as http,
-        http.stream("POST", server.url + "/v1/messages", json=BODY) as response,
+        http.stream("POST", server.base_url + "/v1/messages", json=BODY) as response,
     ):
+        url = server.base_url + "/v1/messages"
         async for chunk in response.aiter_raw():
             live.append(chunk)
             arrivals.append(time.monotonic())
             if on_disk_at_first_chunk < 0:
-                on_disk_at_first_chunk = _chunk_lines(path)
-    # Five chunks 100 ms apart: the first one arrived while the server still had ~400 ms to go.
-    assert arrivals[0] < server.finished_at[0] - 0.25
-    assert on_disk_at_first_chunk == 1, "each chunk is flushed to the file as it arrives"
+                on_disk_at_first_chunk = _chunk_lines(_partial(path))
+                assert not path.exists(), "the cassette appears only once the recording is complete"
+    # Five chunks 100 ms apart: the first one reached the caller ~400 ms before the last.
+    assert arrivals[0] < arrivals[-1] - 0.25
+    assert on_disk_at_first_chunk == 1, "each chunk is written to the partial file as it arrives"
+    assert not _partial(path).exists()
     assert live == SSE_EVENTS
 
     response_record = load(path).interactions[0].response
@@ -60,18 +65,16 @@ async def test_chunks_reach_the_caller_live_and_replay_byte_identical(server: Lo
 
     replayed: list[bytes] = []
     async with use_cassette(path) as http:
-        await _read_into(http, server.url + "/v1/messages", replayed)
-    assert replayed == live
-    assert len(server.received) == 1, "replay never reached the server"
+        await _read_into(http, url, replayed)
+    assert replayed == live, "replayed without a server"
 
 
-async def test_what_is_stored_is_scrubbed_and_decoded(server: LoopbackServer, tmp_path: Path) -> None:
-    server.scripts = [Script(gzip=True)]
+async def test_what_is_stored_is_scrubbed_and_decoded(tmp_path: Path) -> None:
     path = tmp_path / "gzip.jsonl"
-    async with use_cassette(path, mode="once") as http:
-        response = await http.post(server.url + "/v1/messages", json=BODY)
+    async with LoopbackServer(upstream(compress=True)) as server, use_cassette(path, mode="once") as http:
+        response = await http.post(server.base_url + "/v1/messages", json=BODY)
     assert response.content == b"".join(SSE_EVENTS)
-    assert server.received[0].headers["accept-encoding"] == "identity"
+    assert server.requests[0].headers["accept-encoding"] == "identity"
     cassette = load(path)
     assert cassette.api == "anthropic-messages"
     assert cassette.model == "m"
@@ -89,7 +92,7 @@ async def test_credentials_in_header_query_and_body_never_reach_disk(server: Loo
     google_key = "AIza" + "g" * 35
     access_token = "ya29." + "t" * 30
     path = tmp_path / "secret.jsonl"
-    url = server.url + "/v1beta/models/m:streamGenerateContent"
+    url = server.base_url + "/v1beta/models/m:streamGenerateContent"
     request_body: dict[str, object] = {
         "model": "m",
         "api_key": anthropic_key,
@@ -100,8 +103,8 @@ async def test_credentials_in_header_query_and_body_never_reach_disk(server: Loo
     async with use_cassette(path, mode="once") as http:
         await http.post(url, params={"alt": "sse", "key": google_key}, headers=headers, json=request_body)
 
-    sent = server.received[0]
-    assert google_key in sent.target
+    sent = server.requests[0]
+    assert google_key in sent.path
     assert sent.headers["x-api-key"] == anthropic_key
     assert access_token.encode() in sent.body, "the real request still carried every credential"
 
@@ -119,17 +122,15 @@ async def test_credentials_in_header_query_and_body_never_reach_disk(server: Loo
     assert replayed.content == b"".join(SSE_EVENTS)
 
 
-async def test_a_key_in_the_response_aborts_and_leaves_no_file(server: LoopbackServer, tmp_path: Path) -> None:
+async def test_a_key_in_the_response_aborts_and_leaves_no_file(tmp_path: Path) -> None:
     planted = "sk-ant-api03-" + "p" * 40
     # Split across two chunks, so only a scan that looks across boundaries can see it.
-    server.scripts = [
-        Script(chunks=[SSE_EVENTS[0], b"data: " + planted[:20].encode(), planted[20:].encode() + b"\n\n"])
-    ]
+    plan = upstream([SSE_EVENTS[0], b"data: " + planted[:20].encode(), planted[20:].encode() + b"\n\n"])
     path = tmp_path / "planted.jsonl"
     seen: list[bytes] = []
     with pytest.raises(SecretFound) as caught:
-        async with use_cassette(path, mode="once") as http:
-            await _read_into(http, server.url + "/v1/messages", seen)
+        async with LoopbackServer(plan) as server, use_cassette(path, mode="once") as http:
+            await _read_into(http, server.base_url + "/v1/messages", seen)
     assert "Anthropic API key" in str(caught.value)
     assert planted not in str(caught.value)
     assert not path.exists()
@@ -143,7 +144,7 @@ async def test_an_environment_secret_in_the_request_aborts_before_writing(
     path = tmp_path / "env.jsonl"
     with pytest.raises(SecretFound, match="environment variable LOOPBACK_SERVICE_TOKEN") as caught:
         async with use_cassette(path, mode="once") as http:
-            await http.post(server.url + "/v1/messages", json={"model": "m", "prompt": f"my token is {value}"})
+            await http.post(server.base_url + "/v1/messages", json={"model": "m", "prompt": f"my token is {value}"})
     assert value not in str(caught.value)
     assert not path.exists()
 
@@ -153,23 +154,24 @@ async def test_a_refused_append_restores_the_existing_file(
 ) -> None:
     path = tmp_path / "existing.jsonl"
     async with use_cassette(path, mode="once") as http:
-        await http.post(server.url + "/v1/messages", json=BODY)
+        await http.post(server.base_url + "/v1/messages", json=BODY)
     before = path.read_bytes()
     value = "appended-" + "s" * 16
     monkeypatch.setenv("OTHER_SECRET", value)
     with pytest.raises(SecretFound):
         async with use_cassette(path, mode="new_episodes") as http:
-            await http.post(server.url + "/v1/messages", json={"model": "m", "prompt": value})
+            await http.post(server.base_url + "/v1/messages", json={"model": "m", "prompt": value})
     assert path.read_bytes() == before
 
 
-async def test_a_connection_reset_mid_body_is_recorded_and_replayed(server: LoopbackServer, tmp_path: Path) -> None:
-    server.scripts = [Script(reset_after=2, delay=0.05)]
+async def test_a_connection_reset_mid_body_is_recorded_and_replayed(tmp_path: Path) -> None:
     path = tmp_path / "reset.jsonl"
     live: list[bytes] = []
-    with pytest.raises(httpx.TransportError):
-        async with use_cassette(path, mode="once") as http:
-            await _read_into(http, server.url + "/v1/messages", live)
+    async with LoopbackServer(upstream(SSE_EVENTS[:2], delay=0.05, end="reset")) as server:
+        url = server.base_url + "/v1/messages"
+        with pytest.raises(httpx.TransportError):
+            async with use_cassette(path, mode="once") as http:
+                await _read_into(http, url, live)
     assert live == SSE_EVENTS[:2]
     stored = load(path).interactions[0].response
     assert [c.data for c in stored.chunks] == live
@@ -178,70 +180,14 @@ async def test_a_connection_reset_mid_body_is_recorded_and_replayed(server: Loop
     replayed: list[bytes] = []
     with pytest.raises(httpx.ReadError):
         async with use_cassette(path) as http:
-            await _read_into(http, server.url + "/v1/messages", replayed)
+            await _read_into(http, url, replayed)
     assert replayed == live
 
 
-async def test_closing_the_body_early_records_a_reset(server: LoopbackServer, tmp_path: Path) -> None:
-    server.scripts = [Script(delay=0.2)]
-    path = tmp_path / "early.jsonl"
-    async with (
-        use_cassette(path, mode="once") as http,
-        http.stream("POST", server.url + "/v1/messages", json=BODY) as response,
-    ):
-        first = await anext(response.aiter_raw())
-        await response.aclose()
-    stored = load(path).interactions[0].response
-    assert [c.data for c in stored.chunks] == [first]
-    assert stored.end.kind == "reset"
-
-
 async def test_a_failed_connection_records_nothing(tmp_path: Path) -> None:
-    closed = LoopbackServer()
-    await closed.start()
-    url = closed.url
-    await closed.stop()  # nothing listens on this port any more
+    url = refused_url()  # nothing listens on this port
     path = tmp_path / "refused.jsonl"
     with pytest.raises(httpx.ConnectError):
         async with use_cassette(path, mode="once") as http:
             await http.get(url)
     assert not path.exists()
-
-
-_REPO = str(Path(cassettes.__file__).resolve().parents[1])
-_CHILD = """
-import asyncio, sys
-import cassettes
-
-async def main(url: str, path: str) -> None:
-    async with cassettes.use_cassette(path, mode="once") as http:
-        async with http.stream("POST", url, json={"model": "m"}) as response:
-            async for _ in response.aiter_raw():
-                pass
-
-asyncio.run(main(sys.argv[1], sys.argv[2]))
-"""
-
-
-async def test_a_process_killed_mid_stream_leaves_a_cassette_ending_in_reset(
-    server: LoopbackServer, tmp_path: Path
-) -> None:
-    server.scripts = [Script(delay=0.5)]
-    path = tmp_path / "killed.jsonl"
-    env = {**os.environ, "PYTHONPATH": _REPO}
-    child = await asyncio.create_subprocess_exec(
-        sys.executable, "-c", _CHILD, server.url + "/v1/messages", str(path), env=env
-    )
-    try:
-        deadline = time.monotonic() + 15
-        while _chunk_lines(path) < 2:
-            assert time.monotonic() < deadline, "the child never recorded two chunks"
-            assert child.returncode is None, "the child exited early"
-            await asyncio.sleep(0.02)
-    finally:
-        child.kill()
-        await child.wait()
-    stored = load(path).interactions[0].response
-    assert [c.data for c in stored.chunks] == SSE_EVENTS[: len(stored.chunks)]
-    assert len(stored.chunks) >= 2
-    assert stored.end.kind == "reset"

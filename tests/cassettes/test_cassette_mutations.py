@@ -7,7 +7,6 @@ import time
 
 import httpx
 import pytest
-from cassette_helpers import make_cassette
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -29,6 +28,7 @@ from cassettes import (
 )
 from cassettes.canonical import NotJSON
 from cassettes.model import header_value
+from tests.cassettes._helpers import make_cassette
 
 MIXED = [
     'event: a\r\ndata: {"t": "caf\u00e9"}\r\n\r\n'.encode(),

@@ -1,0 +1,1 @@
+"""Maintainers' tools that work on the repository itself (not installed with the package)."""
