@@ -13,7 +13,7 @@ import pytest
 
 import conformance
 from streamfns.anthropic.conformance import TARGET as ANTHROPIC
-from tests.conformance_support.broken import BrokenAdapter, Defects
+from tests.conformance._broken import BrokenAdapter, Defects
 
 #: Shorter bounds than the defaults: the defects make many scenarios wait for a timeout.
 FAST = conformance.Limits(idle_timeout_s=1.0, stall_timeout_s=0.3, grace_s=0.3, scenario_deadline_s=4.0)

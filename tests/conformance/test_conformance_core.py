@@ -21,7 +21,7 @@ from normalize import Context, Model, StreamOptions, UserMessage
 from streamfns.anthropic import stream_anthropic
 from streamfns.anthropic.conformance import TARGET as anthropic
 from streamfns.faux import FauxProvider
-from tests.conformance_support.fakes import NO_HTTP, TARGETS, well_behaved
+from tests.conformance._fakes import NO_HTTP, TARGETS, well_behaved
 
 QUICK = Limits(scenario_deadline_s=0.3)
 
@@ -173,7 +173,7 @@ async def test_reports_render_as_text_json_and_junit() -> None:
     assert "second start at event 1" in text
     assert "verdict: non-conformant" in text
     data = json.loads(json.dumps(report.to_json()))
-    assert data["adapter"] == "tests.conformance_support.fakes.starts_twice"
+    assert data["adapter"] == "tests.conformance._fakes.starts_twice"
     assert data["verdict"] == "non-conformant"
     g1 = data["results"][0]
     assert (g1["id"], g1["status"], g1["evidence"][0]["eventIndex"]) == ("G1", "fail", 1)

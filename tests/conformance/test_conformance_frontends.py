@@ -33,7 +33,7 @@ def test_cli_exits_1_when_non_conformant_and_writes_the_report(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     report = tmp_path / "out" / "report.xml"
-    target = "tests.conformance_support.fakes:starts_twice"
+    target = "tests.conformance._fakes:starts_twice"
     argv = ["run", target, "--no-http", "--checks", "G1,G2", "--format", "junit", "--report", str(report)]
     assert main(argv) == 1
     assert "G1   FAIL" in capsys.readouterr().out
@@ -43,7 +43,7 @@ def test_cli_exits_1_when_non_conformant_and_writes_the_report(
 
 
 def test_cli_xfail_with_a_reason_turns_a_failure_into_a_limitation(capsys: pytest.CaptureFixture[str]) -> None:
-    argv = ["run", "tests.conformance_support.fakes:starts_twice", "--no-http", "--checks", "G1", "--format", "json"]
+    argv = ["run", "tests.conformance._fakes:starts_twice", "--no-http", "--checks", "G1", "--format", "json"]
     assert main([*argv, "--xfail", "G1=a second start, on purpose"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["verdict"] == "conformant-with-limitations"
@@ -59,7 +59,7 @@ def test_cli_xfail_with_a_reason_turns_a_failure_into_a_limitation(capsys: pytes
         ["run", "conformance.targets:nothing_here"],
         ["run", "conformance.targets:faux", "--xfail", "G1"],
         ["run", "conformance.targets:faux", "--checks", "G1,Q7"],
-        ["run", "tests.conformance_support.fakes:well_behaved"],  # HTTP by default, no recordings
+        ["run", "tests.conformance._fakes:well_behaved"],  # HTTP by default, no recordings
         ["explain", "Q7"],
     ],
 )
@@ -82,7 +82,7 @@ def test_python_dash_m_conformance_runs() -> None:
         capture_output=True,
         text=True,
         check=False,
-        cwd=Path(__file__).resolve().parent.parent,
+        cwd=Path(__file__).resolve().parents[2],
         timeout=60,
     )
     assert completed.returncode == 0, completed.stderr
@@ -102,7 +102,7 @@ def test_the_plugin_writes_reports_and_maps_statuses_to_outcomes(pytester: pytes
     pytester.makepyfile(
         test_adapter="""
         from conformance.pytest_support import StreamFnConformance
-        from tests.conformance_support.fakes import TARGETS
+        from tests.conformance._fakes import TARGETS
 
         class TestStartsTwice(StreamFnConformance):
             target = TARGETS["starts_twice"]
@@ -125,7 +125,7 @@ def test_an_xfail_without_a_reason_errors_every_test(pytester: pytest.Pytester) 
     pytester.makepyfile(
         test_adapter="""
         from conformance.pytest_support import StreamFnConformance
-        from tests.conformance_support.fakes import TARGETS
+        from tests.conformance._fakes import TARGETS
 
         class TestNoReason(StreamFnConformance):
             target = TARGETS["starts_twice"]
