@@ -295,6 +295,11 @@ class Mutation:
 
     ops: tuple[Op, ...]
 
+    @classmethod
+    def of(cls, *ops: Op) -> Mutation:
+        """The mutation applying ``ops`` in order."""
+        return cls(ops)
+
     @property
     def spec(self) -> str:
         """The canonical spec, which :func:`parse` reads back to an equal mutation."""

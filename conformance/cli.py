@@ -19,10 +19,9 @@ from typing import Any
 
 from conformance.capabilities import KNOWN_APIS, Capabilities
 from conformance.checks import CHECKS, get_check
-from conformance.declared import Target
 from conformance.report import Report
 from conformance.runner import run_sync
-from conformance.target import load_target
+from conformance.target import Target, load_target
 
 __all__ = ["main"]
 

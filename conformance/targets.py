@@ -15,7 +15,7 @@ import importlib
 from typing import Any
 
 from conformance.capabilities import Capabilities
-from conformance.declared import Target
+from conformance.target import Target
 from normalize import AssistantMessage, AssistantMessageEventStream, Context, Model, StreamOptions
 from streamfns import StreamFn, register_api
 from streamfns._adapters import builtin_adapters, builtin_packages

@@ -34,6 +34,7 @@ Ids are stable: a check keeps its id and meaning across harness versions; new ch
 
 from __future__ import annotations
 
+from conformance.check import Check
 from conformance.checks.calls import A1, A2, D1, N1, N2
 from conformance.checks.faults import M1, M3, M4, T1
 from conformance.checks.grammar import GRAMMAR_CHECKS
@@ -41,7 +42,6 @@ from conformance.checks.hygiene import L1, L2, S1
 from conformance.checks.replays import I1, P1, P2, P3, P4, U1
 from conformance.checks.retries import R1, R2
 from conformance.checks.transport import C1, C2, C3, H1, H2
-from conformance.registry import Check
 
 __all__ = ["CHECKS", "CHECK_IDS", "get_check"]
 
