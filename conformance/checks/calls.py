@@ -28,7 +28,7 @@ class N1(Check):
     scenario of the run."""
 
     id = "N1"
-    title = "calling the StreamFn never raises (bad inputs come back as error streams)"
+    title = "calling the StreamFn never raises (options=None, an empty context, a bad base_url … end as error streams)"
 
     def scenarios(self, session: Session) -> list[Scenario]:
         """Odd inputs, plus the unmutated replays."""

@@ -52,7 +52,7 @@ class M1(Check):
     complete SSE events."""
 
     id = "M1"
-    title = "re-chunking the bytes never changes the events"
+    title = "re-chunking the bytes (1 byte, random, split CRLF, split UTF-8) never changes the events"
     needs = ("http",)
 
     def scenarios(self, session: Session) -> list[Scenario]:
@@ -123,7 +123,7 @@ class M4(Check):
     EOF. Remember whether the marker arrived; at EOF without it, fail."""
 
     id = "M4"
-    title = "a missing terminal marker ends in a truncated error"
+    title = "a body without the api's terminal marker ends in a truncated error"
     needs = ("http", "api")
 
     def scenarios(self, session: Session) -> list[Scenario]:

@@ -22,7 +22,7 @@ class L1(Check):
     client you created yourself."""
 
     id = "L1"
-    title = "every HTTP connection is closed once its stream ends"
+    title = "every HTTP connection is closed once its stream ends (also after abort, cancel, break)"
     needs = ("http",)
 
     def scenarios(self, session: Session) -> list[Scenario]:
@@ -51,7 +51,7 @@ class L2(Check):
     runs inside the consumer's ``async for``) over fire-and-forget tasks."""
 
     id = "L2"
-    title = "no task started by the adapter outlives its stream"
+    title = "no task started by the adapter outlives its stream or dies with an unretrieved exception"
 
     def scenarios(self, session: Session) -> list[Scenario]:
         """The unmutated replays (the check looks at every scenario of the run)."""
@@ -93,7 +93,7 @@ class S1(Check):
     goes into errorMessage."""
 
     id = "S1"
-    title = "the API key never appears in events or error messages"
+    title = "the API key never appears in events or error messages, even when the vendor quotes it"
 
     def scenarios(self, session: Session) -> list[Scenario]:
         """A 401 whose body quotes the key back, plus the unmutated replays."""

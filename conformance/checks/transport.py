@@ -41,7 +41,9 @@ class H1(Check):
     ``normalize.error_kind_for_status`` and refine with the vendor's error type."""
 
     id = "H1"
-    title = "HTTP error statuses end in errors with the right kind, retryable flag and status"
+    title = (
+        "HTTP error statuses (400/401/404/429/500/502/503/529) end in errors with the right kind, retryable and status"
+    )
     needs = ("http",)
 
     def scenarios(self, session: Session) -> list[Scenario]:
@@ -86,7 +88,7 @@ class H2(Check):
     parsing —, and an empty body is ``truncated`` or ``protocol``. Never a ``done`` with no content."""
 
     id = "H2"
-    title = "a 200 that is not an event stream ends in a protocol error"
+    title = "a 200 that is not an event stream (JSON, HTML, empty) ends in an error"
     needs = ("http",)
 
     def scenarios(self, session: Session) -> list[Scenario]:
@@ -126,7 +128,7 @@ class C1(Check):
     read and map them to ``network`` (timeouts to ``timeout``)."""
 
     id = "C1"
-    title = "a reset connection ends in a retryable network error, partial content kept"
+    title = "a reset connection (after the headers, mid-body) ends in a retryable network error, partial content kept"
     needs = ("http",)
 
     def scenarios(self, session: Session) -> list[Scenario]:
@@ -195,7 +197,7 @@ class C3(Check):
     to every read, including waiting for the response head."""
 
     id = "C3"
-    title = "a silent server ends in a timeout error after the idle timeout"
+    title = "a silent server ends in a timeout error after the idle timeout (StreamOptions.timeout)"
     needs = ("http",)
 
     def scenarios(self, session: Session) -> list[Scenario]:

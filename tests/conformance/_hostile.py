@@ -9,6 +9,7 @@ own (``HARNESS-ERROR``). ``TARGETS`` wraps them as conformance targets.
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 from collections.abc import AsyncIterator
 from typing import Any, NoReturn
@@ -30,7 +31,7 @@ __all__ = ["BLOCK_S", "TARGETS", "Detonation"]
 NO_HTTP = Capabilities(http=False)
 #: How long the loop-blocking adapters block (long enough to outlast any bound a test sets).
 BLOCK_S = 20.0
-_kept: set[asyncio.Task[Any]] = set()
+_kept: set[asyncio.Future[Any]] = set()
 
 
 class Detonation(BaseException):
@@ -129,6 +130,16 @@ def exits_from_a_task(
     return well_behaved(model, context, options)
 
 
+def leaves_threads_running(
+    model: Model, context: Context, options: StreamOptions | None = None
+) -> AssistantMessageEventStream:
+    """Streams normally, but leaves a non-daemon thread and an executor job sleeping for an hour: the
+    interpreter would wait for both before exiting."""
+    threading.Thread(target=time.sleep, args=(3600,), name="adapter-sleeper", daemon=False).start()
+    _kept.add(asyncio.ensure_future(asyncio.get_running_loop().run_in_executor(None, time.sleep, 3600)))
+    return well_behaved(model, context, options)
+
+
 def returns_42(model: Model, context: Context, options: StreamOptions | None = None) -> int:
     """Not a stream at all."""
     return 42
@@ -204,6 +215,7 @@ TARGETS: dict[str, Target] = {
         exits_zero,
         interrupts_while_streaming,
         exits_from_a_task,
+        leaves_threads_running,
         returns_42,
         result_raises_a_base_exception,
         yields_booby_trapped_events,

@@ -101,6 +101,7 @@ def test_recordings_load_from_a_directory_keeping_only_successes(tmp_path: Path)
         load_recordings(tmp_path / "empty")
 
 
+@pytest.mark.slow
 async def test_the_authors_own_cassettes_replace_the_library(tmp_path: Path) -> None:
     save(library.load("llma__text_haiku45"), tmp_path / "mine.jsonl")
     report = await conformance.run(anthropic, cassettes=tmp_path, checks=["P1", "M1", "M4", "D1"], name="anthropic")
@@ -163,6 +164,7 @@ def test_the_verdict_rule() -> None:
     assert _report(ok, broken, failed).failing == ["N2", "N1"]
 
 
+@pytest.mark.slow
 async def test_reports_render_as_text_json_and_junit() -> None:
     report = await conformance.run(
         TARGETS["starts_twice"], checks=["G1", "G2", "H1"], xfail={"G2": "never fails, on purpose"}
@@ -185,9 +187,29 @@ async def test_reports_render_as_text_json_and_junit() -> None:
     assert [case.get("name", "").split()[0] for case in suite.iter("testcase")] == ["G1", "G2", "H1"]
 
 
+@pytest.mark.slow
+async def test_failing_evidence_quotes_the_streams_error_message_with_the_key_redacted() -> None:
+    report = await conformance.run(TARGETS["fails_quoting_the_key"], checks=["P1", "S1"])
+    assert report.failing == ["P1", "S1"], report.to_text()
+    text = report.to_text()
+    assert "errorMessage: the upstream refused key [redacted]: model warming up, retry in 30 s" in " ".join(
+        text.split()
+    )
+    assert conformance.API_KEY not in text
+    data = json.loads(json.dumps(report.to_json()))
+    excerpts = [item["excerpt"] for result in data["results"] for item in result["evidence"]]
+    assert excerpts
+    assert all("model warming up" in excerpt for excerpt in excerpts), excerpts
+    assert conformance.API_KEY not in json.dumps(data)
+    junit = report.to_junit()
+    assert "model warming up" in junit
+    assert conformance.API_KEY not in junit
+
+
 # -- Python-level checks on adapters without HTTP ----------------------------------------------------
 
 
+@pytest.mark.slow
 async def test_a_well_behaved_adapter_without_http_is_limited_only_by_its_features() -> None:
     report = await conformance.run(TARGETS["well_behaved"])
     assert report.failing == [], report.to_text()
@@ -196,6 +218,7 @@ async def test_a_well_behaved_adapter_without_http_is_limited_only_by_its_featur
     assert report.verdict == "conformant-with-limitations"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("name", "failing"),
     [
@@ -210,17 +233,20 @@ async def test_python_level_defects_are_flagged(name: str, failing: list[str]) -
     assert report.failing == failing, report.to_text()
 
 
+@pytest.mark.slow
 async def test_a_hanging_stream_is_cancelled_at_the_deadline_and_reported() -> None:
     report = await conformance.run(TARGETS["hangs"], checks=["G2", "A2"], limits=QUICK)
     assert report.failing == ["G2", "A2"], report.to_text()
     assert "did not end within 0.3 s" in report.result("G2").message
 
 
+@pytest.mark.slow
 def test_run_sync_runs_in_its_own_loop() -> None:
     report = conformance.run_sync(Target(faux_target, FAUX_CAPABILITIES), checks=["P1"])
     assert report.ids("pass") == ["P1"]
 
 
+@pytest.mark.slow
 async def test_the_guides_record_then_replay_path(tmp_path: Path) -> None:
     """README "Test your adapter", steps 4 and 5: record a cassette with `use_cassette(mode="once")`, then replay it."""
     recorded = tmp_path / "cassettes" / "text.jsonl"

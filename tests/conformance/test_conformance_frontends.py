@@ -22,6 +22,7 @@ pytest_plugins = ["pytester"]
 # -- the command line -------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_cli_run_prints_the_table_and_exits_0_when_conformant(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["run", "conformance.targets:faux", "--checks", "G1,N1", "--checks", "P1"]) == 0
     out = capsys.readouterr().out
@@ -29,6 +30,7 @@ def test_cli_run_prints_the_table_and_exits_0_when_conformant(capsys: pytest.Cap
     assert "verdict: conformant" in out
 
 
+@pytest.mark.slow
 def test_cli_exits_1_when_non_conformant_and_writes_the_report(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -42,6 +44,7 @@ def test_cli_exits_1_when_non_conformant_and_writes_the_report(
     assert {p.get("name"): p.get("value") for p in suite.iter("property")}["adapter"] == target
 
 
+@pytest.mark.slow
 def test_cli_xfail_with_a_reason_turns_a_failure_into_a_limitation(capsys: pytest.CaptureFixture[str]) -> None:
     argv = ["run", "tests.conformance._fakes:starts_twice", "--no-http", "--checks", "G1", "--format", "json"]
     assert main([*argv, "--xfail", "G1=a second start, on purpose"]) == 0
@@ -68,6 +71,13 @@ def test_cli_usage_errors_exit_2(argv: list[str], capsys: pytest.CaptureFixture[
     assert "error" in capsys.readouterr().err
 
 
+def test_cli_speaks_in_flags_not_python(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["run", "tests.conformance._fakes:well_behaved"]) == 2  # HTTP by default, no recordings
+    err = capsys.readouterr().err
+    assert "pass --cassettes PATH" in err
+    assert "cassettes=" not in err
+
+
 def test_cli_lists_and_explains_checks(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["list"]) == 0
     listed = capsys.readouterr().out.splitlines()
@@ -76,6 +86,7 @@ def test_cli_lists_and_explains_checks(capsys: pytest.CaptureFixture[str]) -> No
     assert "CancelledError" in capsys.readouterr().out
 
 
+@pytest.mark.slow
 def test_python_dash_m_conformance_runs() -> None:
     completed = subprocess.run(
         [sys.executable, "-m", "conformance", "run", "conformance.targets:faux", "--checks", "P1"],
@@ -92,12 +103,14 @@ def test_python_dash_m_conformance_runs() -> None:
 # -- pytest ---------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 class TestFauxThroughThePytestFrontEnd(StreamFnConformance):
     """One test per check: the HTTP checks skip (unsupported), the others pass."""
 
     target = faux
 
 
+@pytest.mark.slow
 def test_the_plugin_writes_reports_and_maps_statuses_to_outcomes(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(
         test_adapter="""
@@ -121,6 +134,7 @@ def test_the_plugin_writes_reports_and_maps_statuses_to_outcomes(pytester: pytes
     assert written == [".json", ".xml"]
 
 
+@pytest.mark.slow
 def test_an_xfail_without_a_reason_errors_every_test(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(
         test_adapter="""

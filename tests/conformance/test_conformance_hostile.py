@@ -6,6 +6,8 @@ instead of hanging the suite.
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -27,6 +29,7 @@ T = TypeVar("T")
 QUICK = conformance.Limits(scenario_deadline_s=0.3, grace_s=0.1, unwind_s=0.2)
 #: Longer than any bound these tests set; the adapters that block do so for BLOCK_S.
 GUARD_S = 30.0
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def bounded(fn: Callable[[], T], seconds: float = GUARD_S) -> T:
@@ -138,6 +141,27 @@ def test_the_cli_reports_and_exits_1_when_the_adapter_exits_or_interrupts(
     out = capsys.readouterr().out
     assert "verdict: non-conformant" in out
     assert says in out
+
+
+def test_the_command_line_exits_even_when_the_adapter_leaves_threads_running() -> None:
+    argv = [
+        "-m",
+        "conformance",
+        "run",
+        "tests.conformance._hostile:leaves_threads_running",
+        "--no-http",
+        "--checks",
+        "P1",
+    ]
+    started = time.monotonic()
+    done = subprocess.run(
+        [sys.executable, *argv], capture_output=True, text=True, check=False, cwd=ROOT, timeout=GUARD_S
+    )
+    assert time.monotonic() - started < GUARD_S
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "P1   pass" in done.stdout
+    assert "the adapter left threads running (" in done.stderr
+    assert "adapter-sleeper" in done.stderr
 
 
 # -- fooling ------------------------------------------------------------------------------------------------
