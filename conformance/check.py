@@ -49,6 +49,7 @@ class Outcome:
     def flag(self, obs: Observation, detail: str, *, index: int | None = None, excerpt: str = "") -> None:
         """Record a problem seen in ``obs``; the excerpt also quotes the stream's ``errorMessage``."""
         scenario = obs.scenario
+        detail = redact(detail, [API_KEY])  # details quote exception texts, which may carry the key
         quoted = error_excerpt(obs)
         if quoted and quoted not in excerpt:
             excerpt = f"{excerpt} · {quoted}" if excerpt else quoted

@@ -16,7 +16,7 @@ only waits for it and watches. So nothing the adapter does can keep a run from e
 - whatever the adapter leaves running is cancelled at the end within a bound; a loop that still has
   tasks which refuse to end is kept (never closed under them, never garbage-collected mid-run).
 
-``Limits.bound_s`` is the hard bound on a run's wall time (75 s with the defaults), stated in the
+``Limits.bound_s`` is the hard bound on a run's wall time (about 76 s with the defaults), stated in the
 report. The watchdog costs nothing per scenario: the caller sleeps until the worker says it is done
 or the current step's deadline passes.
 """

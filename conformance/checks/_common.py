@@ -17,6 +17,7 @@ from conformance.session import Session
 from normalize import ErrorKind
 
 __all__ = [
+    "ended",
     "expect_error",
     "first_difference",
     "golden_served",
@@ -58,6 +59,11 @@ def stalled_scenario(
         abort=abort,
         consumer=consumer,
     )
+
+
+def ended(obs: Observation) -> bool:
+    """True when the stream was consumed to its terminal event (comparable with another)."""
+    return obs.complete and obs.terminal is not None
 
 
 def outcome_list(observations: list[Observation]) -> str:
