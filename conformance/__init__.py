@@ -20,7 +20,6 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from conformance.capabilities import KNOWN_APIS, Capabilities
     from conformance.check import Check, Outcome
     from conformance.checks import CHECK_IDS, CHECKS, get_check
     from conformance.loopback import LoopbackServer, ReceivedRequest, Scripted, refused_url
@@ -28,7 +27,7 @@ if TYPE_CHECKING:
     from conformance.report import CheckResult, Evidence, Report, Status, Verdict
     from conformance.runner import run, run_sync
     from conformance.session import API_KEY
-    from conformance.target import Target, is_factory, load_target
+    from conformance.target import KNOWN_APIS, Capabilities, Target, is_factory, load_target
     from conformance.watchdog import Limits
 
 #: The harness version, recorded in every report (check ids are stable across versions).
@@ -70,7 +69,6 @@ __all__ = [
 # A public name is found in the first of these modules (lightest first) whose ``__all__`` lists it,
 # so ``__all__`` above is the only list of names.
 _MODULES = (
-    "conformance.capabilities",
     "conformance.target",
     "conformance.watchdog",
     "conformance.report",

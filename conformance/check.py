@@ -16,10 +16,10 @@ from __future__ import annotations
 import inspect
 from dataclasses import dataclass, field
 
-from conformance.capabilities import Need
 from conformance.observe import Observation, Scenario
 from conformance.report import Evidence
 from conformance.session import API_KEY, Session
+from conformance.target import Need
 from streamfns.kit import redact
 
 __all__ = ["Check", "Outcome", "error_excerpt"]

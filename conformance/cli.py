@@ -23,12 +23,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from conformance.capabilities import KNOWN_APIS, Capabilities
 from conformance.checks import CHECKS, get_check, markdown_table
 from conformance.recordings import NoRecordings
 from conformance.report import Report
 from conformance.runner import run_sync
-from conformance.target import Target, load_target
+from conformance.target import KNOWN_APIS, Capabilities, Target, load_target
 from conformance.watchdog import Limits
 
 __all__ = ["main"]

@@ -18,7 +18,7 @@ from typing import Literal
 
 from cassettes import Cassette, CassetteError, library
 from cassettes import load as load_cassette
-from conformance.capabilities import Capabilities
+from conformance.target import Capabilities
 
 __all__ = [
     "LIBRARY_PICKS",

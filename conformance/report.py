@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
-    from conformance.capabilities import Capabilities
+    from conformance.target import Capabilities
 
 __all__ = [
     "CheckResult",

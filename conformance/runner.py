@@ -22,14 +22,13 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from conformance import __version__
-from conformance.capabilities import Capabilities, Need
 from conformance.check import Check
 from conformance.checks import CHECK_IDS, CHECKS
 from conformance.observe import Scenario, describe_exception
 from conformance.recordings import CassetteSource, NoRecordings, library_recordings, load_recordings
 from conformance.report import CheckResult, Evidence, Report, Status
 from conformance.session import Session
-from conformance.target import Target, adapter_name
+from conformance.target import Capabilities, Need, Target, adapter_name
 from conformance.watchdog import Limits, Worker
 
 __all__ = ["run", "run_sync", "validate_selection"]

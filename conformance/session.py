@@ -22,12 +22,11 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from conformance.capabilities import Capabilities
 from conformance.loopback import LoopbackServer, ReceivedRequest, Scripted, refused_url
 from conformance.observe import Observation, Scenario, Timing, describe_exception, drive
 from conformance.plans import replay
 from conformance.recordings import Feature, Recording
-from conformance.target import adapter_name, is_factory
+from conformance.target import Capabilities, adapter_name, is_factory
 from conformance.watchdog import Limits
 from normalize import AbortController, Context, Model, StreamOptions, UserMessage
 
