@@ -75,7 +75,7 @@ _OPS = st.one_of(
 )
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(st.lists(_OPS, min_size=1, max_size=4))
 def test_any_mutation_is_written_in_a_spec_that_parses_back_to_it(chain: list[ops.Op]) -> None:
     mutation = ops.Mutation(tuple(chain))
