@@ -113,6 +113,8 @@ async def _judge(
     check: Check, session: Session, scenarios: list[Scenario], xfail_reason: str | None, spent: float
 ) -> CheckResult:
     missing = [scenario for scenario in scenarios if _unfinished_scenario(session, scenario)]
+    if missing and session.harness_failure is not None:
+        return _result(check, "harness-error", message=session.harness_failure, duration_s=spent)
     if missing:
         return _failed(check, _unfinished(session, missing, len(scenarios)), xfail_reason, spent)
     started = time.perf_counter()
@@ -248,6 +250,10 @@ async def _observe(session: Session, target: Callable[..., Any], order: list[Sce
         raise
     if reason is not None:
         session.abandon(reason)
+    elif worker.failure is not None:
+        session.harness_failure = (
+            f"the harness failed while running the scenarios: {describe_exception(worker.failure)}"
+        )
 
 
 def run_sync(target: Callable[..., Any] | Target, **kwargs: Any) -> Report:

@@ -64,6 +64,8 @@ class Session:
         self.target_failure: str | None = None
         #: Why some scenarios were not run (budget spent, event loop blocked), else None.
         self.interrupted: str | None = None
+        #: A bug of the harness that stopped the scenarios (reported as harness-error), else None.
+        self.harness_failure: str | None = None
         #: Monotonic time after which no scenario starts.
         self.budget_end = time.monotonic() + limits.run_budget_s
         self._observed: dict[str, Observation] = {}
@@ -156,6 +158,7 @@ class Session:
         :attr:`target_failure` set, when the adapter's code failed to give one."""
         loop = asyncio.get_running_loop()
         loop.set_exception_handler(self._on_loop_error)
+        self._step("reading the target's signature", self.limits.scenario_bound_s(0.0))
         if not is_factory(target):
             self.fn = target
             return True

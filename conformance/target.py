@@ -94,7 +94,7 @@ def is_factory(obj: Callable[..., Any]) -> bool:
     try:
         signature = inspect.signature(obj)
         signature.bind()
-    except Exception:  # an unreadable signature, or one that needs arguments: a StreamFn
+    except BaseException:  # an unreadable signature (its code may raise anything), or one needing arguments
         return False
     return True
 

@@ -119,7 +119,7 @@ class Worker:
         self._state: tuple[str, float] = ("starting", time.monotonic() + limits.scenario_deadline_s)
         self._finished = threading.Event()
         self._notify: Callable[[], None] = lambda: None
-        #: An exception raised by the work itself (a harness bug), re-raised by :meth:`wait`.
+        #: An exception raised by the work itself (a harness bug), for the caller to report.
         self.failure: BaseException | None = None
         self._thread: threading.Thread | None = None
         self._signal: asyncio.Future[None] | None = None
@@ -157,7 +157,8 @@ class Worker:
 
     async def wait(self, bound_s: float) -> str | None:
         """Wait for the work; None when it finished, else why the watchdog gave up on it (a step
-        overran its bound, or the whole run ``bound_s``). Re-raises a failure of the work itself."""
+        overran its bound, or the whole run ``bound_s``). A failure of the work itself is left in
+        :attr:`failure` (never raised here: in this thread it could pass for the caller's own)."""
         hard = time.monotonic() + bound_s
         while not self._finished.is_set():
             doing, deadline = self._state
@@ -171,8 +172,6 @@ class Worker:
                 )
             assert self._signal is not None, "start() first"
             await asyncio.wait({self._signal}, timeout=min(deadline, hard) - now)
-        if self.failure is not None:
-            raise self.failure
         return None
 
     # -- the worker thread ----------------------------------------------------------------------------
@@ -184,19 +183,22 @@ class Worker:
     ) -> None:
         loop = asyncio.new_event_loop()
         try:
-            self._drive(loop, loop.create_task(work(), name="conformance-main"))
+            self._attempt(loop, work(), "conformance-main")
             self.step("cleaning up after the adapter", self._limits.cleanup_s + _SLACK_S)
-            self._drive(loop, loop.create_task(self._cleanup(cleanup), name="conformance-cleanup"))
+            self._attempt(loop, self._cleanup(cleanup), "conformance-cleanup")
             if all(task.done() for task in asyncio.all_tasks(loop)):
                 loop.close()
             else:
                 _QUARANTINE.append(loop)
-        except BaseException as exc:  # the harness's own failure, re-raised by wait()
-            self.failure = exc
-            _QUARANTINE.append(loop)
         finally:
             self._finished.set()
             self._notify()
+
+    def _attempt(self, loop: asyncio.AbstractEventLoop, job: Coroutine[Any, Any, None], name: str) -> None:
+        try:
+            self._drive(loop, loop.create_task(job, name=name))
+        except BaseException as exc:  # the harness's own failure, reported by the caller
+            self.failure = self.failure or exc
 
     def _drive(self, loop: asyncio.AbstractEventLoop, task: asyncio.Task[None]) -> None:
         """Run ``task`` to completion; an exit or interrupt escaping from another task is the

@@ -140,6 +140,11 @@ def leaves_threads_running(
     return well_behaved(model, context, options)
 
 
+def exits_in_the_factory() -> NoReturn:
+    """A factory (it takes no arguments) that raises ``SystemExit(0)`` instead of returning a StreamFn."""
+    raise SystemExit(0)
+
+
 def returns_42(model: Model, context: Context, options: StreamOptions | None = None) -> int:
     """Not a stream at all."""
     return 42
@@ -213,6 +218,7 @@ TARGETS: dict[str, Target] = {
         blocks_the_loop_mid_stream,
         never_returns,
         exits_zero,
+        exits_in_the_factory,
         interrupts_while_streaming,
         exits_from_a_task,
         leaves_threads_running,

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 import conformance
+import conformance.session
 from cassettes import library, save, use_cassette
 from cassettes.mutations import status_override
 from conformance import Capabilities, CheckResult, Limits, LoopbackServer, Report, Scripted, Target
@@ -238,6 +239,18 @@ async def test_a_hanging_stream_is_cancelled_at_the_deadline_and_reported() -> N
     report = await conformance.run(TARGETS["hangs"], checks=["G2", "A2"], limits=QUICK)
     assert report.failing == ["G2", "A2"], report.to_text()
     assert "did not end within 0.3 s" in report.result("G2").message
+
+
+async def test_a_harness_bug_while_running_is_a_harness_error_not_the_adapters_failure(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    async def broken(self: object, scenarios: object) -> None:
+        raise RuntimeError("a bug in the harness")
+
+    monkeypatch.setattr(conformance.session.Session, "observe_all", broken)  # pyright: ignore[reportAttributeAccessIssue]
+    report = await conformance.run(TARGETS["well_behaved"], checks=["G1", "N1"])
+    assert report.ids("harness-error") == ["G1", "N1"], report.to_text()
+    assert "a bug in the harness" in report.result("N1").message
 
 
 @pytest.mark.slow

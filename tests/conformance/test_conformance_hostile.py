@@ -116,6 +116,13 @@ def test_system_exit_from_the_adapter_is_its_failure_not_an_exit() -> None:
     assert "SystemExit" in evidence(report, "N1")
 
 
+def test_system_exit_from_the_factory_is_its_failure_not_an_exit() -> None:
+    report = judge("exits_in_the_factory", checks=["G1", "N1"])
+    assert report.failing == ["G1", "N1"], report.to_text()
+    assert "the factory tests.conformance._hostile.exits_in_the_factory raised SystemExit" in evidence(report, "N1")
+    assert report.interrupted is not None
+
+
 def test_keyboard_interrupt_from_the_adapter_is_its_failure_not_an_exit() -> None:
     report = judge("interrupts_while_streaming")
     assert "N2" in report.failing, report.to_text()
