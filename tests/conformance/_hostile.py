@@ -181,7 +181,7 @@ class _BoobyWithClass:
     """Also lies about its class when asked."""
 
     @property
-    def __class__(self) -> type:  # type: ignore[override]  # pyright: ignore[reportIncompatibleMethodOverride]
+    def __class__(self) -> type:  # pyright: ignore[reportIncompatibleMethodOverride] - the lie is the point
         raise RuntimeError("asking my class went off")
 
     def __getattr__(self, name: str) -> NoReturn:

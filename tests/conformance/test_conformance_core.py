@@ -247,7 +247,7 @@ async def test_a_harness_bug_while_running_is_a_harness_error_not_the_adapters_f
     async def broken(self: object, scenarios: object) -> None:
         raise RuntimeError("a bug in the harness")
 
-    monkeypatch.setattr(conformance.session.Session, "observe_all", broken)  # pyright: ignore[reportAttributeAccessIssue]
+    monkeypatch.setattr(conformance.session.Session, "observe_all", broken)
     report = await conformance.run(TARGETS["well_behaved"], checks=["G1", "N1"])
     assert report.ids("harness-error") == ["G1", "N1"], report.to_text()
     assert "a bug in the harness" in report.result("N1").message
