@@ -257,9 +257,9 @@ async def soak(streams: int, seed: int, base_url: str) -> dict[str, Any]:
     rng = random.Random(seed)
     targets = {api: target for api, target in builtin_targets().items() if api != "faux"}
     recordings = _recordings()
-    from conformance.target import resolve_target
+    from streamfns._adapters import builtin_adapters
 
-    functions = {api: await resolve_target(target.stream_fn) for api, target in targets.items()}
+    functions = {api: adapter.stream_fn for api, adapter in builtin_adapters().items()}
     apis = sorted(targets)
     faults: list[Fault] = list(_FAULTS)
     weights = list(_FAULTS.values())

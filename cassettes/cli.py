@@ -2,16 +2,11 @@
 
     cassettes show FILE|NAME          a readable timeline of a cassette (file or library name)
     cassettes scan FILE...            secret scan; exit status 1 when a secret is found
-    cassettes mutate FILE|NAME --op OP [--op OP ...] -o OUT
+    cassettes mutate FILE|NAME --op SPEC [--op SPEC ...] -o OUT
     cassettes library [--api API] [--names]
 
-Mutation ops (applied in the order given):
-
-    rechunk:1 | rechunk:N | rechunk:random[,seed=N][,max=N] | rechunk:crlf | rechunk:utf8
-    truncate:bytes=N | truncate:chunks=N [,end=reset|timeout]
-    stall:chunk=N,seconds=S
-    status:CODE[,retry-after=S]
-    empty-body | drop-terminal | corrupt-json[:N]
+Mutation specs follow the grammar of :mod:`cassettes.ops` (``cassettes mutate --help`` lists every op),
+the same spelling conformance reports use to name the faults they served.
 
 Exit status: 0 success; 1 secrets found (`scan`, and only then); 2 bad usage, a file that does
 not exist or can not be read, or an invalid cassette (`scan` exits 2 when any file could not be
@@ -27,15 +22,16 @@ import argparse
 import os
 import re
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Literal, TextIO
+from typing import TextIO
 
-from cassettes import library, mutations
+from cassettes import library, ops
 from cassettes.errors import CassetteError
 from cassettes.files import load, save
 from cassettes.format import dumps
-from cassettes.model import END_KINDS, Cassette, EndKind, Interaction, header_value
+from cassettes.model import Cassette, Interaction, header_value
+from cassettes.ops import Mutation
 from cassettes.secret_scan import raise_if_secrets, scan_cassette, scan_file
 from cassettes.sse import split_events
 
@@ -125,65 +121,16 @@ def show(cassette: Cassette, out: TextIO, width: int = 72) -> None:
         _show_interaction(index, interaction, out, width)
 
 
-def _options(spec: str) -> tuple[list[str], dict[str, str]]:
-    positional: list[str] = []
-    named: dict[str, str] = {}
-    for token in filter(None, spec.split(",")):
-        key, sep, value = token.partition("=")
-        if sep:
-            named[key.strip().replace("-", "_")] = value.strip()
-        else:
-            positional.append(token.strip())
-    return positional, named
-
-
-_STRATEGIES: dict[str, Literal["random", "split_crlf", "split_utf8"]] = {
-    "random": "random",
-    "crlf": "split_crlf",
-    "utf8": "split_utf8",
-}
-
-
-def parse_op(text: str) -> Callable[[Cassette], Cassette]:
-    """The mutation an `--op` string names (see the module docstring for the syntax)."""
-    name, _, spec = text.partition(":")
-    args, opts = _options(spec)
-    first = args[0] if args else None
+def parse_op(text: str) -> Mutation:
+    """The mutation an ``--op`` spec names (see :mod:`cassettes.ops`); ``CassetteError`` when it does not
+    parse, naming the valid ops for an unknown one and the op's syntax otherwise."""
     try:
-        if name == "rechunk":
-            if first is not None and first in _STRATEGIES:
-                strategy = _STRATEGIES[first]
-                seed, size = int(opts.get("seed", "0")), int(opts.get("max", "64"))
-                return lambda c: mutations.rechunk(c, strategy, seed=seed, max_size=size)
-            size = int(first or "1")
-            return lambda c: mutations.rechunk(c, size)
-        if name == "truncate":
-            end = opts.get("end", "reset")
-            if end not in END_KINDS:
-                raise CassetteError(f"truncate end must be one of {', '.join(END_KINDS)}")
-            kind: EndKind = next(k for k in END_KINDS if k == end)
-            if "bytes" in opts:
-                count = int(opts["bytes"])
-                return lambda c: mutations.truncate(c, after_bytes=count, end=kind)
-            count = int(opts["chunks"])
-            return lambda c: mutations.truncate(c, after_chunks=count, end=kind)
-        if name == "stall":
-            at, seconds = int(opts["chunk"]), float(opts["seconds"])
-            return lambda c: mutations.stall(c, at, seconds)
-        if name == "status":
-            code = int(first or opts["code"])
-            retry = opts.get("retry_after", "auto")
-            return lambda c: mutations.status_override(c, code, retry_after=retry)
-        if name == "empty-body":
-            return mutations.empty_body
-        if name == "drop-terminal":
-            return mutations.drop_terminal
-        if name == "corrupt-json":
-            index = int(first or "0")
-            return lambda c: mutations.corrupt_json(c, index)
-    except (KeyError, ValueError) as exc:
-        raise CassetteError(f"bad --op {text!r}: {exc}") from None
-    raise CassetteError(f"unknown --op {text!r}")
+        return ops.parse(text)
+    except ops.OpSyntaxError as exc:
+        where = "" if exc.spec == text else f" in {text!r}"
+        if exc.unknown:
+            raise CassetteError(f"unknown --op {exc.spec!r}{where}; {exc.hint} (see cassettes mutate --help)") from None
+        raise CassetteError(f"bad --op {exc.spec!r}{where}: {exc.problem} ({exc.hint})") from None
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -194,9 +141,17 @@ def _parser() -> argparse.ArgumentParser:
     show_cmd.add_argument("--width", type=int, default=72, help="data excerpt length")
     scan_cmd = commands.add_parser("scan", help="secret-scan cassette files (exit 1 on a finding)")
     scan_cmd.add_argument("files", nargs="+", type=Path)
-    mutate_cmd = commands.add_parser("mutate", help="derive a faulty cassette")
+    mutate_cmd = commands.add_parser(
+        "mutate",
+        help="derive a faulty cassette",
+        description="Apply mutation ops to a cassette and write the result.",
+        epilog=ops.help_text(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     mutate_cmd.add_argument("cassette", help="a cassette file or a library name")
-    mutate_cmd.add_argument("--op", action="append", required=True, help="a mutation, e.g. rechunk:1")
+    mutate_cmd.add_argument(
+        "--op", action="append", required=True, metavar="SPEC", help="a mutation spec, e.g. truncate:at=25%%,end=eof"
+    )
     mutate_cmd.add_argument("-o", "--output", required=True, help="output file, or - for stdout")
     library_cmd = commands.add_parser("library", help="list the bundled cassettes")
     library_cmd.add_argument("--api", help="only this api")
@@ -231,9 +186,8 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
     if args.command == "scan":
         return _scan(args.files, out, sys.stderr)
     if args.command == "mutate":
-        cassette = _open(args.cassette)
-        for op in args.op:
-            cassette = parse_op(op)(cassette)
+        mutation = ops.Mutation(tuple(op for spec in args.op for op in parse_op(spec).ops))
+        cassette = mutation(_open(args.cassette))
         if args.output == "-":
             raise_if_secrets(scan_cassette(cassette))
             out.write(dumps(cassette))

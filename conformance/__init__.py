@@ -8,8 +8,10 @@ It points the adapter at a loopback HTTP server (``model.base_url``) that replay
 the author's cassettes or the bundled library's — with mutations and generic faults, and checks the
 event grammar and the behaviours of the StreamFn contract. Each check has a stable id (see
 :mod:`conformance.checks`); the report gives pass / fail / unsupported / xfail / harness-error per check
-and a verdict. Front ends: ``python -m conformance run pkg.module:attr`` (:mod:`conformance.cli`) and
-the pytest base class :class:`conformance.pytest_support.StreamFnConformance`.
+and a verdict, and prints the ``cassettes mutate`` command that reproduces each failing scenario's
+bytes. Whatever the adapter does, a run ends with a report within ``Limits.bound_s`` (see
+:mod:`conformance.watchdog`). Front ends: ``python -m conformance run pkg.module:attr``
+(:mod:`conformance.cli`) and the pytest base class :class:`conformance.pytest_support.StreamFnConformance`.
 """
 
 from __future__ import annotations
@@ -17,66 +19,19 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from conformance._version import __version__
-
 if TYPE_CHECKING:
-    from conformance.capabilities import KNOWN_APIS, Capabilities
+    from conformance.check import Check, Outcome
     from conformance.checks import CHECK_IDS, CHECKS, get_check
-    from conformance.declared import Target
-    from conformance.limits import Limits
     from conformance.loopback import LoopbackServer, ReceivedRequest, Scripted, refused_url
     from conformance.recordings import LIBRARY_PICKS, Recording, library_recordings, load_recordings
-    from conformance.registry import Check, Outcome
     from conformance.report import CheckResult, Evidence, Report, Status, Verdict
     from conformance.runner import run, run_sync
     from conformance.session import API_KEY
-    from conformance.target import is_factory, load_target
+    from conformance.target import KNOWN_APIS, Capabilities, Target, is_factory, load_target
+    from conformance.watchdog import Limits
 
-# The harness loads on first use: the pytest plugin imports this package in every pytest session
-# where streamfns is installed, and must not pull in the harness (and its dependencies) to do so.
-_LAZY: dict[str, str] = {
-    "API_KEY": "conformance.session",
-    "CHECKS": "conformance.checks",
-    "CHECK_IDS": "conformance.checks",
-    "Capabilities": "conformance.capabilities",
-    "Check": "conformance.registry",
-    "CheckResult": "conformance.report",
-    "Evidence": "conformance.report",
-    "KNOWN_APIS": "conformance.capabilities",
-    "LIBRARY_PICKS": "conformance.recordings",
-    "Limits": "conformance.limits",
-    "LoopbackServer": "conformance.loopback",
-    "Outcome": "conformance.registry",
-    "ReceivedRequest": "conformance.loopback",
-    "Recording": "conformance.recordings",
-    "Report": "conformance.report",
-    "Scripted": "conformance.loopback",
-    "Status": "conformance.report",
-    "Target": "conformance.declared",
-    "Verdict": "conformance.report",
-    "get_check": "conformance.checks",
-    "is_factory": "conformance.target",
-    "library_recordings": "conformance.recordings",
-    "load_recordings": "conformance.recordings",
-    "load_target": "conformance.target",
-    "refused_url": "conformance.loopback",
-    "run": "conformance.runner",
-    "run_sync": "conformance.runner",
-}
-
-
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'conformance' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
-
+#: The harness version, recorded in every report (check ids are stable across versions).
+__version__ = "0.1.0"
 
 __all__ = [
     "API_KEY",
@@ -108,3 +63,34 @@ __all__ = [
     "run",
     "run_sync",
 ]
+
+# The harness loads on first use: the pytest plugin imports this package in every pytest session
+# where streamfns is installed, and must not pull in the harness (and its dependencies) to do so.
+# A public name is found in the first of these modules (lightest first) whose ``__all__`` lists it,
+# so ``__all__`` above is the only list of names.
+_MODULES = (
+    "conformance.target",
+    "conformance.watchdog",
+    "conformance.report",
+    "conformance.loopback",
+    "conformance.recordings",
+    "conformance.session",
+    "conformance.check",
+    "conformance.checks",
+    "conformance.runner",
+)
+
+
+def __getattr__(name: str) -> Any:
+    if name in __all__:
+        for module_name in _MODULES:
+            module = importlib.import_module(module_name)
+            if name in getattr(module, "__all__", ()):
+                value = getattr(module, name)
+                globals()[name] = value
+                return value
+    raise AttributeError(f"module 'conformance' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

@@ -1,10 +1,13 @@
 """The command line: ``conformance run pkg.module:attr [options]`` (also ``python -m conformance``).
 
-Exit status: 0 — conformant or conformant with limitations; 1 — non-conformant; 2 — usage error
-(bad arguments, a target that cannot be imported, no recordings to replay).
+Exit status: 0 — conformant or conformant with limitations; 1 — non-conformant (also when the
+adapter raised ``SystemExit`` or ``KeyboardInterrupt``, hung, or blocked the event loop: that is its
+failure, reported); 2 — usage error (bad arguments, a target that cannot be imported, cassettes that
+do not exist or do not load, no recordings to replay). A run always ends with a report within the
+bound it states (``Limits.bound_s``).
 
-``conformance list`` prints the check ids and titles; ``conformance explain ID`` prints a check's
-troubleshooting text.
+``conformance list`` prints the check ids and titles (``--markdown``: the table the README shows);
+``conformance explain ID`` prints a check's troubleshooting text.
 """
 
 from __future__ import annotations
@@ -12,17 +15,20 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import os
 import sys
 import textwrap
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
-from conformance.capabilities import KNOWN_APIS, Capabilities
-from conformance.checks import CHECKS, get_check
-from conformance.declared import Target
+from conformance.checks import CHECKS, get_check, markdown_table
+from conformance.recordings import NoRecordings
 from conformance.report import Report
 from conformance.runner import run_sync
-from conformance.target import load_target
+from conformance.target import KNOWN_APIS, Capabilities, Target, load_target
+from conformance.watchdog import Limits
 
 __all__ = ["main"]
 
@@ -36,6 +42,10 @@ _FLAGS: dict[str, str] = {
 }
 
 
+#: How long the process waits for threads that are finishing anyway before it exits without them.
+_EXIT_WAIT_S = 1.0
+
+
 class _UsageError(Exception):
     pass
 
@@ -47,7 +57,8 @@ def _parser(prog: str) -> argparse.ArgumentParser:
         "run",
         help="run the checks against an adapter",
         description="TARGET is 'pkg.module:attr': a StreamFn, a zero-argument factory returning one, or a "
-        "conformance.Target (which carries its capabilities, so no capability flags are needed).",
+        "conformance.Target (which carries its capabilities, so no capability flags are needed). Whatever "
+        f"the adapter does, the run ends with a report within {Limits().bound_s:g} s.",
     )
     run.add_argument("target", help="pkg.module:attr")
     run.add_argument("--api", choices=KNOWN_APIS, help="the wire api, when it is one the harness knows")
@@ -70,7 +81,8 @@ def _parser(prog: str) -> argparse.ArgumentParser:
     )
     run.add_argument("--format", choices=("text", "json", "junit"), default="text", help="report format")
     run.add_argument("--name", help="the adapter's name in the report")
-    commands.add_parser("list", help="list the checks")
+    listing = commands.add_parser("list", help="list the checks")
+    listing.add_argument("--markdown", action="store_true", help="as the Markdown table the README shows")
     explain = commands.add_parser("explain", help="print a check's troubleshooting text")
     explain.add_argument("check_id")
     return parser
@@ -135,9 +147,37 @@ def _run(args: argparse.Namespace) -> int:
     return 0 if report.ok else 1
 
 
-def main(argv: list[str] | None = None, *, prog: str = "conformance") -> int:
+def main(argv: list[str] | None = None, *, prog: str = "conformance", program: bool | None = None) -> int:
     """Run the command line; returns the exit status (see the module docstring). ``prog`` names the
-    command in usage messages (``streamfns conformance`` when another CLI delegates here)."""
+    command in usage messages (``streamfns conformance`` when another CLI delegates here).
+
+    ``program`` (default: when ``argv`` is None, i.e. the process's own command line): this call is
+    the whole process, so when the adapter left threads running that would keep the interpreter from
+    exiting (its own, or its executor's), the process ends at once after the report is written.
+    """
+    status = _main(argv, prog)
+    if program if program is not None else argv is None:
+        _exit_if_held(status)
+    return status
+
+
+def _exit_if_held(status: int) -> None:
+    """End the process now when threads still running adapter code (its own, its executor's, or a
+    worker the watchdog gave up on) would hold it open: the interpreter joins executor threads and
+    non-daemon threads before it exits."""
+    deadline = time.monotonic() + _EXIT_WAIT_S
+    others = [thread for thread in threading.enumerate() if thread is not threading.current_thread()]
+    for thread in others:
+        thread.join(max(0.0, deadline - time.monotonic()))
+    holding = sorted({thread.name for thread in others if thread.is_alive()})
+    if holding:
+        sys.stderr.write(f"conformance: the adapter left threads running ({', '.join(holding)}); not waiting\n")
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(status)
+
+
+def _main(argv: list[str] | None, prog: str) -> int:
     parser = _parser(prog)
     try:
         args = parser.parse_args(argv)
@@ -145,6 +185,9 @@ def main(argv: list[str] | None = None, *, prog: str = "conformance") -> int:
         return int(exc.code or 0)
     try:
         if args.command == "list":
+            if args.markdown:
+                sys.stdout.write(markdown_table())
+                return 0
             for check in CHECKS:
                 sys.stdout.write(f"{check.id:<4} {check.title}\n")
             return 0
@@ -157,6 +200,12 @@ def main(argv: list[str] | None = None, *, prog: str = "conformance") -> int:
             sys.stdout.write(f"{check.id} — {check.title}\n\n{body}\n")
             return 0
         return _run(args)
+    except NoRecordings:
+        sys.stderr.write(
+            "conformance: error: no recordings to replay: pass --cassettes PATH (a cassette directory or file), "
+            f"or --api with one the harness knows ({', '.join(KNOWN_APIS)})\n"
+        )
+        return 2
     except (_UsageError, ValueError, TypeError) as exc:
         sys.stderr.write(f"conformance: error: {exc}\n")
         return 2

@@ -24,9 +24,10 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, Self
 
-__all__ = ["EndKind", "LoopbackServer", "ReceivedRequest", "Scripted", "refused_url"]
+__all__ = ["LoopbackServer", "ReceivedRequest", "Scripted", "ScriptedEnd", "refused_url"]
 
-EndKind = Literal["eof", "reset", "stall", "hangup"]
+#: How a scripted body ends (see the module docstring).
+ScriptedEnd = Literal["eof", "reset", "stall", "hangup"]
 
 
 @dataclass(slots=True)
@@ -36,7 +37,7 @@ class Scripted:
     status: int = 200
     headers: list[tuple[str, str]] = field(default_factory=lambda: [("content-type", "text/event-stream")])
     chunks: list[tuple[float, bytes]] = field(default_factory=list[tuple[float, bytes]])
-    end: EndKind = "eof"
+    end: ScriptedEnd = "eof"
     #: Seconds to wait before sending the status line (a slow first byte).
     head_delay_s: float = 0.0
 

@@ -1,16 +1,26 @@
 """Running one scenario: call the adapter the way a consumer would, and record what happened.
 
-A :class:`Scenario` says what the loopback server plays and how the harness consumes the stream
-(iterate to the end, cancel the consumer task, or break out early) and whether it aborts (before
-the call, or mid-stream). :func:`drive` calls the StreamFn *directly* — not through
-``streamfns.guarded_call`` — so a raising adapter is seen raising. It never lets the adapter hang
-the run: a scenario still going after the deadline is cancelled and marked ``hung``.
+A :class:`Scenario` says what the loopback server plays (each response a :class:`Served`: a mutation
+of a recording, named in the :mod:`cassettes.ops` grammar, or a generic fault) and how the harness
+consumes the stream (iterate to the end, cancel the consumer task, or break out early) and whether
+it aborts (before the call, or mid-stream). :func:`drive` calls the StreamFn *directly* — not through
+``streamfns.guarded_call`` — so a raising adapter is seen raising.
+
+Everything the adapter hands back is treated as hostile. Any exception its code raises — also
+``SystemExit``, ``KeyboardInterrupt`` or a ``BaseException`` of its own — is recorded as the
+adapter's, never propagated; a ``CancelledError`` passes only when the harness cancelled. Objects
+that are not exactly one of the twelve event classes, or that cannot be read as plain JSON, are
+replaced by an :class:`Unreadable` placeholder (a grammar violation), so no check ever runs adapter
+code. The observation is a snapshot taken when the scenario ends: a task the adapter left running
+cannot change it afterwards. A scenario still going after its deadline is cancelled and marked
+``hung``; one whose consumer ignores that cancellation is left to the session to clean up.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import inspect
 import time
 from collections.abc import Callable
@@ -19,7 +29,6 @@ from typing import Any, Literal
 
 from conformance.loopback import LoopbackServer, ReceivedRequest, Scripted
 from normalize import (
-    AbortController,
     AssistantMessage,
     Context,
     DoneEvent,
@@ -28,35 +37,99 @@ from normalize import (
     Model,
     StartEvent,
     StreamOptions,
+    TextContent,
+    ThinkingContent,
+    ToolCall,
+    Usage,
     Violation,
+    event_to_json,
+)
+from normalize.events import (
+    TextDeltaEvent,
+    TextEndEvent,
+    TextStartEvent,
+    ThinkingDeltaEvent,
+    ThinkingEndEvent,
+    ThinkingStartEvent,
+    ToolCallDeltaEvent,
+    ToolCallEndEvent,
+    ToolCallStartEvent,
 )
 
-__all__ = ["AbortMode", "Consumer", "Observation", "Scenario", "describe_exception", "drive"]
+__all__ = [
+    "EVENT_TYPES",
+    "AbortMode",
+    "Consumer",
+    "Observation",
+    "Scenario",
+    "Served",
+    "Unreadable",
+    "describe_exception",
+    "drive",
+]
 
 Consumer = Literal["iterate", "cancel", "break"]
 AbortMode = Literal["none", "before", "mid"]
 CancelOutcome = Literal["propagated", "swallowed", "raised", "stuck", "finished-first"]
 
-#: With no content event by then, a ``mid`` abort or a cancellation lands anyway (seconds).
-_FALLBACK_TRIGGER_S = 0.3
-#: How long a consumer task gets to unwind after the harness cancels it (seconds).
-_UNWIND_S = 1.0
+#: The twelve event classes; an event must be exactly one of them (a subclass could run code).
+EVENT_TYPES: tuple[type, ...] = (
+    StartEvent,
+    TextStartEvent,
+    TextDeltaEvent,
+    TextEndEvent,
+    ThinkingStartEvent,
+    ThinkingDeltaEvent,
+    ThinkingEndEvent,
+    ToolCallStartEvent,
+    ToolCallDeltaEvent,
+    ToolCallEndEvent,
+    DoneEvent,
+    ErrorEvent,
+)
+_TERMINAL_TYPES: tuple[type, ...] = (DoneEvent, ErrorEvent)
+_CONTENT_TYPES = frozenset(EVENT_TYPES) - {StartEvent, DoneEvent, ErrorEvent}
+_BLOCK_TYPES: tuple[type, ...] = (TextContent, ThinkingContent, ToolCall)
+_PLAIN = (str, int, float, bool, type(None))
+
+
+@dataclass(frozen=True, slots=True)
+class Served:
+    """One response the loopback server plays, and where its bytes come from.
+
+    ``recording`` and ``mutation`` (a canonical :mod:`cassettes.ops` spec; None: as recorded) when
+    the bytes derive from a recording, so ``cassettes mutate`` can reproduce them; ``fault`` describes
+    a generic fault that no cassette holds; ``ending`` says how the harness ends the connection when
+    that differs from replaying the cassette (a real TCP reset).
+    """
+
+    plan: Scripted
+    recording: str | None = None
+    mutation: str | None = None
+    fault: str | None = None
+    ending: str | None = None
+
+    @property
+    def label(self) -> str:
+        """The mutation spec, the fault, or ``as recorded``."""
+        return self.mutation or self.fault or "as recorded"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Scenario:
     """One way of calling the adapter.
 
-    ``key`` is unique in a run (observations are cached by it). ``plans`` are served in order, the
+    ``key`` is unique in a run (observations are cached by it). ``served`` are played in order, the
     last one again for any further request; with none, no server runs (an adapter without HTTP, or
-    ``refused`` — a port nothing listens on — or an explicit ``base_url``). ``pass_options=False``
-    calls the StreamFn with ``options=None``; ``idle_timeout_s`` overrides the idle timeout.
+    ``refused`` — a port nothing listens on — or an explicit ``base_url``), and ``fault`` says what
+    the scenario does instead. ``pass_options=False`` calls the StreamFn with ``options=None``;
+    ``idle_timeout_s`` overrides the idle timeout.
     """
 
     key: str
     recording: str | None = None
-    mutation: str | None = None
-    plans: tuple[Scripted, ...] = ()
+    served: tuple[Served, ...] = ()
+    fault: str | None = None
     refused: bool = False
     base_url: str | None = None
     context: Context | None = None
@@ -66,18 +139,51 @@ class Scenario:
     abort: AbortMode = "none"
     consumer: Consumer = "iterate"
 
+    @property
+    def plans(self) -> tuple[Scripted, ...]:
+        """The loopback plans, in the order they are served."""
+        return tuple(item.plan for item in self.served)
+
+    @property
+    def mutation(self) -> str | None:
+        """What the server plays, in the mutation grammar where it can be (``a then b`` for several
+        responses), else the fault; None for an unmutated replay."""
+        if not self.served:
+            return self.fault
+        labels = [item.label for item in self.served]
+        if labels == ["as recorded"]:
+            return None
+        return " then ".join(labels)
+
+
+@dataclass(frozen=True, slots=True)
+class Unreadable:
+    """Stands in for something the adapter yielded that is not a plain event: ``description`` says what."""
+
+    description: str
+
 
 @dataclass(slots=True, eq=False)
 class Observation:
-    """What one scenario produced. Times are ``time.perf_counter()`` values."""
+    """What one scenario produced. Times are ``time.perf_counter()`` values.
+
+    ``events`` holds the twelve event classes and :class:`Unreadable` placeholders; ``event_json``
+    the pi JSON of each (a ``{"type": "<unreadable>"}`` stub for placeholders), read once.
+    """
 
     scenario: Scenario
     events: list[Any] = field(default_factory=list[Any])
+    event_json: list[dict[str, Any]] = field(default_factory=list[dict[str, Any]])
     call_error: str | None = None
     iteration_error: str | None = None
     result_problem: str | None = None
     result_message: AssistantMessage | None = None
+    #: The JSON of ``result_message`` (read once, when it was returned).
+    result_json: dict[str, Any] | None = None
     hung: bool = False
+    #: Why the watchdog gave up on this scenario (it stopped the event loop), else None.
+    blocked: str | None = None
+    deadline_s: float = 0.0
     cancel_outcome: CancelOutcome | None = None
     started_at: float = 0.0
     first_content_at: float | None = None
@@ -86,7 +192,7 @@ class Observation:
     requests: list[ReceivedRequest] = field(default_factory=list[ReceivedRequest])
     leaked_tasks: list[str] = field(default_factory=list[str])
     #: Errors the event loop reported while (or just after) this scenario ran, such as a task
-    #: whose exception nobody retrieved.
+    #: whose exception nobody retrieved, or a ``SystemExit`` that escaped an adapter's task.
     loop_errors: list[str] = field(default_factory=list[str])
     #: Grammar violations, filled in once by the grammar checks.
     violations: list[Violation] | None = None
@@ -114,6 +220,12 @@ class Observation:
         return message.error_info if message is not None else None
 
     @property
+    def error_message(self) -> str | None:
+        """The terminal message's ``errorMessage``, if any."""
+        message = self.message
+        return message.error_message if message is not None else None
+
+    @property
     def content_seen(self) -> bool:
         """True when at least one content event (anything but start and the terminal) arrived."""
         return self.first_content_at is not None
@@ -134,6 +246,8 @@ class Observation:
             return f"the call raised {self.call_error}"
         if self.iteration_error is not None:
             return f"iteration raised {self.iteration_error}"
+        if self.blocked is not None:
+            return "blocked the event loop"
         if self.hung:
             return "hung (no terminal)"
         terminal = self.terminal
@@ -149,13 +263,65 @@ class Observation:
 
 
 def describe_exception(exc: BaseException) -> str:
-    """``Type: message`` (the message cut to 300 characters)."""
-    text = str(exc)
-    return f"{type(exc).__name__}: {text[:300]}" if text else type(exc).__name__
+    """``Type: message`` (the message cut to 300 characters); never raises, whatever ``exc`` is."""
+    name = type(exc).__name__
+    try:
+        text = str(exc)
+    except BaseException:  # an adapter's exception may refuse to be printed
+        text = "<its str() raised>"
+    return f"{name}: {text[:300]}" if text else name
 
 
-def _is_content(event: Any) -> bool:
-    return not isinstance(event, StartEvent | DoneEvent | ErrorEvent) and hasattr(event, "type")
+def _cancelling() -> bool:
+    task = asyncio.current_task()
+    return task is not None and task.cancelling() > 0
+
+
+def _kind(value: object) -> type[object]:
+    """The object's class: ``type()`` never runs the object's code (``isinstance`` may, through a
+    ``__class__`` property), so it is the only safe question to ask an adapter's object first."""
+    return type(value)
+
+
+def _plain(value: Any) -> bool:
+    """True when ``value`` is JSON made only of exact built-in types (no subclass can run code later)."""
+    kind = _kind(value)
+    if kind in _PLAIN:
+        return True
+    if kind is list:
+        return all(_plain(item) for item in value)
+    if kind is dict:
+        return all(type(key) is str and _plain(item) for key, item in value.items())
+    return False
+
+
+def _plain_message(message: Any) -> bool:
+    return (
+        type(message) is AssistantMessage
+        and type(message.content) is list
+        and all(type(block) in _BLOCK_TYPES for block in message.content)
+        and type(message.usage) is Usage
+        and type(message.error_info) in (ErrorInfo, type(None))
+    )
+
+
+def _read(item: Any) -> tuple[Any, dict[str, Any]]:
+    """The event and its JSON, or an :class:`Unreadable` placeholder and a stub."""
+    kind = _kind(item)
+    if kind not in EVENT_TYPES:
+        found = Unreadable(f"a {kind.__qualname__} is not an assistant-message event")
+        return found, {"type": "<unreadable>"}
+    try:
+        data = event_to_json(item)
+        ok = _plain(data) and (
+            kind not in _TERMINAL_TYPES or _plain_message(item.message if kind is DoneEvent else item.error)
+        )
+        problem = "" if ok else "holds values that are not plain JSON"
+    except BaseException as exc:  # reading the adapter's object ran its code
+        data, problem = {}, f"could not be read: {describe_exception(exc)}"
+    if problem:
+        return Unreadable(f"a {kind.__name__} {problem}"), {"type": "<unreadable>"}
+    return item, data
 
 
 @dataclass(slots=True)
@@ -165,14 +331,16 @@ class _Run:
     context: Context
     options: StreamOptions | None
     scenario: Scenario
-    controller: AbortController
+    controller: Any
     abort_delay_s: float
-    obs: Observation
+    unwind_s: float
+    #: The observation being built (the consumer writes here; the caller gets a snapshot).
+    live: Observation
     content: asyncio.Event = field(default_factory=asyncio.Event)
 
     def fire_abort(self) -> None:
-        if self.obs.abort_at is None:
-            self.obs.abort_at = time.perf_counter()
+        if self.live.abort_at is None:
+            self.live.abort_at = time.perf_counter()
             self.controller.abort("aborted by the conformance harness")
 
     def on_content(self) -> None:
@@ -183,30 +351,51 @@ class _Run:
             else:
                 self.fire_abort()
 
+    def snapshot(self) -> Observation:
+        """The observation as it is now, events read and frozen."""
+        obs = dataclasses.replace(self.live, events=[], event_json=[])
+        for item in list(self.live.events):
+            event, data = _read(item)
+            obs.events.append(event)
+            obs.event_json.append(data)
+        return obs
+
     async def consume(self) -> None:
-        obs = self.obs
+        obs = self.live
         try:
             produced: Any = self.fn(self.model, self.context, self.options)
             if inspect.isawaitable(produced):
                 produced = await produced
-        except Exception as exc:  # the contract under test: a StreamFn never raises
+            iterable = hasattr(produced, "__aiter__")
+        except asyncio.CancelledError:
+            if _cancelling():
+                raise
+            obs.call_error = "CancelledError, although nothing cancelled the call"
+            return
+        except BaseException as exc:  # the contract under test: a StreamFn never raises
             obs.call_error = describe_exception(exc)
             return
-        if not hasattr(produced, "__aiter__"):
+        if not iterable:
             obs.call_error = f"the StreamFn returned {type(produced).__name__}, not an event stream"
             return
         try:
             async for event in produced:
                 now = time.perf_counter()
                 obs.events.append(event)
-                if isinstance(event, DoneEvent | ErrorEvent):
+                kind = _kind(event)
+                if kind in _TERMINAL_TYPES:
                     obs.terminal_at = obs.terminal_at or now
-                elif obs.first_content_at is None and _is_content(event):
+                elif obs.first_content_at is None and kind in _CONTENT_TYPES:
                     obs.first_content_at = now
                     self.on_content()
                     if self.scenario.consumer == "break":
                         break
-        except Exception as exc:  # the contract under test: iterating never raises
+        except asyncio.CancelledError:
+            if _cancelling():
+                raise
+            obs.iteration_error = "CancelledError, although the consumer was not cancelled"
+            return
+        except BaseException as exc:  # the contract under test: iterating never raises
             obs.iteration_error = describe_exception(exc)
             return
         if self.scenario.consumer == "break":
@@ -214,47 +403,75 @@ class _Run:
         await self._result(produced)
 
     async def _result(self, produced: Any) -> None:
-        result = getattr(produced, "result", None)
-        if not callable(result):
-            return
-        obs = self.obs
+        obs = self.live
         try:
-            async with asyncio.timeout(_UNWIND_S):
+            result = getattr(produced, "result", None)
+            if not callable(result):
+                return
+            async with asyncio.timeout(self.unwind_s):
                 value = result()
                 if inspect.isawaitable(value):
                     value = await value
         except TimeoutError:
-            obs.result_problem = f"result() did not return within {_UNWIND_S:g} s after the stream ended"
-        except Exception as exc:  # reported under N2, never raised out of the harness
+            obs.result_problem = f"result() did not return within {self.unwind_s:g} s after the stream ended"
+        except asyncio.CancelledError:
+            if _cancelling():
+                raise
+            obs.result_problem = "result() raised CancelledError, although nothing was cancelled"
+        except BaseException as exc:  # reported under N2, never raised out of the harness
             obs.result_problem = f"result() raised {describe_exception(exc)}"
         else:
-            if isinstance(value, AssistantMessage):
-                obs.result_message = value
-            else:
-                obs.result_problem = f"result() returned {type(value).__name__}, not an AssistantMessage"
+            obs.result_problem = _read_result(value, obs)
 
 
-async def _cancel_when_content(run: _Run, task: asyncio.Task[None]) -> None:
+def _read_result(value: Any, obs: Observation) -> str | None:
+    """Keep what ``result()`` returned when it is a plain message; else say what is wrong with it."""
+    if type(value) is not AssistantMessage:
+        return f"result() returned {type(value).__name__}, not an AssistantMessage"
+    try:
+        data = value.to_json()
+    except BaseException as exc:  # reading the adapter's object ran its code
+        return f"the message result() returned could not be read: {describe_exception(exc)}"
+    if not (_plain_message(value) and _plain(data)):
+        return "the message result() returned holds values that are not plain JSON"
+    obs.result_message, obs.result_json = value, data
+    return None
+
+
+async def _cancel_when_content(run: _Run, task: asyncio.Task[None], trigger_s: float) -> None:
     waiter = asyncio.get_running_loop().create_task(run.content.wait(), name="conformance-waiter")
     try:
-        await asyncio.wait({task, waiter}, timeout=_FALLBACK_TRIGGER_S, return_when=asyncio.FIRST_COMPLETED)
+        await asyncio.wait({task, waiter}, timeout=trigger_s, return_when=asyncio.FIRST_COMPLETED)
     finally:
         waiter.cancel()
     if not task.done() and run.abort_delay_s > 0:
         await asyncio.wait({task}, timeout=run.abort_delay_s)
+    obs = run.live
     if task.done():
-        run.obs.cancel_outcome = "finished-first"
+        obs.cancel_outcome = "finished-first"
         return
     task.cancel()
-    await asyncio.wait({task}, timeout=_UNWIND_S)
+    await asyncio.wait({task}, timeout=run.unwind_s)
     if not task.done():
-        run.obs.cancel_outcome = "stuck"
+        obs.cancel_outcome = "stuck"
     elif task.cancelled():
-        run.obs.cancel_outcome = "propagated"
+        obs.cancel_outcome = "propagated"
     elif task.exception() is not None:
-        run.obs.cancel_outcome = "raised"
+        obs.cancel_outcome = "raised"
     else:
-        run.obs.cancel_outcome = "swallowed"
+        obs.cancel_outcome = "swallowed"
+
+
+@dataclass(frozen=True, slots=True)
+class Timing:
+    """The bounds :func:`drive` works within (seconds): the scenario ``deadline_s``, how long after
+    the first content event an abort lands (``abort_delay_s``), the fallback ``trigger_s`` for an abort
+    or a cancellation with no content event, and ``unwind_s`` for a cancelled consumer to finish."""
+
+    deadline_s: float
+    abort_delay_s: float
+    trigger_s: float
+    unwind_s: float
 
 
 async def drive(
@@ -264,16 +481,17 @@ async def drive(
     options: StreamOptions,
     *,
     scenario: Scenario,
-    controller: AbortController,
-    abort_delay_s: float,
-    deadline_s: float,
+    controller: Any,
+    timing: Timing,
     server: LoopbackServer | None = None,
+    on_start: Callable[[Callable[[], Observation]], None] | None = None,
 ) -> tuple[Observation, asyncio.Task[None]]:
     """Run ``scenario`` once and return its observation and the consumer task (done, unless the
-    adapter refused to stop — the caller must clean such a task up)."""
-    obs = Observation(scenario)
+    adapter refused to stop — the caller must clean such a task up). ``on_start`` receives a function
+    that snapshots the observation so far (for a watchdog that has to give up on the scenario)."""
+    live = Observation(scenario, deadline_s=timing.deadline_s)
     if server is not None:
-        obs.requests = server.requests
+        live.requests = server.requests
     run = _Run(
         fn,
         model,
@@ -281,23 +499,26 @@ async def drive(
         options if scenario.pass_options else None,
         scenario,
         controller,
-        abort_delay_s,
-        obs,
+        timing.abort_delay_s,
+        timing.unwind_s,
+        live,
     )
+    if on_start is not None:
+        on_start(run.snapshot)
     loop = asyncio.get_running_loop()
     if scenario.abort == "before":
         run.fire_abort()
-    obs.started_at = time.perf_counter()
+    live.started_at = time.perf_counter()
     task = loop.create_task(run.consume(), name="conformance-consumer")
-    fallback = loop.call_later(_FALLBACK_TRIGGER_S, run.fire_abort) if scenario.abort == "mid" else None
+    fallback = loop.call_later(timing.trigger_s, run.fire_abort) if scenario.abort == "mid" else None
     try:
         if scenario.consumer == "cancel":
-            await _cancel_when_content(run, task)
-        await asyncio.wait({task}, timeout=deadline_s)
+            await _cancel_when_content(run, task, timing.trigger_s)
+        await asyncio.wait({task}, timeout=timing.deadline_s)
         if not task.done():
-            obs.hung = True
+            live.hung = True
             task.cancel()
-            await asyncio.wait({task}, timeout=_UNWIND_S)
+            await asyncio.wait({task}, timeout=timing.unwind_s)
     finally:
         if fallback is not None:
             fallback.cancel()
@@ -306,4 +527,4 @@ async def drive(
     if task.done() and not task.cancelled():
         with contextlib.suppress(BaseException):
             task.exception()  # retrieved, so asyncio never logs it as unhandled
-    return obs, task
+    return run.snapshot(), task

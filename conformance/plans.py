@@ -1,9 +1,12 @@
 """From recordings to loopback plans: replays, mutations of them, and generic faults.
 
 Every fault the harness serves is a :class:`~conformance.loopback.Scripted` plan. Replays and their
-mutations are built with :mod:`cassettes.mutations` and then turned into plans by :func:`plan`;
-generic faults (non-stream bodies, resets right after the headers, silence) are written here. No
-function needs to know a vendor protocol beyond what :mod:`cassettes.mutations` knows for a known api.
+mutations are named as :class:`cassettes.ops.Mutation` objects — the grammar ``cassettes mutate
+--op`` accepts, so a report can print the command that reproduces a scenario's bytes — applied to
+the recording and turned into plans by :func:`plan` (:func:`served`, :func:`replay` and
+:func:`mutated` build the scenarios); generic faults (non-stream bodies, silence) are written here.
+No function needs to know a vendor protocol beyond what :mod:`cassettes.mutations` knows for a
+known api.
 """
 
 from __future__ import annotations
@@ -11,21 +14,26 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from cassettes import Cassette, End, RecordedResponse
-from cassettes import EndKind as RecordedEnd
-from cassettes.mutations import drop_terminal, error_body, status_override, truncate
+from cassettes import Cassette, End, EndKind, RecordedResponse
+from cassettes.mutations import drop_terminal, error_body
+from cassettes.ops import DropTerminal, Mutation, Truncate
 from cassettes.sse import split_events
-from conformance.loopback import EndKind, Scripted
+from conformance.loopback import Scripted, ScriptedEnd
+from conformance.observe import Scenario, Served
+from conformance.recordings import Recording
 
 __all__ = [
     "body_message",
-    "error_plan",
+    "drop_marker",
     "event_offsets",
     "json_event_indexes",
     "marker_offset",
+    "mutated",
     "open_ended",
     "plan",
     "raw_plan",
+    "replay",
+    "served",
     "with_reset",
 ]
 
@@ -33,7 +41,7 @@ _FRAMING = frozenset({"content-length", "transfer-encoding", "content-encoding",
 # A recorded ``reset`` is replayed as a hang-up (FIN without the end of the chunked body): the
 # client gets every recorded byte, then a broken connection. A TCP RST right after the data could
 # make the client's kernel drop bytes it had not read yet, so the replay would not be deterministic.
-_ENDS: dict[str, EndKind] = {"eof": "eof", "reset": "hangup", "timeout": "stall", "client_closed": "eof"}
+_ENDS: dict[str, ScriptedEnd] = {"eof": "eof", "reset": "hangup", "timeout": "stall", "client_closed": "eof"}
 #: Pause before a real RST, so the bytes sent before it reach the client application first.
 RESET_SETTLE_S = 0.05
 
@@ -63,17 +71,11 @@ def with_reset(scripted: Scripted) -> Scripted:
     return Scripted(status=scripted.status, headers=scripted.headers, chunks=chunks, end="reset")
 
 
-def raw_plan(status: int, content_type: str, body: bytes, *, end: EndKind = "eof") -> Scripted:
+def raw_plan(status: int, content_type: str, body: bytes, *, end: ScriptedEnd = "eof") -> Scripted:
     """A plan with one body chunk (none when ``body`` is empty)."""
     return Scripted(
         status=status, headers=[("content-type", content_type)], chunks=[(0.0, body)] if body else [], end=end
     )
-
-
-def error_plan(cassette: Cassette, status: int, *, retry_after: str | None = None) -> Scripted:
-    """An error status with a body shaped like the vendor's error for the cassette's api (an HTML
-    gateway page for 502), and ``retry-after`` when given."""
-    return plan(status_override(cassette, status, retry_after=retry_after))
 
 
 def event_offsets(cassette: Cassette) -> list[int]:
@@ -97,16 +99,52 @@ def json_event_indexes(cassette: Cassette) -> list[int]:
     return indexes
 
 
-def open_ended(cassette: Cassette, api: str | None, *, end: RecordedEnd = "eof") -> Cassette:
+def drop_marker(cassette: Cassette, api: str | None) -> DropTerminal:
+    """The op that drops ``api``'s terminal marker (naming the api only when it is not the cassette's)."""
+    return DropTerminal(None if api is None or api == cassette.api else api)
+
+
+def open_ended(cassette: Cassette, api: str | None, *, end: EndKind = "eof") -> Mutation:
     """The recording without its end: the api's terminal marker dropped when the api is known,
     otherwise only the first half of its events kept; then the body ends with ``end``."""
     if api is not None:
-        cut = drop_terminal(cassette, api=api)
-        body_len = len(_response(cut).body)
-        return truncate(cut, after_bytes=body_len, end=end)
+        drop = drop_marker(cassette, api)
+        body_len = len(_response(drop(cassette)).body)
+        return Mutation.of(drop, Truncate(bytes=body_len, end=end))
     offsets = event_offsets(cassette)
     keep = offsets[len(offsets) // 2] if len(offsets) > 1 else len(_response(cassette).body) // 2
-    return truncate(cassette, after_bytes=keep, end=end)
+    return Mutation.of(Truncate(bytes=keep, end=end))
+
+
+_RESET_ENDING = "the harness then ends the connection with a TCP reset"
+
+
+def served(recording: Recording, mutation: Mutation | None = None, *, reset: bool = False) -> Served:
+    """What the server plays for ``recording`` with ``mutation`` applied (None: as recorded); with
+    ``reset``, the connection ends in a real TCP reset after the bytes (:func:`with_reset`)."""
+    cassette = mutation(recording.cassette) if mutation is not None else recording.cassette
+    scripted = with_reset(plan(cassette)) if reset else plan(cassette)
+    return Served(
+        scripted,
+        recording=recording.name,
+        mutation=mutation.spec if mutation is not None else None,
+        ending=_RESET_ENDING if reset else None,
+    )
+
+
+def replay(recording: Recording, **fields: Any) -> Scenario:
+    """The unmutated replay of ``recording``, keyed by its name."""
+    return Scenario(key=recording.name, recording=recording.name, served=(served(recording),), **fields)
+
+
+def mutated(recording: Recording, mutation: Mutation, *, reset: bool = False, **fields: Any) -> Scenario:
+    """A scenario serving ``mutation`` of ``recording``, keyed ``<recording>|<spec>``."""
+    return Scenario(
+        key=f"{recording.name}|{mutation.spec}",
+        recording=recording.name,
+        served=(served(recording, mutation, reset=reset),),
+        **fields,
+    )
 
 
 def _find_message(value: Any) -> str | None:

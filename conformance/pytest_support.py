@@ -24,13 +24,12 @@ from typing import Any, ClassVar
 
 import pytest
 
-from conformance.capabilities import Capabilities
 from conformance.checks import CHECK_IDS
-from conformance.declared import Target
-from conformance.limits import Limits
 from conformance.recordings import CassetteSource
 from conformance.report import Report
 from conformance.runner import run_sync
+from conformance.target import Capabilities, Target
+from conformance.watchdog import Limits
 
 __all__ = ["StreamFnConformance"]
 

@@ -10,16 +10,35 @@ tool-call one and a thinking one (each only when the capabilities declare the fe
 from __future__ import annotations
 
 import os
+import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
 
-from cassettes import Cassette, library
+from cassettes import Cassette, CassetteError, library
 from cassettes import load as load_cassette
-from conformance.capabilities import Capabilities
+from conformance.target import Capabilities
 
-__all__ = ["LIBRARY_PICKS", "CassetteSource", "Feature", "Recording", "library_recordings", "load_recordings"]
+__all__ = [
+    "LIBRARY_PICKS",
+    "CassetteSource",
+    "Feature",
+    "NoRecordings",
+    "Recording",
+    "RecordingsError",
+    "library_recordings",
+    "load_recordings",
+]
+
+
+class RecordingsError(ValueError):
+    """The cassettes given cannot be replayed: missing, unreadable, or without a successful response."""
+
+
+class NoRecordings(RecordingsError):
+    """An HTTP adapter was given no cassettes, and its api has no bundled recordings."""
+
 
 Feature = Literal["text", "tool", "parallel", "thinking"]
 
@@ -58,16 +77,39 @@ CassetteSource = str | os.PathLike[str] | Sequence[str | os.PathLike[str] | Cass
 @dataclass(frozen=True, slots=True)
 class Recording:
     """One successful response to replay: ``name`` (file stem, ``#i`` for the i-th of several),
-    ``cassette`` (exactly one interaction) and the ``feature`` it was picked for, if any."""
+    ``cassette`` (exactly one interaction) and the ``feature`` it was picked for, if any.
+
+    ``source`` is where it came from — a cassette file's path or a bundled library name; None for a
+    cassette passed in memory — and ``interaction`` its index in that source when the source holds
+    several interactions (so ``cassettes mutate`` can pick it out again).
+    """
 
     name: str
     cassette: Cassette
     feature: Feature | None = None
+    source: str | None = None
+    interaction: int | None = None
 
     @property
     def model_id(self) -> str:
         """The model the recording was made with (``conformance-model`` when unknown)."""
         return self.cassette.model or "conformance-model"
+
+    def reproduce(self, spec: str | None, out: str) -> str:
+        """The ``cassettes mutate`` command that writes this recording with mutation ``spec`` (None: as
+        recorded) to ``out``."""
+        ops = [f"interaction:{self.interaction}"] if self.interaction is not None else []
+        if spec:
+            ops.append(spec)
+        where = shlex.quote(self.source) if self.source is not None else None
+        if not ops:
+            return (
+                f"the recording as recorded: {where}" if where else f"the in-memory cassette {self.name!r} as recorded"
+            )
+        command = f"cassettes mutate {where or 'FILE'} --op '{'+'.join(ops)}' -o {shlex.quote(out)}"
+        if where is None:
+            return f"{command} (FILE: the in-memory cassette {self.name!r}, written with cassettes.save)"
+        return command
 
 
 def _wanted(capabilities: Capabilities) -> list[Feature]:
@@ -90,15 +132,25 @@ def library_recordings(capabilities: Capabilities) -> list[Recording]:
     for feature in _wanted(capabilities):
         name = picks.get(feature)
         if name is not None and name in available:
-            found.append(Recording(name, library.load(name), feature))
+            found.extend(replace(r, feature=feature) for r in _split(name, library.load(name), name)[:1])
     return found
 
 
-def _split(name: str, cassette: Cassette) -> list[Recording]:
-    good = [item for item in cassette.interactions if item.response.status == 200 and item.response.body]
+def _split(name: str, cassette: Cassette, source: str | None) -> list[Recording]:
+    good = [
+        (index, item)
+        for index, item in enumerate(cassette.interactions)
+        if item.response.status == 200 and item.response.body
+    ]
+    several = len(cassette.interactions) > 1
+
+    def one(label: str, index: int) -> Recording:
+        single = replace(cassette, interactions=(cassette.interactions[index],))
+        return Recording(label, single, source=source, interaction=index if several else None)
+
     if len(good) == 1:
-        return [Recording(name, replace(cassette, interactions=(good[0],)))]
-    return [Recording(f"{name}#{i}", replace(cassette, interactions=(item,))) for i, item in enumerate(good)]
+        return [one(name, good[0][0])]
+    return [one(f"{name}#{number}", index) for number, (index, _) in enumerate(good)]
 
 
 def _files(source: str | os.PathLike[str]) -> list[Path]:
@@ -106,17 +158,25 @@ def _files(source: str | os.PathLike[str]) -> list[Path]:
     if path.is_dir():
         files = sorted(path.rglob("*.jsonl"))
         if not files:
-            raise ValueError(f"no *.jsonl cassette files under {path}")
+            raise RecordingsError(f"no *.jsonl cassette files under {path}")
         return files
     if not path.exists():
-        raise ValueError(f"cassette {path} does not exist")
+        raise RecordingsError(f"cassette {path} does not exist")
     return [path]
+
+
+def _load(file: Path) -> Cassette:
+    try:
+        return load_cassette(file)
+    except (CassetteError, OSError, ValueError, RecursionError) as exc:
+        raise RecordingsError(f"cannot load the cassette {file}: {exc}") from None
 
 
 def load_recordings(source: CassetteSource) -> list[Recording]:
     """Every successful (HTTP 200, non-empty body) interaction of the given cassettes, in order.
 
-    Raises ``ValueError`` when a path does not exist or nothing successful was recorded.
+    Raises :class:`RecordingsError` (a ``ValueError``) when a path does not exist, a file is not a
+    readable cassette, or nothing successful was recorded.
     """
     items: list[str | os.PathLike[str] | Cassette] = (
         [source] if isinstance(source, str | os.PathLike) else list(source)  # pyright: ignore[reportUnknownArgumentType]
@@ -124,11 +184,11 @@ def load_recordings(source: CassetteSource) -> list[Recording]:
     found: list[Recording] = []
     for item in items:
         if isinstance(item, Cassette):
-            found.extend(_split(item.name or f"cassette{len(found)}", item))
+            found.extend(_split(item.name or f"cassette{len(found)}", item, None))
             continue
         for file in _files(item):
-            cassette = load_cassette(file)
-            found.extend(_split(cassette.name or file.stem, cassette))
+            cassette = _load(file)
+            found.extend(_split(cassette.name or file.stem, cassette, str(file)))
     if not found:
-        raise ValueError("the cassettes hold no successful (HTTP 200) response to replay")
+        raise RecordingsError("the cassettes hold no successful (HTTP 200) response to replay")
     return found

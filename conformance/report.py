@@ -1,4 +1,5 @@
-"""The report: one result per check, the evidence behind it, and a verdict.
+"""The report: one result per check, the evidence behind it, a verdict, and its renderings
+(text for a terminal, JSON, JUnit XML).
 
 Statuses: ``pass``; ``fail`` (the adapter broke the contract — evidence says where);
 ``unsupported`` (the check needs something the capabilities do not declare); ``xfail`` (it failed
@@ -13,13 +14,25 @@ Verdict: any ``fail`` or ``harness-error`` → ``non-conformant``; otherwise any
 
 from __future__ import annotations
 
+import textwrap
+import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
-    from conformance.capabilities import Capabilities
+    from conformance.target import Capabilities
 
-__all__ = ["CheckResult", "Evidence", "Report", "Status", "Verdict"]
+__all__ = [
+    "CheckResult",
+    "Evidence",
+    "Report",
+    "Status",
+    "Verdict",
+    "report_json",
+    "report_junit",
+    "report_text",
+    "reproductions",
+]
 
 Status = Literal["pass", "fail", "unsupported", "xfail", "harness-error"]
 Verdict = Literal["conformant", "conformant-with-limitations", "non-conformant"]
@@ -27,8 +40,9 @@ Verdict = Literal["conformant", "conformant-with-limitations", "non-conformant"]
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Evidence:
-    """Where a check saw a problem: the scenario (and the recording and mutation it came from), the
-    event index when one event is at fault (-1 or None: the stream as a whole), an excerpt."""
+    """Where a check saw a problem: the scenario (and the recording and mutation it came from, the
+    mutation in the :mod:`cassettes.ops` grammar), the event index when one event is at fault (-1 or
+    None: the stream as a whole), an excerpt (with the stream's own ``errorMessage``, key redacted)."""
 
     scenario: str
     detail: str
@@ -36,6 +50,8 @@ class Evidence:
     mutation: str | None = None
     event_index: int | None = None
     excerpt: str = ""
+    #: How to get the bytes the scenario served: a ``cassettes mutate`` command, or what the fault is.
+    reproduce: str = ""
 
     def __str__(self) -> str:
         where = f" at event {self.event_index}" if self.event_index is not None and self.event_index >= 0 else ""
@@ -51,6 +67,7 @@ class Evidence:
             "eventIndex": self.event_index,
             "excerpt": self.excerpt,
             "detail": self.detail,
+            "reproduce": self.reproduce,
         }
 
 
@@ -106,6 +123,10 @@ class Report:
     recordings: tuple[str, ...] = ()
     scenarios: int = 0
     duration_s: float = 0.0
+    #: The bound the run's wall time was held to (``Limits.bound_s``).
+    bound_s: float = 0.0
+    #: Why part of the run did not happen (a budget spent on hangs, a blocked event loop), else None.
+    interrupted: str | None = None
 
     @property
     def verdict(self) -> Verdict:
@@ -135,18 +156,144 @@ class Report:
 
     def to_json(self) -> dict[str, Any]:
         """The report as a JSON object."""
-        from conformance.render import report_json  # noqa: PLC0415 - render imports this module
-
         return report_json(self)
 
     def to_text(self) -> str:
         """A table for a terminal."""
-        from conformance.render import report_text  # noqa: PLC0415 - render imports this module
-
         return report_text(self)
 
     def to_junit(self) -> str:
         """JUnit XML (one test case per check)."""
-        from conformance.render import report_junit  # noqa: PLC0415 - render imports this module
-
         return report_junit(self)
+
+
+# -- renderings ---------------------------------------------------------------------------------------
+
+_WIDTH = 100
+_REPRODUCE_LIMIT = 40
+_MARK = {
+    "pass": "pass",
+    "fail": "FAIL",
+    "unsupported": "unsupported",
+    "xfail": "xfail",
+    "harness-error": "HARNESS-ERROR",
+}
+
+
+def report_json(report: Report) -> dict[str, Any]:
+    """The report as a JSON-ready dict."""
+    return {
+        "harness": "streamfns-conformance",
+        "harnessVersion": report.harness_version,
+        "adapter": report.adapter,
+        "verdict": report.verdict,
+        "capabilities": report.capabilities.to_json(),
+        "recordings": list(report.recordings),
+        "scenarios": report.scenarios,
+        "durationS": round(report.duration_s, 3),
+        "boundS": round(report.bound_s, 3),
+        "interrupted": report.interrupted,
+        "results": [result.to_json() for result in report.results],
+        "reproduce": reproductions(report),
+    }
+
+
+def reproductions(report: Report) -> dict[str, str]:
+    """Scenario key → how to reproduce its bytes, for every scenario a failing check cites."""
+    found: dict[str, str] = {}
+    for result in report.results:
+        if result.status in ("fail", "harness-error"):
+            for item in result.evidence:
+                if item.reproduce:
+                    found.setdefault(item.scenario, item.reproduce)
+    return found
+
+
+def _detail(result: CheckResult) -> str:
+    if result.status in ("unsupported", "xfail"):
+        return result.reason
+    return result.message
+
+
+def report_text(report: Report) -> str:
+    """A fixed-width table: id, status, title, and what went wrong (evidence under failures)."""
+    counts: dict[str, int] = {}
+    for result in report.results:
+        counts[result.status] = counts.get(result.status, 0) + 1
+    caps = report.capabilities
+    recordings = ", ".join(report.recordings) or "(none)"
+    lines = [
+        f"streamfns conformance {report.harness_version} — adapter {report.adapter}",
+        f"api {caps.api or '(none)'} · http {'yes' if caps.http else 'no'} · recordings: {recordings}",
+        "",
+        f"{'ID':<4} {'STATUS':<13} {'CHECK':<58} DETAIL",
+    ]
+    for result in report.results:
+        title = textwrap.shorten(result.title, 58, placeholder="…")
+        detail = textwrap.shorten(_detail(result), 60, placeholder="…") if _detail(result) else ""
+        lines.append(f"{result.id:<4} {_MARK[result.status]:<13} {title:<58} {detail}".rstrip())
+        if result.status in ("fail", "harness-error"):
+            for item in result.evidence[:3]:
+                lines.extend(
+                    textwrap.wrap(str(item), _WIDTH, initial_indent="       - ", subsequent_indent="         ")
+                )
+            if len(result.evidence) > 3:
+                lines.append(f"         … and {len(result.evidence) - 3} more")
+    reproduce = reproductions(report)
+    if reproduce:
+        lines += ["", "reproduce the bytes of the failing scenarios:"]
+        for key, how in list(reproduce.items())[:_REPRODUCE_LIMIT]:
+            lines += [f"  - {key}", *(f"      {part}" for part in how.split("; "))]  # unwrapped: copy and paste
+        if len(reproduce) > _REPRODUCE_LIMIT:
+            lines.append(f"    … and {len(reproduce) - _REPRODUCE_LIMIT} more (--format json lists them all)")
+    if report.interrupted:
+        lines += ["", *textwrap.wrap(f"run interrupted: {report.interrupted}", _WIDTH, subsequent_indent="  ")]
+    summary = ", ".join(f"{n} {status}" for status, n in sorted(counts.items()))
+    timing = f"{report.scenarios} scenarios in {report.duration_s:.1f} s, bound {report.bound_s:g} s"
+    lines += ["", f"verdict: {report.verdict} ({summary}; {timing})"]
+    return "\n".join(lines) + "\n"
+
+
+def report_junit(report: Report) -> str:
+    """JUnit XML: a ``testsuite`` whose test cases are the checks; ``unsupported`` and ``xfail`` are
+    ``skipped``, ``fail`` is ``failure``, ``harness-error`` is ``error``."""
+    suite = ET.Element(
+        "testsuite",
+        {
+            "name": "streamfns-conformance",
+            "tests": str(len(report.results)),
+            "failures": str(len(report.ids("fail"))),
+            "errors": str(len(report.ids("harness-error"))),
+            "skipped": str(len(report.ids("unsupported", "xfail"))),
+            "time": f"{report.duration_s:.3f}",
+        },
+    )
+    properties = ET.SubElement(suite, "properties")
+    for name, value in (
+        ("harness_version", report.harness_version),
+        ("adapter", report.adapter),
+        ("api", report.capabilities.api or ""),
+        ("verdict", report.verdict),
+    ):
+        ET.SubElement(properties, "property", {"name": name, "value": value})
+    for result in report.results:
+        case = ET.SubElement(
+            suite,
+            "testcase",
+            {
+                "classname": f"conformance.{report.adapter}",
+                "name": f"{result.id} {result.title}",
+                "time": f"{result.duration_s:.3f}",
+            },
+        )
+        body = "\n".join(
+            f"{item}\n  reproduce: {item.reproduce}" if item.reproduce else str(item) for item in result.evidence
+        )
+        if result.status == "fail":
+            ET.SubElement(case, "failure", {"message": result.message}).text = body or result.message
+        elif result.status == "harness-error":
+            ET.SubElement(case, "error", {"message": result.message}).text = body or result.message
+        elif result.status in ("unsupported", "xfail"):
+            ET.SubElement(case, "skipped", {"message": f"{result.status}: {result.reason}"})
+    ET.indent(suite)
+    return ET.tostring(suite, encoding="unicode", xml_declaration=True) + "\n"

@@ -1,29 +1,35 @@
 """``run``: the plain-function core of the harness (no pytest, no CLI).
 
-A run resolves the target, loads the recordings, runs the scenarios every selected check needs
-(each distinct scenario once, one after another, each against its own loopback server), then
-evaluates the checks in report order and builds a :class:`~conformance.report.Report`. ``run`` never
-raises for anything the adapter does; it raises ``ValueError``/``TypeError`` for bad arguments.
+A run loads the recordings, asks every selected check for its scenarios, runs them (each distinct
+scenario once, one after another, each against its own loopback server) in a watched worker thread
+(:mod:`conformance.watchdog`), then evaluates the checks in report order and builds a
+:class:`~conformance.report.Report`. ``run`` never raises for anything the adapter does — hangs,
+blocking calls, exits and interrupts are the adapter's failures, reported — and always returns within
+``Limits.bound_s``; it raises ``ValueError``/``TypeError`` for bad arguments (unknown check ids, an
+xfail without a reason, missing capabilities, unusable cassettes).
+
+A check fails — never passes — when it examined no case at all, or when some of its scenarios could
+not be run (the run's budget was spent on hangs, the event loop was blocked, the factory failed); the
+evidence then names what hung.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from conformance._version import __version__
-from conformance.capabilities import Capabilities, Need
+from conformance import __version__
+from conformance.check import Check
 from conformance.checks import CHECK_IDS, CHECKS
-from conformance.declared import Target
-from conformance.limits import Limits
 from conformance.observe import Scenario, describe_exception
-from conformance.recordings import CassetteSource, library_recordings, load_recordings
-from conformance.registry import Check
-from conformance.report import CheckResult, Report, Status
+from conformance.recordings import CassetteSource, NoRecordings, library_recordings, load_recordings
+from conformance.report import CheckResult, Evidence, Report, Status
 from conformance.session import Session
-from conformance.target import adapter_name, resolve_target
+from conformance.target import Capabilities, Need, Target, adapter_name
+from conformance.watchdog import Limits, Worker
 
 __all__ = ["run", "run_sync", "validate_selection"]
 
@@ -62,21 +68,7 @@ def _result(check: Check, status: Status, **fields: Any) -> CheckResult:
     return CheckResult(id=check.id, title=check.title, status=status, troubleshooting=check.troubleshooting, **fields)
 
 
-async def _judge(
-    check: Check, session: Session, scenarios: list[Scenario], xfail_reason: str | None, spent: float
-) -> CheckResult:
-    started = time.perf_counter()
-    try:
-        outcome = await check.evaluate(session, session.observations_of(scenarios))
-    except Exception as exc:  # a harness bug must be reported, not crash the run
-        return _result(check, "harness-error", message=describe_exception(exc), duration_s=spent)
-    spent += time.perf_counter() - started
-    problems = list(outcome.problems)
-    if not problems:
-        if xfail_reason is not None:
-            message = f"passed, but xfail says: {xfail_reason!r}; remove the xfail entry"
-            return _result(check, "fail", message=message, reason=xfail_reason, duration_s=spent)
-        return _result(check, "pass", message=f"{outcome.checked} case(s) checked", duration_s=spent)
+def _failed(check: Check, problems: list[Evidence], xfail_reason: str | None, spent: float) -> CheckResult:
     more = f" (+{len(problems) - 1} more)" if len(problems) > 1 else ""
     message = f"{problems[0]}{more}"
     evidence = tuple(problems)
@@ -85,6 +77,75 @@ async def _judge(
             check, "xfail", message=message, reason=xfail_reason, evidence=evidence, limitation=True, duration_s=spent
         )
     return _result(check, "fail", message=message, evidence=evidence, duration_s=spent)
+
+
+def _unfinished_scenario(session: Session, scenario: Scenario) -> bool:
+    """True when ``scenario`` did not run, or the watchdog gave up on it (its observation is partial)."""
+    obs = session.observed(scenario)
+    return obs is None or obs.blocked is not None
+
+
+def _unfinished(session: Session, missing: list[Scenario], total: int) -> list[Evidence]:
+    """Evidence for a check whose scenarios did not all run to the end: why, and what hung."""
+    why = session.target_failure or session.interrupted or "the run stopped early"
+    detail = f"could not finish: {len(missing)} of its {total} scenario(s) did not run to the end — {why}"
+    found = [Evidence(scenario=missing[0].key, detail=detail, recording=missing[0].recording)]
+    for obs in session.hung()[:5]:
+        what = obs.blocked or f"hung: no terminal within {obs.deadline_s:g} s"
+        found.append(
+            Evidence(
+                scenario=obs.scenario.key, detail=what, recording=obs.scenario.recording, mutation=obs.scenario.mutation
+            )
+        )
+    return found
+
+
+def _nothing_examined(session: Session, scenarios: list[Scenario]) -> Evidence:
+    seen = [session.observed(scenario) for scenario in scenarios[:4]]
+    outcomes = "; ".join(f"{obs.scenario.key} → {obs.outcome()}" for obs in seen if obs is not None)
+    detail = "0 cases examined: no scenario gave it a stream it could judge"
+    return Evidence(
+        scenario=scenarios[0].key if scenarios else "-", detail=f"{detail} ({outcomes})" if outcomes else detail
+    )
+
+
+async def _judge(
+    check: Check, session: Session, scenarios: list[Scenario], xfail_reason: str | None, spent: float
+) -> CheckResult:
+    missing = [scenario for scenario in scenarios if _unfinished_scenario(session, scenario)]
+    if missing and session.harness_failure is not None:
+        return _result(check, "harness-error", message=session.harness_failure, duration_s=spent)
+    if missing:
+        return _failed(check, _unfinished(session, missing, len(scenarios)), xfail_reason, spent)
+    started = time.perf_counter()
+    try:
+        outcome = await check.evaluate(session, session.observations_of(scenarios))
+    except Exception as exc:  # a harness bug must be reported, not crash the run
+        return _result(check, "harness-error", message=describe_exception(exc), duration_s=spent)
+    spent += time.perf_counter() - started
+    problems = list(outcome.problems)
+    if not problems and outcome.checked == 0:
+        problems = [_nothing_examined(session, scenarios)]
+    if not problems:
+        if xfail_reason is not None:
+            message = f"passed, but xfail says: {xfail_reason!r}; remove the xfail entry"
+            return _result(check, "fail", message=message, reason=xfail_reason, duration_s=spent)
+        return _result(check, "pass", message=f"{outcome.checked} case(s) checked", duration_s=spent)
+    return _failed(check, problems, xfail_reason, spent)
+
+
+def _with_reproduction(result: CheckResult, session: Session) -> CheckResult:
+    """The result, its evidence saying how to reproduce each failing scenario's bytes."""
+    if result.status not in ("fail", "harness-error", "xfail") or not result.evidence:
+        return result
+    scenarios = {obs.scenario.key: obs.scenario for obs in session.observations}
+    evidence = tuple(
+        dataclasses.replace(item, reproduce=session.reproduce(scenarios[item.scenario]))
+        if item.scenario in scenarios and session.http
+        else item
+        for item in result.evidence
+    )
+    return dataclasses.replace(result, evidence=evidence)
 
 
 async def run(
@@ -100,15 +161,20 @@ async def run(
     """Run the conformance checks against ``target`` and return the report.
 
     ``target``: a StreamFn or a zero-argument factory returning one (see :mod:`conformance.target`), or
-    a :class:`~conformance.declared.Target` carrying its capabilities (``capabilities`` then defaults
+    a :class:`~conformance.target.Target` carrying its capabilities (``capabilities`` then defaults
     to the target's). Raises ``TypeError`` when no capabilities are given at all.
     ``cassettes``: the author's recordings (a directory, a file, or a list of files/cassettes); when
     None, the target's own (:attr:`Target.cassettes`), else, when ``capabilities.api`` is known, the
     bundled library's picks for that api. ``checks``:
     the ids to run (default: all). ``xfail``: check id → the written reason it is expected to fail
     (a listed check that passes is reported as ``fail``: remove the entry). ``limits``: the time
-    bounds (:class:`~conformance.limits.Limits`). ``name`` labels the adapter in the report (default:
-    the target's ``module.qualname``).
+    bounds (:class:`~conformance.watchdog.Limits`); the run ends within ``limits.bound_s``. ``name``
+    labels the adapter in the report (default: the target's ``module.qualname``).
+
+    The adapter runs in a worker thread on its own event loop: it must not share objects bound to
+    the caller's loop (create clients inside the StreamFn or the factory). A StreamFn object with an
+    ``aclose()`` method (one that owns a client) has it awaited once after the last scenario, in
+    that loop.
     """
     selected, reasons = validate_selection(checks, xfail)
     if isinstance(target, Target):
@@ -118,50 +184,42 @@ async def run(
         target = target.stream_fn
     if capabilities is None:
         raise TypeError("run() needs capabilities=Capabilities(...) (or a conformance.Target that carries them)")
-    fn = await resolve_target(target)
+    if not callable(target):
+        raise TypeError(f"the target must be a StreamFn or a factory, not {type(target).__name__}")
+    limits = limits or Limits()
+    started = time.perf_counter()
     if capabilities.http:
         recordings = load_recordings(cassettes) if cassettes is not None else library_recordings(capabilities)
         if not recordings:
-            raise ValueError(
-                "no recordings to replay: pass cassettes=<dir or files> (or set capabilities.api to a known api)"
+            raise NoRecordings(
+                "no recordings to replay: give the adapter's cassettes (a directory or cassette files), "
+                "or declare a known api in its capabilities"
             )
     else:
         recordings = []
-    session = Session(fn, capabilities, recordings, limits or Limits())
-    started = time.perf_counter()
+    session = Session(capabilities, recordings, limits)
     chosen = [check for check in CHECKS if check.id in selected]
     planned: dict[str, list[Scenario]] = {}
     broken: dict[str, str] = {}
-    spent: dict[str, float] = {}
+    for check in chosen:
+        if _missing(check, capabilities):
+            continue
+        try:
+            planned[check.id] = check.scenarios(session)
+        except Exception as exc:  # a harness bug must be reported, not crash the run
+            broken[check.id] = f"building its scenarios failed: {describe_exception(exc)}"
+    order = list({scenario.key: scenario for scenarios in planned.values() for scenario in scenarios}.values())
+    await _observe(session, target, order, limits)
     results: list[CheckResult] = []
-    try:
-        for check in chosen:
-            if _missing(check, capabilities):
-                continue
-            try:
-                planned[check.id] = check.scenarios(session)
-            except Exception as exc:  # a harness bug must be reported, not crash the run
-                broken[check.id] = f"building its scenarios failed: {describe_exception(exc)}"
-        for check_id, scenarios in planned.items():
-            clock = time.perf_counter()
-            try:
-                await session.observe_all(scenarios)
-            except Exception as exc:  # a harness bug must be reported, not crash the run
-                broken[check_id] = f"running its scenarios failed: {describe_exception(exc)}"
-            spent[check_id] = time.perf_counter() - clock
-        await session.settle()
-        for check in chosen:
-            missing = _missing(check, capabilities)
-            if missing:
-                results.append(_unsupported(check, missing))
-            elif check.id in broken:
-                results.append(_result(check, "harness-error", message=broken[check.id]))
-            else:
-                results.append(
-                    await _judge(check, session, planned[check.id], reasons.get(check.id), spent.get(check.id, 0.0))
-                )
-    finally:
-        await session.close()
+    for check in chosen:
+        missing = _missing(check, capabilities)
+        if missing:
+            results.append(_unsupported(check, missing))
+        elif check.id in broken:
+            results.append(_result(check, "harness-error", message=broken[check.id]))
+        else:
+            judged = await _judge(check, session, planned[check.id], reasons.get(check.id), 0.0)
+            results.append(_with_reproduction(judged, session))
     return Report(
         adapter=name or adapter_name(target),
         harness_version=__version__,
@@ -170,7 +228,34 @@ async def run(
         recordings=tuple(r.name for r in recordings),
         scenarios=len(session.observations),
         duration_s=time.perf_counter() - started,
+        bound_s=limits.bound_s,
+        interrupted=session.target_failure or session.interrupted,
     )
+
+
+async def _observe(session: Session, target: Callable[..., Any], order: list[Scenario], limits: Limits) -> None:
+    """Run the scenarios in a watched worker thread (see :mod:`conformance.watchdog`)."""
+    worker = Worker(limits=limits, on_escape=session.on_escape)
+    session.attach(worker.step)
+
+    async def work() -> None:
+        if await session.start(target):
+            await session.observe_all(order)
+        await session.finish()
+        await session.dispose()
+
+    worker.start(work, session.close)
+    try:
+        reason = await worker.wait(limits.bound_s)
+    except asyncio.CancelledError:
+        session.abandon("the run was cancelled")
+        raise
+    if reason is not None:
+        session.abandon(reason)
+    elif worker.failure is not None:
+        session.harness_failure = (
+            f"the harness failed while running the scenarios: {describe_exception(worker.failure)}"
+        )
 
 
 def run_sync(target: Callable[..., Any] | Target, **kwargs: Any) -> Report:

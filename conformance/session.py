@@ -4,6 +4,12 @@ Checks ask for scenarios; the session runs each distinct scenario once (cached b
 against its own loopback server, and keeps the servers open until the end of the run so that
 "was the connection released?" can be asked afterwards. It also records the tasks an adapter
 left running after its stream ended, and cleans them and the servers up in :meth:`close`.
+
+The running half (:meth:`start`, :meth:`observe_all`, :meth:`finish`, :meth:`close`) runs in the
+watchdog's worker thread (see :mod:`conformance.watchdog`), reporting each step and its bound; the
+checks read the session afterwards from the caller's thread. :meth:`abandon` is the caller's way
+out when the worker stopped responding: it keeps what was observed, adds what the stuck scenario
+had produced so far, and says why the rest was not run.
 """
 
 from __future__ import annotations
@@ -11,16 +17,17 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
+import inspect
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from conformance.capabilities import Capabilities
-from conformance.limits import Limits
 from conformance.loopback import LoopbackServer, ReceivedRequest, Scripted, refused_url
-from conformance.observe import Observation, Scenario, drive
-from conformance.plans import plan
+from conformance.observe import Observation, Scenario, Timing, describe_exception, drive
+from conformance.plans import replay
 from conformance.recordings import Feature, Recording
+from conformance.target import Capabilities, adapter_name, is_factory
+from conformance.watchdog import Limits
 from normalize import AbortController, Context, Model, StreamOptions, UserMessage
 
 __all__ = ["API_KEY", "Session"]
@@ -38,30 +45,40 @@ def _task_label(task: asyncio.Task[Any]) -> str:
     return f"{task.get_name()} ({name})"
 
 
+def _file_name(key: str) -> str:
+    return "".join(ch if ch.isalnum() or ch in "._-" else "_" for ch in key).strip("_") + ".jsonl"
+
+
 class Session:
     """The state of one run (see the module docstring)."""
 
-    def __init__(
-        self,
-        fn: Callable[..., Any],
-        capabilities: Capabilities,
-        recordings: Sequence[Recording],
-        limits: Limits,
-    ) -> None:
-        self.fn = fn
+    def __init__(self, capabilities: Capabilities, recordings: Sequence[Recording], limits: Limits) -> None:
         self.capabilities = capabilities
         self.recordings = list(recordings)
         self.limits = limits
         #: The request every scenario sends unless it brings its own (fixed, so runs compare equal).
         self.context = Context(messages=[UserMessage(content="Say hello.", timestamp=0)])
+        #: The StreamFn, once :meth:`start` resolved the target.
+        self.fn: Callable[..., Any] | None = None
+        #: Why the target could not be used at all (the adapter's failure), else None.
+        self.target_failure: str | None = None
+        #: Why some scenarios were not run (budget spent, event loop blocked), else None.
+        self.interrupted: str | None = None
+        #: A bug of the harness that stopped the scenarios (reported as harness-error), else None.
+        self.harness_failure: str | None = None
+        #: Monotonic time after which no scenario starts.
+        self.budget_end = time.monotonic() + limits.run_budget_s
         self._observed: dict[str, Observation] = {}
         self._servers: list[LoopbackServer] = []
         self._stray: set[asyncio.Task[Any]] = set()
         self._leak_seen = False
+        self._hangs = 0
         self._unreleased: list[tuple[Observation, ReceivedRequest]] | None = None
-        self._current: Observation | None = None
-        self._handler_installed = False
-        self._previous_handler: Any = None
+        self._errors: list[str] = []
+        self._running: Scenario | None = None
+        self._snapshot: Callable[[], Observation] | None = None
+        self._stop = False
+        self._step: Callable[[str, float], None] = lambda _doing, _seconds: None
 
     # -- what there is to replay -------------------------------------------------------------------
 
@@ -81,7 +98,7 @@ class Session:
         """The unmutated replays (one per recording); a single plain call for an adapter without HTTP."""
         if not self.http:
             return [Scenario(key="call")]
-        return [Scenario(key=r.name, recording=r.name, plans=(plan(r.cassette),)) for r in self.recordings]
+        return [replay(recording) for recording in self.recordings]
 
     @property
     def observations(self) -> list[Observation]:
@@ -102,7 +119,135 @@ class Session:
             found.append(obs)
         return found
 
-    # -- running ----------------------------------------------------------------------------------
+    def hung(self) -> list[Observation]:
+        """The observations that hung (or blocked the event loop), in the order they ran."""
+        return [obs for obs in self.observations if obs.hung]
+
+    def unreleased(self) -> list[tuple[Observation, ReceivedRequest]]:
+        """Requests whose connection the adapter never closed (computed once, by :meth:`finish`)."""
+        return list(self._unreleased or [])
+
+    def reproduce(self, scenario: Scenario) -> str:
+        """How to get the bytes ``scenario`` served: the ``cassettes mutate`` command for each response
+        that derives from a recording, or what a generic fault is."""
+        if not scenario.served:
+            return scenario.fault or "a plain call (no server)"
+        by_name = {recording.name: recording for recording in self.recordings}
+        parts: list[str] = []
+        several = len(scenario.served) > 1
+        for number, served in enumerate(scenario.served, start=1):
+            recording = by_name.get(served.recording or "")
+            if served.fault is not None or recording is None:
+                text = served.fault or "a response the harness wrote"
+            else:
+                out = _file_name(f"{scenario.key}-{number}" if several else scenario.key)
+                text = recording.reproduce(served.mutation, out)
+            if served.ending:
+                text = f"{text} ({served.ending})"
+            parts.append(f"response {number}: {text}" if several else text)
+        return "; ".join(parts)
+
+    # -- running (in the worker thread) -------------------------------------------------------------
+
+    def attach(self, step: Callable[[str, float], None]) -> None:
+        """Report each step (what, and within how many seconds) to ``step`` (the watchdog)."""
+        self._step = step
+
+    async def start(self, target: Callable[..., Any]) -> bool:
+        """Resolve ``target`` into the StreamFn (calling it when it is a factory); False, with
+        :attr:`target_failure` set, when the adapter's code failed to give one."""
+        loop = asyncio.get_running_loop()
+        loop.set_exception_handler(self._on_loop_error)
+        self._step("reading the target's signature", self.limits.scenario_bound_s(0.0))
+        if not is_factory(target):
+            self.fn = target
+            return True
+        deadline = self.limits.scenario_deadline_s
+        self._step(f"calling the factory {adapter_name(target)}", self.limits.scenario_bound_s(deadline))
+        task = loop.create_task(_call_factory(target), name="conformance-factory")
+        await asyncio.wait({task}, timeout=deadline)
+        if not task.done():
+            task.cancel()
+            self._stray.add(task)
+            self.target_failure = f"the factory {adapter_name(target)} did not return within {deadline:g} s"
+            return False
+        problem, fn = task.result()
+        if fn is None:
+            self.target_failure = problem
+            return False
+        self.fn = fn
+        return True
+
+    async def observe_all(self, scenarios: Sequence[Scenario]) -> None:
+        """Run each scenario in turn (sequentially: timing checks must not compete), until the
+        budget is spent or the run is abandoned."""
+        for scenario in scenarios:
+            if self._stop:
+                return
+            if scenario.key in self._observed:
+                continue
+            if time.monotonic() >= self.budget_end:
+                left = sum(1 for s in scenarios if s.key not in self._observed)
+                self.interrupted = (
+                    f"the run's budget of {self.limits.run_budget_s:g} s was spent"
+                    f"{self._hang_note()}; {left} scenario(s) were not run"
+                )
+                return
+            await self.observe(scenario)
+
+    async def observe(self, scenario: Scenario) -> Observation:
+        """Run ``scenario`` (once per key) and return what happened."""
+        cached = self._observed.get(scenario.key)
+        if cached is not None:
+            return cached
+        if self.fn is None:
+            raise RuntimeError("start() the session first")
+        limits = self.limits
+        deadline = limits.deadline_after_hangs(self._hangs)
+        self._step(f"scenario {scenario.key}", limits.scenario_bound_s(deadline))
+        server: LoopbackServer | None = None
+        base_url = scenario.base_url or ""
+        if scenario.served:
+            server = LoopbackServer(_responder(scenario.plans))
+            await server.__aenter__()
+            self._servers.append(server)
+            base_url = server.base_url
+        elif scenario.refused:
+            base_url = refused_url()
+        self._errors = []
+        self._running = scenario
+        before = asyncio.all_tasks()
+        controller = AbortController()
+        timing = Timing(
+            deadline_s=deadline,
+            abort_delay_s=limits.abort_delay_s if self.http else 0.0,
+            trigger_s=limits.trigger_s,
+            unwind_s=limits.unwind_s,
+        )
+        obs, task = await drive(
+            self.fn,
+            self._model(scenario, base_url),
+            scenario.context or self.context,
+            self._options(scenario, controller),
+            scenario=scenario,
+            controller=controller,
+            timing=timing,
+            server=server,
+            on_start=self._watch,
+        )
+        obs.loop_errors = self._errors
+        if not task.done():
+            self._stray.add(task)
+        if obs.hung:
+            self._hangs += 1
+        obs.leaked_tasks = await self._leftover_tasks(before)
+        if not self._stop:
+            self._observed[scenario.key] = obs
+        self._running = None
+        return obs
+
+    def _watch(self, snapshot: Callable[[], Observation]) -> None:
+        self._snapshot = snapshot
 
     def _model(self, scenario: Scenario, base_url: str) -> Model:
         recording = next((r for r in self.recordings if r.name == scenario.recording), None)
@@ -129,45 +274,6 @@ class Session:
             max_retry_delay_s=self.limits.max_retry_delay_s,
         )
 
-    async def observe(self, scenario: Scenario) -> Observation:
-        """Run ``scenario`` (once per key) and return what happened."""
-        cached = self._observed.get(scenario.key)
-        if cached is not None:
-            return cached
-        server: LoopbackServer | None = None
-        base_url = scenario.base_url or ""
-        if scenario.plans:
-            server = LoopbackServer(_responder(scenario.plans))
-            await server.__aenter__()
-            self._servers.append(server)
-            base_url = server.base_url
-        elif scenario.refused:
-            base_url = refused_url()
-        self._install_loop_handler()
-        before = asyncio.all_tasks()
-        controller = AbortController()
-        obs, task = await drive(
-            self.fn,
-            self._model(scenario, base_url),
-            scenario.context or self.context,
-            self._options(scenario, controller),
-            scenario=scenario,
-            controller=controller,
-            abort_delay_s=self.limits.abort_delay_s if self.http else 0.0,
-            deadline_s=self.limits.scenario_deadline_s,
-            server=server,
-        )
-        self._current = obs
-        if not task.done():
-            self._stray.add(task)
-        obs.leaked_tasks = await self._leftover_tasks(before)
-        self._observed[scenario.key] = obs
-        return obs
-
-    async def observe_all(self, scenarios: Sequence[Scenario]) -> list[Observation]:
-        """Run each scenario in turn (sequentially: timing checks must not compete)."""
-        return [await self.observe(scenario) for scenario in scenarios]
-
     async def _leftover_tasks(self, before: set[asyncio.Task[Any]]) -> list[str]:
         # Once one leak was seen the check fails anyway; later scenarios then wait only briefly.
         grace = _QUICK_GRACE_S if self._leak_seen else self.limits.grace_s
@@ -186,46 +292,51 @@ class Session:
             self._stray.update(pending)
         return sorted(_task_label(task) for task in pending)
 
-    def _install_loop_handler(self) -> None:
-        if self._handler_installed:
-            return
-        loop = asyncio.get_running_loop()
-        self._previous_handler = loop.get_exception_handler()
-        loop.set_exception_handler(self._on_loop_error)
-        self._handler_installed = True
-
     def _on_loop_error(self, loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
         source = context.get("task") or context.get("future")
         name = source.get_name() if isinstance(source, asyncio.Task) else ""
-        if self._current is None or name.startswith(_HARNESS_TASK_PREFIXES):
-            if self._previous_handler is not None:
-                self._previous_handler(loop, context)
-            else:
-                loop.default_exception_handler(context)
+        if name.startswith(_HARNESS_TASK_PREFIXES):
+            loop.default_exception_handler(context)
             return
         exc = context.get("exception")
-        detail = f": {type(exc).__name__}: {exc}" if isinstance(exc, BaseException) else ""
-        self._current.loop_errors.append(f"{context.get('message', 'event loop error')}{detail}")
+        detail = f": {describe_exception(exc)}" if isinstance(exc, BaseException) else ""
+        self._errors.append(f"{context.get('message', 'event loop error')}{detail}")
 
-    async def settle(self) -> None:
-        """Let finished adapter objects be collected, so their loop errors are attributed now."""
+    def on_escape(self, exc: BaseException) -> None:
+        """An exit or interrupt raised in a task the adapter started escaped the event loop."""
+        self._errors.append(f"{describe_exception(exc)} escaped the event loop from a task the adapter started")
+
+    async def finish(self) -> None:
+        """After the last scenario: wait (one grace period in total) for connections to be released,
+        then let finished adapter objects be collected, so their loop errors are attributed now."""
+        self._step("waiting for the adapter to release its connections", self.limits.grace_s + 1.0)
+        deadline = time.monotonic() + self.limits.grace_s
+        waiting = [(obs, request) for obs in self.observations for request in obs.requests]
+        for _, request in waiting:
+            remaining = deadline - time.monotonic()
+            if request.connection_closed.is_set() or remaining <= 0:
+                continue
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(remaining):
+                    await request.connection_closed.wait()
+        self._unreleased = [(obs, r) for obs, r in waiting if not r.connection_closed.is_set()]
+        self._step("collecting the adapter's garbage", self.limits.scenario_deadline_s)
         gc.collect()
         await asyncio.sleep(0)
 
-    async def unreleased(self) -> list[tuple[Observation, ReceivedRequest]]:
-        """Requests whose connection the adapter never closed (waiting one grace period in total)."""
-        if self._unreleased is None:
-            deadline = time.monotonic() + self.limits.grace_s
-            waiting = [(obs, request) for obs in self.observations for request in obs.requests]
-            for _, request in waiting:
-                remaining = deadline - time.monotonic()
-                if request.connection_closed.is_set() or remaining <= 0:
-                    continue
-                with contextlib.suppress(TimeoutError):
-                    async with asyncio.timeout(remaining):
-                        await request.connection_closed.wait()
-            self._unreleased = [(obs, r) for obs, r in waiting if not r.connection_closed.is_set()]
-        return self._unreleased
+    async def dispose(self) -> None:
+        """Await the StreamFn's ``aclose()``, if it has one (an adapter object that owns a client): once,
+        after the last scenario, in the event loop the adapter ran in. Whatever it does is bounded and
+        never the harness's concern."""
+        fn = self.fn
+        if fn is None:
+            return
+        self._step("closing the adapter (its aclose())", self.limits.unwind_s + 1.0)
+        task = asyncio.get_running_loop().create_task(_aclose(fn), name="conformance-aclose")
+        await asyncio.wait({task}, timeout=self.limits.unwind_s)
+        if not task.done():
+            task.cancel()
+            self._stray.add(task)
 
     async def close(self) -> None:
         """Cancel whatever the adapter left running and stop every server."""
@@ -233,7 +344,7 @@ class Session:
         for task in stray:
             task.cancel()
         if stray:
-            await asyncio.wait(stray, timeout=1.0)
+            await asyncio.wait(stray, timeout=self.limits.unwind_s)
         for task in stray:
             if task.done() and not task.cancelled():
                 with contextlib.suppress(BaseException):
@@ -241,9 +352,64 @@ class Session:
         servers, self._servers = self._servers, []
         for server in servers:
             await server.close()
-        if self._handler_installed:
-            asyncio.get_running_loop().set_exception_handler(self._previous_handler)
-            self._handler_installed = False
+
+    # -- giving up (in the caller's thread) ---------------------------------------------------------
+
+    def abandon(self, reason: str) -> None:
+        """The worker stopped responding: keep what was observed, record the scenario that was running
+        as blocked (with what it had produced), and stop running anything more."""
+        self._stop = True
+        running, snapshot = self._running, self._snapshot
+        if running is not None and snapshot is not None and running.key not in self._observed:
+            obs = snapshot()
+            obs.hung = True
+            obs.blocked = reason
+            obs.loop_errors = self._errors
+            self._observed[running.key] = obs
+        if self.fn is None and self.target_failure is None:
+            self.target_failure = reason
+        self.interrupted = reason
+        if self._unreleased is None:
+            waiting = [(obs, request) for obs in self.observations for request in obs.requests]
+            self._unreleased = [(obs, r) for obs, r in waiting if not r.connection_closed.is_set()]
+
+    def _hang_note(self) -> str:
+        hung = self.hung()
+        if not hung:
+            return ""
+        names = ", ".join(obs.scenario.key for obs in hung[:3])
+        more = f" and {len(hung) - 3} more" if len(hung) > 3 else ""
+        return f" ({len(hung)} scenario(s) hung: {names}{more})"
+
+
+async def _call_factory(target: Callable[..., Any]) -> tuple[str, Callable[..., Any] | None]:
+    """Call the factory; (problem, None) when the adapter's code fails, ("", fn) otherwise."""
+    name = adapter_name(target)
+    try:
+        produced: Any = target()
+        if inspect.isawaitable(produced):
+            produced = await produced
+    except asyncio.CancelledError:
+        raise
+    except BaseException as exc:  # the adapter's code: its failure, reported
+        return f"the factory {name} raised {describe_exception(exc)}", None
+    if not callable(produced):
+        return f"the factory {name} returned {type(produced).__name__}, not a StreamFn", None
+    fn: Callable[..., Any] = produced
+    return "", fn
+
+
+async def _aclose(fn: Callable[..., Any]) -> None:
+    try:
+        aclose = getattr(fn, "aclose", None)
+        if callable(aclose):
+            closing = aclose()
+            if inspect.isawaitable(closing):
+                await closing
+    except asyncio.CancelledError:
+        raise
+    except BaseException:  # the adapter's clean-up failing is not the harness's concern
+        pass
 
 
 def _responder(plans: Sequence[Scripted]) -> Callable[[ReceivedRequest], Scripted]:

@@ -1,6 +1,14 @@
-"""Turning what the author passes into a StreamFn and a name for the report.
+"""What the author hands the harness: a StreamFn or a factory, what it can do, and both as a :class:`Target`.
 
-``target`` is either a StreamFn or a factory that returns one. They are told apart by signature:
+:class:`Capabilities` is the adapter's declaration, as data (never guessed by introspection): the
+harness reads it to pick recordings, to shape injected error bodies like the vendor's, and to mark
+checks the adapter cannot take part in as ``unsupported``.
+
+A :class:`Target` is an adapter together with its declared capabilities — handy for the CLI
+(``python -m conformance run pkg.module:TARGET`` needs no capability flags) and for collecting the
+adapters a project ships (see :mod:`conformance.targets`).
+
+The callable is either a StreamFn or a factory that returns one. They are told apart by signature:
 a StreamFn takes ``(model, context, options=None)`` and so has required parameters; a callable
 whose signature accepts a call with **no arguments** (a zero-argument function, a class whose
 constructor has defaults, …) is a factory, called once per run (it may be ``async``). A callable
@@ -13,55 +21,104 @@ from __future__ import annotations
 import importlib
 import inspect
 from collections.abc import Callable
-from typing import Any
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, Any, Literal
 
-from conformance.declared import Target
+if TYPE_CHECKING:
+    from conformance.recordings import CassetteSource
 
-__all__ = ["adapter_name", "is_factory", "load_target", "resolve_target"]
+__all__ = ["KNOWN_APIS", "Capabilities", "Need", "Target", "adapter_name", "is_factory", "load_target"]
+
+#: Wire apis the harness knows: it has their error-body shapes, terminal markers and recordings.
+KNOWN_APIS: tuple[str, ...] = ("anthropic-messages", "openai-completions", "openai-responses", "google-generative-ai")
+
+#: What a check may need: a capability flag, an HTTP transport, or a known wire api.
+Need = Literal["http", "api", "tool_calls", "parallel_tool_calls", "thinking", "usage_in_stream", "images", "retries"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Capabilities:
+    """The adapter's declaration.
+
+    - ``api``: the wire api when it is one of :data:`KNOWN_APIS`, else None (then bring your own
+      recordings; checks that need the api's terminal marker are ``unsupported``).
+    - ``http``: the adapter sends its requests over HTTP to ``model.base_url``. When False (a scripted
+      provider such as faux) every check that needs the loopback server is ``unsupported`` — and,
+      since such an adapter has no transport to be limited in, those do not lower the verdict.
+    - ``tool_calls`` / ``parallel_tool_calls`` / ``thinking``: the adapter emits tool-call blocks
+      (several in one message) / thinking blocks from the vendor's stream.
+    - ``usage_in_stream``: token usage is reported on a successful stream.
+    - ``images``: user messages may carry images.
+    - ``retries``: the adapter retries failed requests itself before any output (honouring
+      ``retry-after``); without it, a 429 must end the stream as ``rate_limit``.
+    """
+
+    api: str | None = None
+    http: bool = True
+    tool_calls: bool = False
+    parallel_tool_calls: bool = False
+    thinking: bool = False
+    usage_in_stream: bool = False
+    images: bool = False
+    retries: bool = False
+
+    def __post_init__(self) -> None:
+        if self.api is not None and self.api not in KNOWN_APIS:
+            raise ValueError(
+                f"unknown api {self.api!r}: use one of {', '.join(KNOWN_APIS)}, or None for another protocol"
+            )
+        if self.parallel_tool_calls and not self.tool_calls:
+            raise ValueError("parallel_tool_calls=True needs tool_calls=True")
+
+    def lacks(self, need: Need) -> bool:
+        """True when this declaration does not provide ``need``."""
+        if need == "api":
+            return self.api is None
+        value: bool = getattr(self, need)
+        return not value
+
+    def to_json(self) -> dict[str, Any]:
+        """The declaration as a JSON object (for reports)."""
+        return asdict(self)
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """``stream_fn`` is a StreamFn or a zero-argument factory returning one; ``name`` labels it in
+    reports (default: its ``module.qualname``); ``cassettes`` are the adapter's own recordings (as
+    ``run(cassettes=...)`` takes them), replayed when the run is given none — for an api whose bundled
+    recordings do not show every declared feature."""
+
+    stream_fn: Callable[..., Any]
+    capabilities: Capabilities
+    name: str | None = None
+    cassettes: CassetteSource | None = None
 
 
 def is_factory(obj: Callable[..., Any]) -> bool:
     """True when ``obj`` can be called with no arguments (see the module docstring)."""
     try:
         signature = inspect.signature(obj)
-    except (TypeError, ValueError):
-        return False
-    try:
         signature.bind()
-    except TypeError:
+    except BaseException:  # an unreadable signature (its code may raise anything), or one needing arguments
         return False
     return True
 
 
 def adapter_name(obj: object) -> str:
-    """``module.qualname`` of a function or class, or of an instance's class."""
-    named = obj if inspect.isfunction(obj) or inspect.isclass(obj) or inspect.ismethod(obj) else type(obj)
-    module = str(getattr(named, "__module__", None) or "")
-    qualname = str(getattr(named, "__qualname__", None) or type(obj).__name__)
+    """``module.qualname`` of a function or class, or of an instance's class (never raises)."""
+    try:
+        named = obj if inspect.isfunction(obj) or inspect.isclass(obj) or inspect.ismethod(obj) else type(obj)
+        module = str(getattr(named, "__module__", None) or "")
+        qualname = str(getattr(named, "__qualname__", None) or type(obj).__name__)
+    except Exception:  # the adapter's object may raise on any attribute
+        return str(type(obj).__qualname__)
     return f"{module}.{qualname}" if module else qualname
-
-
-async def resolve_target(target: Callable[..., Any]) -> Callable[..., Any]:
-    """The StreamFn for ``target``: ``target`` itself, or what the factory returns.
-
-    Raises ``TypeError`` when ``target`` or the factory's product is not callable.
-    """
-    if not callable(target):
-        raise TypeError(f"the target must be a StreamFn or a factory, not {type(target).__name__}")
-    if not is_factory(target):
-        return target
-    produced: Any = target()
-    if inspect.isawaitable(produced):
-        produced = await produced
-    if not callable(produced):
-        raise TypeError(f"the factory {adapter_name(target)} returned {type(produced).__name__}, not a StreamFn")
-    fn: Callable[..., Any] = produced
-    return fn
 
 
 def load_target(spec: str) -> Any:
     """Import ``"pkg.module:attr"`` (``attr`` may be dotted): a StreamFn, a factory or a
-    :class:`~conformance.declared.Target`. Raises ``ValueError`` with a readable message when the spec
+    :class:`Target`. Raises ``ValueError`` with a readable message when the spec
     is malformed or cannot be imported, ``TypeError`` when it names something else."""
     module_name, sep, attr = spec.partition(":")
     if not sep or not module_name or not attr:

@@ -14,8 +14,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from conformance.capabilities import Capabilities
-from conformance.declared import Target
+from conformance.target import Capabilities, Target
 from normalize import AssistantMessage, AssistantMessageEventStream, Context, Model, StreamOptions
 from streamfns import StreamFn, register_api
 from streamfns._adapters import builtin_adapters, builtin_packages

@@ -1,17 +1,32 @@
-"""Scenario builders and small helpers shared by the checks."""
+"""What the checks share: scenario builders, error expectations, and event lists in a comparable form.
+
+Comparable events (for the chunking-invariance and determinism checks): two runs over the same bytes
+must give the same events. What may legitimately differ is left out: the message timestamp, and
+tool-call ids the adapter generated itself (every tool-call id is replaced by its order of first
+appearance, so generated ids compare equal while a call that moves or splits still differs).
+"""
 
 from __future__ import annotations
 
-from cassettes import Cassette
-from conformance.loopback import Scripted
-from conformance.observe import AbortMode, Consumer, Observation, Scenario
-from conformance.plans import open_ended, plan
-from conformance.recordings import Recording
-from conformance.registry import Outcome
+from typing import Any
+
+from conformance.check import Outcome
+from conformance.observe import AbortMode, Consumer, Observation, Scenario, Served
+from conformance.plans import mutated, open_ended, served
 from conformance.session import Session
 from normalize import ErrorKind
 
-__all__ = ["expect_error", "golden_plans", "mutated", "outcome_list", "stalled_scenario", "text_recording_name"]
+__all__ = [
+    "ended",
+    "expect_error",
+    "first_difference",
+    "golden_served",
+    "mutated",
+    "normalized_events",
+    "outcome_list",
+    "stalled_scenario",
+    "text_recording_name",
+]
 
 
 def text_recording_name(session: Session) -> str | None:
@@ -20,12 +35,12 @@ def text_recording_name(session: Session) -> str | None:
     return recording.name if recording else None
 
 
-def golden_plans(session: Session) -> tuple[Scripted, ...]:
-    """The text recording's unmutated plan (nothing for an adapter without HTTP)."""
+def golden_served(session: Session) -> tuple[Served, ...]:
+    """The text recording served as recorded (nothing for an adapter without HTTP)."""
     recording = session.recording("text")
     if not session.http or recording is None:
         return ()
-    return (plan(recording.cassette),)
+    return (served(recording),)
 
 
 def stalled_scenario(
@@ -36,30 +51,24 @@ def stalled_scenario(
     recording = session.recording("text")
     if not session.http or recording is None:
         return Scenario(key=key, abort=abort, consumer=consumer)
-    cassette = open_ended(recording.cassette, session.capabilities.api, end="timeout")
+    mutation = open_ended(recording.cassette, session.capabilities.api, end="timeout")
     return Scenario(
         key=f"{key}:{recording.name}",
         recording=recording.name,
-        mutation="open-ended+stall",
-        plans=(plan(cassette),),
+        served=(served(recording, mutation),),
         abort=abort,
         consumer=consumer,
     )
 
 
+def ended(obs: Observation) -> bool:
+    """True when the stream was consumed to its terminal event (comparable with another)."""
+    return obs.complete and obs.terminal is not None
+
+
 def outcome_list(observations: list[Observation]) -> str:
     """``key → outcome`` for a few observations (for 'none of them did X' messages)."""
     return "; ".join(f"{obs.scenario.key} → {obs.outcome()}" for obs in observations[:4])
-
-
-def mutated(recording: Recording, mutation: str, cassette: Cassette) -> Scenario:
-    """A scenario serving ``cassette`` (a mutation of ``recording``), keyed ``<recording>|<mutation>``."""
-    return Scenario(
-        key=f"{recording.name}|{mutation}",
-        recording=recording.name,
-        mutation=mutation,
-        plans=(plan(cassette),),
-    )
 
 
 def expect_error(outcome: Outcome, obs: Observation, kinds: tuple[ErrorKind, ...], *, retryable: bool | None) -> None:
@@ -76,3 +85,45 @@ def expect_error(outcome: Outcome, obs: Observation, kinds: tuple[ErrorKind, ...
     if retryable is not None and info.retryable != retryable:
         problems.append(f"retryable={info.retryable}, expected {retryable}")
     outcome.expect(obs, not problems, f"{obs.outcome()}: {'; '.join(problems)}")
+
+
+# -- comparable events ------------------------------------------------------------------------------------
+
+
+def _mask(value: Any, ids: dict[str, str]) -> Any:
+    if isinstance(value, dict):
+        out: dict[str, Any] = {}
+        for key, item in value.items():  # pyright: ignore[reportUnknownVariableType]
+            if key == "timestamp":
+                continue
+            if key == "id" and value.get("type") == "toolCall" and isinstance(item, str):  # pyright: ignore[reportUnknownMemberType]
+                out[key] = ids.setdefault(item, f"<tool-call-{len(ids)}>")
+                continue
+            out[str(key)] = _mask(item, ids)  # pyright: ignore[reportUnknownArgumentType]
+        return out
+    if isinstance(value, list):
+        return [_mask(item, ids) for item in value]  # pyright: ignore[reportUnknownVariableType]
+    return value
+
+
+def normalized_events(obs: Observation) -> list[dict[str, Any]]:
+    """The observation's events as pi JSON without timestamps, tool-call ids masked by order of
+    appearance (events the adapter got wrong appear as ``{"type": "<unreadable>"}``)."""
+    ids: dict[str, str] = {}
+    return [_mask(data, ids) for data in obs.event_json]
+
+
+def first_difference(left: list[dict[str, Any]], right: list[dict[str, Any]]) -> tuple[int, str] | None:
+    """The index of the first differing event and a short description, or None when equal."""
+    for index, (a, b) in enumerate(zip(left, right, strict=False)):
+        if a != b:
+            return index, f"{_short(a)} != {_short(b)}"
+    if len(left) != len(right):
+        index = min(len(left), len(right))
+        return index, f"{len(left)} events != {len(right)} events"
+    return None
+
+
+def _short(value: dict[str, Any]) -> str:
+    text = repr(value)
+    return text if len(text) <= 160 else text[:157] + "..."

@@ -5,12 +5,11 @@ from __future__ import annotations
 import json
 
 from cassettes.mutations import error_body, status_override
+from conformance.check import Check, Outcome
 from conformance.checks._common import stalled_scenario
-from conformance.observe import Observation, Scenario
+from conformance.observe import Observation, Scenario, Served
 from conformance.plans import body_message, plan
-from conformance.registry import Check, Outcome
 from conformance.session import API_KEY, Session
-from normalize import event_to_json
 
 __all__ = ["L1", "L2", "S1"]
 
@@ -23,7 +22,7 @@ class L1(Check):
     client you created yourself."""
 
     id = "L1"
-    title = "every HTTP connection is closed once its stream ends"
+    title = "every HTTP connection is closed once its stream ends (also after abort, cancel, break)"
     needs = ("http",)
 
     def scenarios(self, session: Session) -> list[Scenario]:
@@ -33,7 +32,7 @@ class L1(Check):
     async def evaluate(self, session: Session, observed: list[Observation]) -> Outcome:
         """Every request of every scenario had its connection closed by the client."""
         outcome = Outcome()
-        unreleased = await session.unreleased()
+        unreleased = session.unreleased()
         outcome.checked = sum(len(obs.requests) for obs in session.observations)
         grace = session.limits.grace_s
         for obs, request in unreleased:
@@ -52,7 +51,7 @@ class L2(Check):
     runs inside the consumer's ``async for``) over fire-and-forget tasks."""
 
     id = "L2"
-    title = "no task started by the adapter outlives its stream"
+    title = "no task started by the adapter outlives its stream or dies with an unretrieved exception"
 
     def scenarios(self, session: Session) -> list[Scenario]:
         """The unmutated replays (the check looks at every scenario of the run)."""
@@ -83,9 +82,8 @@ def _echo_scenario(session: Session) -> Scenario | None:
     else:
         body, content_type = json.dumps({"error": {"message": echo}}).encode(), "application/json"
     cassette = status_override(recording.cassette, 401, body=body, content_type=content_type, retry_after=None)
-    return Scenario(
-        key="s1:401-echoes-key", recording=recording.name, mutation="401 echoing the key", plans=(plan(cassette),)
-    )
+    fault = "a 401 whose error body quotes the API key back (status:401 with the key in its message)"
+    return Scenario(key="s1:401-echoes-key", recording=recording.name, served=(Served(plan(cassette), fault=fault),))
 
 
 class S1(Check):
@@ -95,7 +93,7 @@ class S1(Check):
     goes into errorMessage."""
 
     id = "S1"
-    title = "the API key never appears in events or error messages"
+    title = "the API key never appears in events or error messages, even when the vendor quotes it"
 
     def scenarios(self, session: Session) -> list[Scenario]:
         """A 401 whose body quotes the key back, plus the unmutated replays."""
@@ -110,10 +108,8 @@ class S1(Check):
             for text in (obs.call_error, obs.iteration_error, obs.result_problem):
                 if text and API_KEY in text:
                     outcome.flag(obs, "an exception message contains the API key")
-            for index, event in enumerate(obs.events):
-                if not hasattr(event, "partial"):
-                    continue
-                if API_KEY in json.dumps(event_to_json(event), ensure_ascii=False, default=str):
-                    outcome.flag(obs, "an event contains the API key", index=index, excerpt=getattr(event, "type", ""))
+            for index, data in enumerate(obs.event_json):
+                if API_KEY in json.dumps(data, ensure_ascii=False):
+                    outcome.flag(obs, "an event contains the API key", index=index, excerpt=str(data.get("type", "")))
                     break
         return outcome

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from cassettes import EndKind
+from cassettes.ops import Mutation, Status
+from conformance.check import Check, Outcome
 from conformance.checks._common import expect_error
 from conformance.observe import Observation, Scenario
-from conformance.plans import error_plan, open_ended, plan
-from conformance.registry import Check, Outcome
+from conformance.plans import open_ended, served
 from conformance.session import Session
 
 __all__ = ["R1", "R2"]
@@ -38,8 +39,7 @@ class R1(Check):
             Scenario(
                 key="r1:429-then-replay",
                 recording=recording.name,
-                mutation=f"status_override(429, retry-after={wait}) then replay",
-                plans=(error_plan(recording.cassette, 429, retry_after=wait), plan(recording.cassette)),
+                served=(served(recording, Mutation.of(Status(429, wait))), served(recording)),
                 max_retries=_RETRIES,
             )
         ]
@@ -95,8 +95,7 @@ class R2(Check):
             Scenario(
                 key=f"r2:{label}-after-output",
                 recording=recording.name,
-                mutation=f"open-ended+{label}",
-                plans=(plan(open_ended(recording.cassette, api, end=end)),),
+                served=(served(recording, open_ended(recording.cassette, api, end=end)),),
                 max_retries=_RETRIES,
             )
             for label, end in _ENDS

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import dataclasses
-
-from cassettes.mutations import empty_body, stall, truncate
+from cassettes.ops import EmptyBody, Mutation, Stall, Status, Truncate
+from conformance.check import Check, Outcome
 from conformance.checks._common import expect_error, mutated, text_recording_name
 from conformance.loopback import Scripted
-from conformance.observe import Observation, Scenario
-from conformance.plans import body_message, error_plan, open_ended, raw_plan, with_reset
-from conformance.registry import Check, Outcome
+from conformance.observe import Observation, Scenario, Served
+from conformance.plans import body_message, open_ended, raw_plan, served
 from conformance.session import Session
 from normalize import ErrorKind
 
@@ -28,6 +26,10 @@ _STATUS_KINDS: dict[int, tuple[tuple[ErrorKind, ...], bool]] = {
 }
 _RETRY_AFTER = "7"
 _SILENCE_S = 30.0
+_EMPTY = Mutation.of(EmptyBody())
+_JSON_200 = "a 200 whose body is one JSON object (application/json), not an event stream"
+_HTML_200 = "a 200 whose body is an HTML sign-in page (text/html)"
+_SILENT = f"a server that accepts the request and then says nothing for {_SILENCE_S:g} s (no status line)"
 
 
 class H1(Check):
@@ -39,7 +41,9 @@ class H1(Check):
     ``normalize.error_kind_for_status`` and refine with the vendor's error type."""
 
     id = "H1"
-    title = "HTTP error statuses end in errors with the right kind, retryable flag and status"
+    title = (
+        "HTTP error statuses (400/401/404/429/500/502/503/529) end in errors with the right kind, retryable and status"
+    )
     needs = ("http",)
 
     def scenarios(self, session: Session) -> list[Scenario]:
@@ -51,8 +55,7 @@ class H1(Check):
             Scenario(
                 key=f"h1:http-{status}",
                 recording=recording.name,
-                mutation=f"status_override({status})",
-                plans=(error_plan(recording.cassette, status, retry_after=_RETRY_AFTER if status == 429 else None),),
+                served=(served(recording, Mutation.of(Status(status, _RETRY_AFTER if status == 429 else None))),),
             )
             for status in _STATUS_KINDS
         ]
@@ -85,7 +88,7 @@ class H2(Check):
     parsing —, and an empty body is ``truncated`` or ``protocol``. Never a ``done`` with no content."""
 
     id = "H2"
-    title = "a 200 that is not an event stream ends in a protocol error"
+    title = "a 200 that is not an event stream (JSON, HTML, empty) ends in an error"
     needs = ("http",)
 
     def scenarios(self, session: Session) -> list[Scenario]:
@@ -93,14 +96,18 @@ class H2(Check):
         json_body = b'{"id":"conformance-1","object":"not-a-stream","content":[{"type":"text","text":"Hello"}]}\n'
         html_body = b"<!DOCTYPE html>\n<html><body><h1>Sign in to continue</h1></body></html>\n"
         found = [
-            Scenario(key="h2:json-200", mutation="json-200", plans=(raw_plan(200, "application/json", json_body),)),
             Scenario(
-                key="h2:html-200", mutation="html-200", plans=(raw_plan(200, "text/html; charset=utf-8", html_body),)
+                key="h2:json-200",
+                served=(Served(raw_plan(200, "application/json", json_body), fault=_JSON_200),),
+            ),
+            Scenario(
+                key="h2:html-200",
+                served=(Served(raw_plan(200, "text/html; charset=utf-8", html_body), fault=_HTML_200),),
             ),
         ]
         recording = session.recording("text")
         if recording is not None:
-            found.append(mutated(recording, "empty_body", empty_body(recording.cassette)))
+            found.append(mutated(recording, _EMPTY))
         return found
 
     async def evaluate(self, session: Session, observed: list[Observation]) -> Outcome:
@@ -108,7 +115,7 @@ class H2(Check):
         outcome = Outcome()
         for obs in observed:
             kinds: tuple[ErrorKind, ...] = (
-                ("truncated", "protocol") if obs.scenario.mutation == "empty_body" else ("protocol",)
+                ("truncated", "protocol") if obs.scenario.mutation == _EMPTY.spec else ("protocol",)
             )
             expect_error(outcome, obs, kinds, retryable=None)
         return outcome
@@ -121,7 +128,7 @@ class C1(Check):
     read and map them to ``network`` (timeouts to ``timeout``)."""
 
     id = "C1"
-    title = "a reset connection ends in a retryable network error, partial content kept"
+    title = "a reset connection (after the headers, mid-body) ends in a retryable network error, partial content kept"
     needs = ("http",)
 
     def scenarios(self, session: Session) -> list[Scenario]:
@@ -130,14 +137,9 @@ class C1(Check):
         if recording is None:
             return []
         api = session.capabilities.api
-        found: list[Scenario] = []
-        for mutation, cassette in (
-            ("reset-after-headers", truncate(recording.cassette, after_bytes=0)),
-            ("open-ended+reset", open_ended(recording.cassette, api)),
-        ):
-            scenario = mutated(recording, mutation, cassette)
-            found.append(dataclasses.replace(scenario, plans=tuple(with_reset(p) for p in scenario.plans)))
-        return found
+        after_headers = Mutation.of(Truncate(bytes=0, end="reset"))
+        mid_body = open_ended(recording.cassette, api, end="reset")
+        return [mutated(recording, mutation, reset=True) for mutation in (after_headers, mid_body)]
 
     async def evaluate(self, session: Session, observed: list[Observation]) -> Outcome:
         """Kind network, retryable, output_started and the partial content."""
@@ -169,7 +171,12 @@ class C2(Check):
     def scenarios(self, session: Session) -> list[Scenario]:
         """``base_url`` on a port that was bound and released."""
         return [
-            Scenario(key="c2:refused-port", recording=text_recording_name(session), mutation="refused", refused=True)
+            Scenario(
+                key="c2:refused-port",
+                recording=text_recording_name(session),
+                refused=True,
+                fault="no server: a port that was bound and released, so connecting is refused",
+            )
         ]
 
     async def evaluate(self, session: Session, observed: list[Observation]) -> Outcome:
@@ -190,25 +197,18 @@ class C3(Check):
     to every read, including waiting for the response head."""
 
     id = "C3"
-    title = "a silent server ends in a timeout error after the idle timeout"
+    title = "a silent server ends in a timeout error after the idle timeout (StreamOptions.timeout)"
     needs = ("http",)
 
     def scenarios(self, session: Session) -> list[Scenario]:
         """Silence before the head; silence after half the body."""
         idle = session.limits.stall_timeout_s
-        found = [
-            Scenario(
-                key="c3:silent-before-headers",
-                mutation="silence-before-head",
-                plans=(Scripted(head_delay_s=_SILENCE_S, end="stall"),),
-                idle_timeout_s=idle,
-            )
-        ]
+        silent = Scripted(head_delay_s=_SILENCE_S, end="stall")
+        found = [Scenario(key="c3:silent-before-headers", served=(Served(silent, fault=_SILENT),), idle_timeout_s=idle)]
         recording = session.recording("text")
         if recording is not None:
             at = len(recording.cassette.interactions[0].response.chunks) // 2
-            scenario = mutated(recording, f"stall({at})", stall(recording.cassette, at, _SILENCE_S))
-            found.append(dataclasses.replace(scenario, idle_timeout_s=idle))
+            found.append(mutated(recording, Mutation.of(Stall(at, _SILENCE_S)), idle_timeout_s=idle))
         return found
 
     async def evaluate(self, session: Session, observed: list[Observation]) -> Outcome:

@@ -10,8 +10,8 @@ from __future__ import annotations
 import gzip
 
 from cassettes.model import Cassette, Chunk, End, EndKind, Interaction, RecordedRequest, RecordedResponse
-from conformance.loopback import EndKind as PlanEnd
 from conformance.loopback import Scripted
+from conformance.loopback import ScriptedEnd as PlanEnd
 
 SSE_EVENTS = [f'event: tick\ndata: {{"n": {n}, "text": "héllo {n}"}}\n\n'.encode() for n in range(5)]
 UPSTREAM_HEADERS = [

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from conformance.loopback import EndKind, Scripted
+from conformance.loopback import Scripted, ScriptedEnd
 from normalize import (
     AssistantMessage,
     AssistantMessageEvent,
@@ -129,7 +129,7 @@ HELLO = [
 
 
 def reply(
-    *chunks: bytes, end: EndKind = "eof", delay_s: float = 0.0, headers: list[tuple[str, str]] | None = None
+    *chunks: bytes, end: ScriptedEnd = "eof", delay_s: float = 0.0, headers: list[tuple[str, str]] | None = None
 ) -> Scripted:
     return Scripted(
         headers=headers if headers is not None else [("content-type", "text/event-stream")],

@@ -5,6 +5,10 @@ needs, :meth:`Check.evaluate` reads their observations (and, for checks that loo
 whole run, every other observation) and returns an :class:`Outcome`. The class docstring is the
 troubleshooting text shown to adapter authors. The runner first runs the scenarios of every
 selected check, then evaluates the checks, so a check that looks across the run sees everything.
+
+An :class:`Outcome` counts the cases it examined: one that examined none is not a pass (the runner
+fails it), so a check can never be satisfied by an adapter that gave it nothing to judge. Evidence
+carries the stream's own ``errorMessage`` (the API key redacted): it usually explains the failure.
 """
 
 from __future__ import annotations
@@ -12,12 +16,27 @@ from __future__ import annotations
 import inspect
 from dataclasses import dataclass, field
 
-from conformance.capabilities import Need
 from conformance.observe import Observation, Scenario
 from conformance.report import Evidence
-from conformance.session import Session
+from conformance.session import API_KEY, Session
+from conformance.target import Need
+from streamfns.kit import redact
 
-__all__ = ["Check", "Outcome"]
+__all__ = ["Check", "Outcome", "error_excerpt"]
+
+#: The longest ``errorMessage`` quoted in evidence.
+_MESSAGE_LIMIT = 300
+
+
+def error_excerpt(obs: Observation) -> str:
+    """``errorMessage: …`` of the observation's terminal message (API key redacted, cut short), or ""."""
+    message = obs.error_message
+    if not message:
+        return ""
+    text = " ".join(redact(message, [API_KEY]).split())
+    if len(text) > _MESSAGE_LIMIT:
+        text = text[: _MESSAGE_LIMIT - 1] + "…"
+    return f"errorMessage: {text}"
 
 
 @dataclass(slots=True)
@@ -28,8 +47,12 @@ class Outcome:
     checked: int = 0
 
     def flag(self, obs: Observation, detail: str, *, index: int | None = None, excerpt: str = "") -> None:
-        """Record a problem seen in ``obs``."""
+        """Record a problem seen in ``obs``; the excerpt also quotes the stream's ``errorMessage``."""
         scenario = obs.scenario
+        detail = redact(detail, [API_KEY])  # details quote exception texts, which may carry the key
+        quoted = error_excerpt(obs)
+        if quoted and quoted not in excerpt:
+            excerpt = f"{excerpt} · {quoted}" if excerpt else quoted
         self.problems.append(
             Evidence(
                 scenario=scenario.key,

@@ -22,6 +22,7 @@ pytest_plugins = ["pytester"]
 # -- the command line -------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_cli_run_prints_the_table_and_exits_0_when_conformant(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["run", "conformance.targets:faux", "--checks", "G1,N1", "--checks", "P1"]) == 0
     out = capsys.readouterr().out
@@ -29,11 +30,12 @@ def test_cli_run_prints_the_table_and_exits_0_when_conformant(capsys: pytest.Cap
     assert "verdict: conformant" in out
 
 
+@pytest.mark.slow
 def test_cli_exits_1_when_non_conformant_and_writes_the_report(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     report = tmp_path / "out" / "report.xml"
-    target = "tests.conformance_support.fakes:starts_twice"
+    target = "tests.conformance._fakes:starts_twice"
     argv = ["run", target, "--no-http", "--checks", "G1,G2", "--format", "junit", "--report", str(report)]
     assert main(argv) == 1
     assert "G1   FAIL" in capsys.readouterr().out
@@ -42,8 +44,9 @@ def test_cli_exits_1_when_non_conformant_and_writes_the_report(
     assert {p.get("name"): p.get("value") for p in suite.iter("property")}["adapter"] == target
 
 
+@pytest.mark.slow
 def test_cli_xfail_with_a_reason_turns_a_failure_into_a_limitation(capsys: pytest.CaptureFixture[str]) -> None:
-    argv = ["run", "tests.conformance_support.fakes:starts_twice", "--no-http", "--checks", "G1", "--format", "json"]
+    argv = ["run", "tests.conformance._fakes:starts_twice", "--no-http", "--checks", "G1", "--format", "json"]
     assert main([*argv, "--xfail", "G1=a second start, on purpose"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["verdict"] == "conformant-with-limitations"
@@ -59,13 +62,20 @@ def test_cli_xfail_with_a_reason_turns_a_failure_into_a_limitation(capsys: pytes
         ["run", "conformance.targets:nothing_here"],
         ["run", "conformance.targets:faux", "--xfail", "G1"],
         ["run", "conformance.targets:faux", "--checks", "G1,Q7"],
-        ["run", "tests.conformance_support.fakes:well_behaved"],  # HTTP by default, no recordings
+        ["run", "tests.conformance._fakes:well_behaved"],  # HTTP by default, no recordings
         ["explain", "Q7"],
     ],
 )
 def test_cli_usage_errors_exit_2(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
     assert main(argv) == 2
     assert "error" in capsys.readouterr().err
+
+
+def test_cli_speaks_in_flags_not_python(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["run", "tests.conformance._fakes:well_behaved"]) == 2  # HTTP by default, no recordings
+    err = capsys.readouterr().err
+    assert "pass --cassettes PATH" in err
+    assert "cassettes=" not in err
 
 
 def test_cli_lists_and_explains_checks(capsys: pytest.CaptureFixture[str]) -> None:
@@ -76,13 +86,14 @@ def test_cli_lists_and_explains_checks(capsys: pytest.CaptureFixture[str]) -> No
     assert "CancelledError" in capsys.readouterr().out
 
 
+@pytest.mark.slow
 def test_python_dash_m_conformance_runs() -> None:
     completed = subprocess.run(
         [sys.executable, "-m", "conformance", "run", "conformance.targets:faux", "--checks", "P1"],
         capture_output=True,
         text=True,
         check=False,
-        cwd=Path(__file__).resolve().parent.parent,
+        cwd=Path(__file__).resolve().parents[2],
         timeout=60,
     )
     assert completed.returncode == 0, completed.stderr
@@ -92,17 +103,19 @@ def test_python_dash_m_conformance_runs() -> None:
 # -- pytest ---------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 class TestFauxThroughThePytestFrontEnd(StreamFnConformance):
     """One test per check: the HTTP checks skip (unsupported), the others pass."""
 
     target = faux
 
 
+@pytest.mark.slow
 def test_the_plugin_writes_reports_and_maps_statuses_to_outcomes(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(
         test_adapter="""
         from conformance.pytest_support import StreamFnConformance
-        from tests.conformance_support.fakes import TARGETS
+        from tests.conformance._fakes import TARGETS
 
         class TestStartsTwice(StreamFnConformance):
             target = TARGETS["starts_twice"]
@@ -121,11 +134,12 @@ def test_the_plugin_writes_reports_and_maps_statuses_to_outcomes(pytester: pytes
     assert written == [".json", ".xml"]
 
 
+@pytest.mark.slow
 def test_an_xfail_without_a_reason_errors_every_test(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(
         test_adapter="""
         from conformance.pytest_support import StreamFnConformance
-        from tests.conformance_support.fakes import TARGETS
+        from tests.conformance._fakes import TARGETS
 
         class TestNoReason(StreamFnConformance):
             target = TARGETS["starts_twice"]

@@ -6,14 +6,15 @@ run) the harness flags nothing; each defect must be flagged by exactly its expec
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 
 import pytest
 
 import conformance
 from streamfns.anthropic.conformance import TARGET as ANTHROPIC
-from tests.conformance_support.broken import BrokenAdapter, Defects
+from tests.conformance._broken import BrokenAdapter, Defects
+
+pytestmark = pytest.mark.slow
 
 #: Shorter bounds than the defaults: the defects make many scenarios wait for a timeout.
 FAST = conformance.Limits(idle_timeout_s=1.0, stall_timeout_s=0.3, grace_s=0.3, scenario_deadline_s=4.0)
@@ -33,14 +34,8 @@ EXPECTED: dict[str, set[str]] = {
 
 
 def harness(defects: Defects) -> conformance.Report:
-    async def go() -> conformance.Report:
-        adapter = BrokenAdapter(defects)
-        try:
-            return await conformance.run(adapter, capabilities=ANTHROPIC.capabilities, limits=FAST)
-        finally:
-            await adapter.aclose()
-
-    return asyncio.run(go())
+    # The harness awaits the adapter's aclose() after the last scenario, in the loop it ran in.
+    return conformance.run_sync(BrokenAdapter(defects), capabilities=ANTHROPIC.capabilities, limits=FAST)
 
 
 @pytest.fixture(scope="module")

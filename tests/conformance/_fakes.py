@@ -14,13 +14,23 @@ from normalize import (
     AssistantMessageEvent,
     AssistantMessageEventStream,
     Context,
+    ErrorInfo,
     MessageBuilder,
     Model,
     StartEvent,
     StreamOptions,
 )
 
-__all__ = ["NO_HTTP", "TARGETS", "hangs", "raises_on_call", "starts_twice", "swallows_cancellation", "well_behaved"]
+__all__ = [
+    "NO_HTTP",
+    "TARGETS",
+    "fails_quoting_the_key",
+    "hangs",
+    "raises_on_call",
+    "starts_twice",
+    "swallows_cancellation",
+    "well_behaved",
+]
 
 NO_HTTP = Capabilities(http=False)
 _WORDS = ("Hello", " there", ", how", " can", " I", " help", "?")
@@ -100,6 +110,23 @@ def swallows_cancellation(
     return events()
 
 
+def fails_quoting_the_key(
+    model: Model, context: Context, options: StreamOptions | None = None
+) -> AssistantMessageEventStream:
+    """Ends every stream in an error whose message explains why — and quotes the API key."""
+    del context
+    key = options.api_key if options is not None else None
+
+    async def events() -> AsyncIterator[AssistantMessageEvent]:
+        builder = MessageBuilder(model)
+        builder.start()
+        builder.fail(ErrorInfo.of("server"), f"the upstream refused key {key}: model warming up, retry in 30 s")
+        for event in builder.drain():
+            yield event
+
+    return AssistantMessageEventStream.from_events(events(), model=model)
+
+
 TARGETS: dict[str, Target] = {
     name: Target(fn, NO_HTTP)
     for name, fn in {
@@ -108,5 +135,6 @@ TARGETS: dict[str, Target] = {
         "raises_on_call": raises_on_call,
         "hangs": hangs,
         "swallows_cancellation": swallows_cancellation,
+        "fails_quoting_the_key": fails_quoting_the_key,
     }.items()
 }

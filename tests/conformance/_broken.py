@@ -12,7 +12,7 @@ and injects the defects switched on in :class:`Defects`, one at a time or togeth
 - ``invents_tool_arguments``: every finished tool call gains an argument the model never sent.
 
 With no defect it behaves exactly like ``stream_anthropic`` (through one shared HTTP client, which
-keeps the self-test fast). Call :meth:`BrokenAdapter.aclose` after the run.
+keeps the self-test fast); the harness calls :meth:`BrokenAdapter.aclose` after the run.
 """
 
 from __future__ import annotations

@@ -22,6 +22,7 @@ def test_every_builtin_adapter_declares_a_conformance_target_for_its_api() -> No
         assert target in targets.values(), f"conformance.targets:{package} names the package's declared target"
 
 
+@pytest.mark.slow
 async def test_the_faux_provider_is_conformant() -> None:
     report = await conformance.run(faux)
     assert report.failing == [], report.to_text()
@@ -34,11 +35,13 @@ async def test_the_faux_provider_is_conformant() -> None:
     assert set(report.ids("pass")) == {f"G{i}" for i in range(1, 8)} | python_level, report.to_text()
 
 
+@pytest.mark.slow
 async def test_the_faux_factory_is_told_apart_from_a_stream_fn() -> None:
     report = await conformance.run(faux_target, capabilities=FAUX_CAPABILITIES, checks=["P1", "D1"])
     assert report.ids("pass") == ["P1", "D1"], report.to_text()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("api", BUILTIN_APIS)
 async def test_every_builtin_adapter_is_conformant(api: str) -> None:
     report = await conformance.run(builtin_targets()[api])

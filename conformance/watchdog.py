@@ -1,0 +1,238 @@
+"""The run's time bounds (:class:`Limits`) and the watchdog that enforces them whatever the adapter does.
+
+The adapter under test runs in a worker thread, on an event loop of its own; the caller's thread
+only waits for it and watches. So nothing the adapter does can keep a run from ending with a report:
+
+- a stream that hangs is cancelled at its scenario's deadline (in the worker, by the harness);
+- once a scenario has hung, later ones get the shorter ``hang_deadline_s`` (the run is failing
+  anyway), and no scenario starts after ``run_budget_s`` — checks left without their scenarios fail,
+  naming what hung;
+- a blocking call (``time.sleep``, a synchronous HTTP request) stops the worker's loop, so nothing
+  in it can fire; the watchdog notices from the caller's thread that the current scenario (or
+  clean-up step) overran its bound and gives up on the worker: the report is built from what was
+  observed, and the worker thread is left to finish on its own (it is a daemon thread);
+- ``SystemExit``/``KeyboardInterrupt`` raised in an adapter's task escape the worker's loop; they
+  are recorded against the scenario that was running and the loop resumes;
+- whatever the adapter leaves running is cancelled at the end within a bound; a loop that still has
+  tasks which refuse to end is kept (never closed under them, never garbage-collected mid-run).
+
+``Limits.bound_s`` is the hard bound on a run's wall time (about 76 s with the defaults), stated in the
+report. The watchdog costs nothing per scenario: the caller sleeps until the worker says it is done
+or the current step's deadline passes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import math
+import threading
+import time
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass, fields
+from typing import Any
+
+__all__ = ["Limits", "Worker"]
+
+#: Slack the watchdog allows a step beyond the bounds the harness itself enforces in it (seconds).
+_SLACK_S = 1.0
+#: Event loops whose tasks refused to end: kept, so that nothing runs (or is collected) under them.
+_QUARANTINE: list[asyncio.AbstractEventLoop] = []
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Limits:
+    """Timeouts and bounds, in seconds, short on purpose so a run takes seconds.
+
+    - ``idle_timeout_s``: ``StreamOptions.timeout`` in ordinary scenarios (long enough never to fire);
+    - ``stall_timeout_s``: ``StreamOptions.timeout`` in the stall scenarios (C3), which must end
+      ``timeout`` within that plus ``timeout_slack_s``;
+    - ``abort_bound_s``: an abort mid-stream must end the stream this soon (A2);
+    - ``abort_delay_s``: how long after the first content event the abort (or cancellation) lands, so
+      the adapter is blocked on a silent socket; ``trigger_s``: with no content event by then, it
+      lands anyway;
+    - ``retry_after_s``: the ``retry-after`` the R1 scenario sends; ``max_retry_delay_s`` is passed as
+      ``StreamOptions.max_retry_delay_s``;
+    - ``scenario_deadline_s``: a scenario still running after this is cancelled and reported as a
+      hang; after the first hang, ``hang_deadline_s`` (if shorter) applies instead;
+    - ``run_budget_s``: no scenario starts after this much of the run has passed;
+    - ``unwind_s``: how long a cancelled consumer (or the adapter's leftover tasks) get to finish;
+    - ``grace_s``: how long to wait for connections to close and tasks to finish after a terminal.
+    """
+
+    idle_timeout_s: float = 2.0
+    stall_timeout_s: float = 0.5
+    timeout_slack_s: float = 1.0
+    abort_bound_s: float = 0.2
+    abort_delay_s: float = 0.05
+    trigger_s: float = 0.3
+    retry_after_s: float = 0.2
+    max_retry_delay_s: float = 2.0
+    scenario_deadline_s: float = 8.0
+    hang_deadline_s: float = 3.0
+    run_budget_s: float = 60.0
+    unwind_s: float = 1.0
+    grace_s: float = 0.5
+
+    def __post_init__(self) -> None:
+        for item in fields(self):
+            value = getattr(self, item.name)
+            if not 0 <= value < math.inf:
+                raise ValueError(f"Limits.{item.name} must be a non-negative number of seconds, not {value!r}")
+
+    def deadline_after_hangs(self, hangs: int) -> float:
+        """The deadline of the next scenario once ``hangs`` scenarios have hung."""
+        return min(self.scenario_deadline_s, self.hang_deadline_s) if hangs else self.scenario_deadline_s
+
+    def scenario_bound_s(self, deadline_s: float) -> float:
+        """How long a scenario with ``deadline_s`` may take before the watchdog calls the worker's loop
+        blocked: the deadline, the waits the harness itself bounds around it (a cancellation landing
+        and unwinding, the hang's own unwinding, the leftover-task grace) and one second of slack."""
+        return deadline_s + self.trigger_s + self.abort_delay_s + 2 * self.unwind_s + self.grace_s + _SLACK_S
+
+    @property
+    def cleanup_s(self) -> float:
+        """The bound on the end of a run: connections given their grace, leftover tasks and the
+        adapter's async generators their time to unwind, then slack."""
+        return self.grace_s + 3 * self.unwind_s + _SLACK_S
+
+    @property
+    def bound_s(self) -> float:
+        """The most a run takes, whatever the adapter does: the budget, one scenario started just
+        before it ran out, and the clean-up."""
+        return self.run_budget_s + self.scenario_bound_s(self.scenario_deadline_s) + self.cleanup_s
+
+
+class Worker:
+    """Runs one coroutine in a daemon thread on its own event loop, watched from the caller.
+
+    The work reports what it is doing with :meth:`step` (a description and how long it may take);
+    :meth:`wait` (in the caller's loop) returns None once the work has finished, or why the watchdog
+    gave up on it. ``on_escape`` receives every ``SystemExit``/``KeyboardInterrupt`` that escaped the
+    worker's loop from a task other than the work itself (the loop then resumes); ``cleanup`` runs
+    in the worker's loop once the work is done, within ``cleanup_s``.
+    """
+
+    def __init__(self, *, limits: Limits, on_escape: Callable[[BaseException], None]) -> None:
+        self._limits = limits
+        self._on_escape = on_escape
+        self._state: tuple[str, float] = ("starting", time.monotonic() + limits.scenario_deadline_s)
+        self._finished = threading.Event()
+        self._notify: Callable[[], None] = lambda: None
+        #: An exception raised by the work itself (a harness bug), for the caller to report.
+        self.failure: BaseException | None = None
+        self._thread: threading.Thread | None = None
+        self._signal: asyncio.Future[None] | None = None
+
+    def step(self, doing: str, seconds: float) -> None:
+        """The work is now ``doing`` something that must be over within ``seconds``."""
+        self._state = (doing, time.monotonic() + seconds)
+
+    @property
+    def doing(self) -> str:
+        """What the work said it was doing last."""
+        return self._state[0]
+
+    def start(
+        self,
+        work: Callable[[], Coroutine[Any, Any, None]],
+        cleanup: Callable[[], Coroutine[Any, Any, None]],
+    ) -> None:
+        """Start the thread (once)."""
+        caller = asyncio.get_running_loop()
+        signal: asyncio.Future[None] = caller.create_future()
+        self._signal = signal
+
+        def notify() -> None:
+            if not signal.done():
+                signal.set_result(None)
+
+        def wake() -> None:
+            with contextlib.suppress(RuntimeError):  # the caller's loop is already closed
+                caller.call_soon_threadsafe(notify)
+
+        self._notify = wake
+        self._thread = threading.Thread(target=self._main, args=(work, cleanup), name="conformance-worker", daemon=True)
+        self._thread.start()
+
+    async def wait(self, bound_s: float) -> str | None:
+        """Wait for the work; None when it finished, else why the watchdog gave up on it (a step
+        overran its bound, or the whole run ``bound_s``). A failure of the work itself is left in
+        :attr:`failure` (never raised here: in this thread it could pass for the caller's own)."""
+        hard = time.monotonic() + bound_s
+        while not self._finished.is_set():
+            doing, deadline = self._state
+            now = time.monotonic()
+            if now >= hard:
+                return f"the run did not end within its bound of {bound_s:g} s (while {doing})"
+            if now >= deadline:
+                return (
+                    f"{doing} blocked the event loop: the harness could not regain control, so the run "
+                    "stopped there (a blocking call in the adapter, such as time.sleep or a synchronous request?)"
+                )
+            assert self._signal is not None, "start() first"
+            await asyncio.wait({self._signal}, timeout=min(deadline, hard) - now)
+        return None
+
+    # -- the worker thread ----------------------------------------------------------------------------
+
+    def _main(
+        self,
+        work: Callable[[], Coroutine[Any, Any, None]],
+        cleanup: Callable[[], Coroutine[Any, Any, None]],
+    ) -> None:
+        loop = asyncio.new_event_loop()
+        try:
+            self._attempt(loop, work(), "conformance-main")
+            self.step("cleaning up after the adapter", self._limits.cleanup_s + _SLACK_S)
+            self._attempt(loop, self._cleanup(cleanup), "conformance-cleanup")
+            if all(task.done() for task in asyncio.all_tasks(loop)):
+                loop.close()
+            else:
+                _QUARANTINE.append(loop)
+        finally:
+            self._finished.set()
+            self._notify()
+
+    def _attempt(self, loop: asyncio.AbstractEventLoop, job: Coroutine[Any, Any, None], name: str) -> None:
+        try:
+            self._drive(loop, loop.create_task(job, name=name))
+        except BaseException as exc:  # the harness's own failure, reported by the caller
+            self.failure = self.failure or exc
+
+    def _drive(self, loop: asyncio.AbstractEventLoop, task: asyncio.Task[None]) -> None:
+        """Run ``task`` to completion; an exit or interrupt escaping from another task is the
+        adapter's, recorded, and the loop resumes where it stopped."""
+        while True:
+            try:
+                loop.run_until_complete(task)
+            except BaseException as exc:
+                if task.done():
+                    raise
+                self._on_escape(exc)
+            else:
+                return
+
+    async def _cleanup(self, cleanup: Callable[[], Coroutine[Any, Any, None]]) -> None:
+        unwind = self._limits.unwind_s
+        await _bounded(cleanup(), self._limits.grace_s + unwind + _SLACK_S)
+        current = asyncio.current_task()
+        left = [task for task in asyncio.all_tasks() if task is not current]
+        for task in left:
+            task.cancel()
+        if left:
+            await asyncio.wait(left, timeout=unwind)
+        loop = asyncio.get_running_loop()
+        await _bounded(loop.shutdown_asyncgens(), unwind)
+
+
+async def _bounded(work: Coroutine[Any, Any, None], seconds: float) -> None:
+    """Run ``work`` for at most ``seconds``; past that it is cancelled and not waited for (code that
+    ignores cancellation must not hold the harness)."""
+    task = asyncio.get_running_loop().create_task(work, name="conformance-bounded")
+    await asyncio.wait({task}, timeout=seconds)
+    if not task.done():
+        task.cancel()
+    else:
+        with contextlib.suppress(BaseException):
+            task.result()
