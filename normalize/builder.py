@@ -205,7 +205,7 @@ class MessageBuilder:
         return events
 
     def reset_for_retry(self) -> bool:
-        """Forget what a failed attempt recorded (usage, ids, stop) so the request can be retried.
+        """Forget what a failed attempt recorded (usage, ids, model, stop) so the request can be retried.
 
         Only possible before any content block started and before a terminal; returns whether the
         builder was reset. ``start`` stays emitted: a retried call still has exactly one.
@@ -215,6 +215,7 @@ class MessageBuilder:
         message = self.message
         message.usage = type(message.usage)()
         message.response_id = None
+        message.response_model = None
         message.raw_stop_reason = None
         self._stop = None
         self._stop_error = None
