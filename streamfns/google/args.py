@@ -17,9 +17,14 @@ member already written (a key twice, a closed object reopened), an array index t
 member of the wrong container kind, a malformed path, a non-finite number or a value of the wrong type.
 """
 
+# Vendor JSON is untrusted and untyped: every value is checked with ``type(...) is`` where it is used
+# (the hot path cannot afford an accessor call per field), which leaves pyright's element types unknown.
+# pyright: reportUnknownMemberType=false, reportUnknownVariableType=false, reportUnknownArgumentType=false
+
 from __future__ import annotations
 
 import math
+import re
 from json.encoder import encode_basestring  # the C encoder: a JSON string literal, no ASCII escaping
 from typing import Any
 
@@ -29,105 +34,96 @@ Segment = str | int
 Path = tuple[Segment, ...]
 
 _VALUE_FIELDS = ("stringValue", "numberValue", "boolValue", "nullValue")
+#: How many trailing segments a new path may be split into to reuse a parsed ancestor.
+_SPLIT_LEVELS = 3
 
 
 class ArgumentsConflict(ValueError):
     """A partial argument that cannot be placed in the arguments written so far."""
 
 
-def _name_char(ch: str) -> bool:
-    return ch.isalnum() or ch == "_" or ord(ch) >= 0x80
-
-
-def _quoted(path: str, start: int) -> tuple[str, int]:
-    """The name in a bracketed, quoted segment starting at ``path[start]`` (the quote), and where it ends."""
-    quote = path[start]
-    out: list[str] = []
-    i = start + 1
-    while i < len(path):
-        ch = path[i]
-        if ch == "\\" and i + 1 < len(path):
-            out.append(path[i + 1])
-            i += 2
-            continue
-        if ch == quote:
-            return "".join(out), i + 1
-        out.append(ch)
-        i += 1
-    raise ArgumentsConflict(f"unterminated name in JSON path {path!r}")
+# One segment of a normalized JSON path: ``.name`` (RFC 9535 shorthand: letters, digits, ``_`` and any
+# non-ASCII character), ``[index]`` (no sign, no leading zero) or a quoted name in brackets.
+_SEGMENT = re.compile(
+    r"\.([A-Za-z0-9_\u0080-\U0010ffff]+)"
+    r"|\[(0|[1-9][0-9]*)\]"
+    r"|\['((?:[^'\\]|\\.)*)'\]"
+    r'|\["((?:[^"\\]|\\.)*)"\]'
+)
+_ESCAPE = re.compile(r"\\(.)")
+# The common shape, all shorthand names and indexes: read in one pass.
+_SIMPLE_PATH = re.compile(r"\$(?:\.[A-Za-z0-9_\u0080-\U0010ffff]+|\[(?:0|[1-9][0-9]*)\])*")
+_SIMPLE_SEGMENT = re.compile(r"\.([^.\[]+)|\[([0-9]+)\]")
 
 
 def parse_json_path(path: str) -> Path:
     """The segments of a normalized JSON path (``$.a[0]['b c']`` → ``("a", 0, "b c")``).
 
-    Accepts ``.name`` (letters, digits, ``_``, non-ASCII), ``['name']`` / ``["name"]`` and ``[n]``;
-    raises :class:`ArgumentsConflict` for anything else (wildcards, filters, slices, negative indexes).
+    Accepts ``.name``, ``['name']`` / ``["name"]`` (a backslash escapes the next character) and
+    ``[n]``; raises :class:`ArgumentsConflict` for anything else (wildcards, filters, slices,
+    negative indexes, descendants).
     """
+    if _SIMPLE_PATH.fullmatch(path):
+        return tuple(name or int(index) for name, index in _SIMPLE_SEGMENT.findall(path, 1))
     if not path.startswith("$"):
         raise ArgumentsConflict(f"the JSON path {path!r} does not start at the root ($)")
     segments: list[Segment] = []
-    i, n = 1, len(path)
-    while i < n:
-        ch = path[i]
-        if ch == ".":
-            j = i + 1
-            while j < n and _name_char(path[j]):
-                j += 1
-            if j == i + 1:
-                raise ArgumentsConflict(f"empty member name in JSON path {path!r}")
-            segments.append(path[i + 1 : j])
-            i = j
-        elif ch == "[" and i + 1 < n and path[i + 1] in "'\"":
-            name, i = _quoted(path, i + 1)
-            if i >= n or path[i] != "]":
-                raise ArgumentsConflict(f"malformed JSON path {path!r}")
+    position, end = 1, len(path)
+    match = _SEGMENT.match
+    while position < end:
+        found = match(path, position)
+        if found is None:
+            raise ArgumentsConflict(f"unsupported JSON path {path!r} (at offset {position})")
+        name, index, single, double = found.groups()
+        if name is not None:
             segments.append(name)
-            i += 1
-        elif ch == "[":
-            j = path.find("]", i)
-            digits = path[i + 1 : j] if j > 0 else ""
-            if not digits.isascii() or not digits.isdigit() or (len(digits) > 1 and digits[0] == "0"):
-                raise ArgumentsConflict(f"unsupported array index in JSON path {path!r}")
-            segments.append(int(digits))
-            i = j + 1
+        elif index is not None:
+            segments.append(int(index))
         else:
-            raise ArgumentsConflict(f"malformed JSON path {path!r}")
+            quoted: str = single if single is not None else double
+            segments.append(_ESCAPE.sub(r"\1", quoted) if "\\" in quoted else quoted)
+        position = found.end()
     return tuple(segments)
 
 
 class _Frame:
-    """An open container: an object (the keys written) or an array (the next index)."""
+    """An open container: its live object, and the keys written (an object) or the next index."""
 
-    __slots__ = ("keys", "next_index", "written")
+    __slots__ = ("keys", "next_index", "obj", "written")
 
-    def __init__(self, is_object: bool) -> None:
-        self.keys: set[str] | None = set() if is_object else None
+    def __init__(self, obj: dict[str, Any] | list[Any]) -> None:
+        #: The container in the live view (``Any``: it is indexed by the path's str or int segments).
+        self.obj: Any = obj
+        self.keys: set[str] | None = set() if type(obj) is dict else None
         self.next_index = 0
         self.written = False
 
 
-def _scalar(partial: dict[str, Any]) -> tuple[str, str | None]:
-    """``(kind, JSON text)`` of a partial argument's value; kind ``string`` returns the raw string."""
-    present = [name for name in _VALUE_FIELDS if name in partial]
-    if len(present) != 1:
-        if not present:
-            return "none", None
-        raise ArgumentsConflict(f"a partial argument carries several values ({', '.join(present)})")
-    field = present[0]
+def _scalar(partial: dict[str, Any]) -> tuple[str, str | None, object]:
+    """``(kind, text, value)`` of a partial argument's value: kind ``string`` (text: the raw string),
+    ``literal`` (text: its JSON) or ``none`` (no value)."""
+    field: str | None = None
+    for name in _VALUE_FIELDS:
+        if name in partial:
+            if field is not None:
+                raise ArgumentsConflict(f"a partial argument carries several values ({field}, {name})")
+            field = name
+    if field is None:
+        return "none", None, None
     value = partial[field]
     if field == "stringValue":
-        if not isinstance(value, str):
+        if type(value) is not str:
             raise ArgumentsConflict(f"stringValue is a {type(value).__name__}, not a string")
-        return "string", value
+        return "string", value, value
     if field == "numberValue":
         if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
             raise ArgumentsConflict(f"numberValue {value!r} is not a finite number")
-        return "literal", repr(value) if isinstance(value, float) else str(value)
+        return "literal", repr(value) if isinstance(value, float) else str(value), value
     if field == "boolValue":
         if not isinstance(value, bool):
             raise ArgumentsConflict(f"boolValue {value!r} is not a boolean")
-        return "literal", "true" if value else "false"
-    return "literal", "null"  # nullValue: JSON null or the NULL_VALUE enum name
+        return "literal", "true" if value else "false", value
+    return "literal", "null", None  # nullValue: JSON null or the NULL_VALUE enum name
 
 
 class ArgumentsWriter:
@@ -136,111 +132,235 @@ class ArgumentsWriter:
     :meth:`open` gives the first fragment (``{``), :meth:`feed` one fragment per partial argument
     (possibly empty) and :meth:`close` the last one; joined, they are the arguments object. Raises
     :class:`ArgumentsConflict` for what cannot be placed.
+
+    :attr:`arguments` is the live view of what has arrived, kept current as it is written (the
+    builder shows it as the call's preview): every value is in place at once except the string
+    still streaming, which is refreshed each time it has grown by a quarter (a long string is not
+    re-joined per piece).
     """
 
-    __slots__ = ("_frames", "_open_path", "_paths", "_string")
+    __slots__ = (
+        "_frames",
+        "_open",
+        "_paths",
+        "_pieces",
+        "_shown",
+        "_size",
+        "_slot",
+        "_string",
+        "_string_path",
+        "arguments",
+    )
 
     def __init__(self) -> None:
+        #: The live arguments object.
+        self.arguments: dict[str, Any] = {}
+        #: The open containers, the root object first.
         self._frames: list[_Frame] = []
-        #: The segments leading to the innermost open container (the root is ``()``).
-        self._open_path: list[Segment] = []
-        #: The path of the string value still open (its closing quote not written yet).
+        #: The path of the innermost open container (the root is ``()``).
+        self._open: Path = ()
+        #: The path of the string value still open (its closing quote not written yet), the
+        #: jsonPath text that named it, where it lives in the live view, its pieces and sizes.
         self._string: Path | None = None
-        self._paths: dict[str, Path] = {}
+        self._string_path: str | None = None
+        self._slot: tuple[Any, Segment] | None = None
+        self._pieces: list[str] = []
+        self._size = 0
+        self._shown = 0
+        #: Parsed jsonPath texts, and the ancestors they were split from.
+        self._paths: dict[str, Path] = {"$": ()}
 
     def open(self) -> str:
         """The first fragment: the root object opens."""
-        self._frames = [_Frame(True)]
+        self._frames = [_Frame(self.arguments)]
         return "{"
 
     def feed(self, partial: dict[str, Any]) -> str:
         """The fragment for one partial argument ``{"jsonPath", "<kind>Value", "willContinue"?}``."""
         raw_path = partial.get("jsonPath")
-        if not isinstance(raw_path, str):
+        continues = partial.get("willContinue") is True
+        if raw_path == self._string_path and len(partial) - continues == 2:
+            piece = partial.get("stringValue")
+            if type(piece) is str:
+                # The hot path of a long streamed string: its next piece, escaped, without quotes.
+                if not continues:
+                    self._end_string(piece)
+                    return encode_basestring(piece)[1:]
+                if not piece:
+                    return ""
+                self._pieces.append(piece)
+                self._size += len(piece)
+                if self._size >= self._shown:
+                    self._show()
+                return encode_basestring(piece)[1:-1]
+        if type(raw_path) is not str:
             raise ArgumentsConflict("a partial argument has no jsonPath")
         path = self._paths.get(raw_path)
         if path is None:
-            path = self._paths[raw_path] = parse_json_path(raw_path)
-        kind, value = _scalar(partial)
-        continues = partial.get("willContinue") is True
+            path = self._parse(raw_path)
+        kind, text, value = _scalar(partial)
         string = self._string
         if string is not None and path == string and kind != "literal":
-            # The hot path of a long streamed string: its next piece, escaped, without quotes. A
-            # piece without a value (an empty string left out) continues or ends it the same way.
-            piece = encode_basestring(value)[1:-1] if value else ""
-            if continues:
-                return piece
-            self._string = None
-            return piece + '"'
+            # The open string, named another way, or a piece without a value (an empty string
+            # left out): it continues or ends the same way.
+            piece = text or ""
+            if not continues:
+                self._end_string(piece)
+                return encode_basestring(piece)[1:]
+            if piece:
+                self._pieces.append(piece)
+                self._size += len(piece)
+                if self._size >= self._shown:
+                    self._show()
+            return encode_basestring(piece)[1:-1] if piece else ""
         if kind == "none":
             return ""  # no value: nothing to place
-        if string is None:
-            return self._place(path, kind, value, continues)
-        # Another path began: the string left open ends here.
-        self._string = None
-        return '"' + self._place(path, kind, value, continues)
+        prefix = ""
+        if string is not None:
+            # Another path began: the string left open ends here.
+            self._end_string("")
+            prefix = '"'
+        out = prefix + self._place(path, kind, text, value)
+        if kind != "string":
+            return out
+        if continues:
+            self._string, self._string_path = path, raw_path
+            return out
+        return out + '"'
 
     def close(self) -> str:
         """The last fragment: an open string, the open containers and the root close."""
         out = ['"'] if self._string is not None else []
-        self._string = None
-        out.extend(self._pop(len(self._open_path)))
+        if self._string is not None:
+            self._end_string("")
+        out.append(self._leave(0))
         out.append("}")
         return "".join(out)
 
+    # -- the live view of a streaming string --------------------------------------------------------
+
+    def _show(self) -> None:
+        """Put the streaming string's text so far in the live view (at most every quarter of growth)."""
+        slot = self._slot
+        if slot is not None:
+            joined = "".join(self._pieces)
+            self._pieces = [joined]
+            slot[0][slot[1]] = joined
+        self._shown = self._size + (self._size >> 2) + 1
+
+    def _end_string(self, piece: str) -> None:
+        if piece:
+            self._pieces.append(piece)
+        self._shown = 0
+        self._show()
+        self._string = self._string_path = self._slot = None
+        self._pieces = []
+        self._size = self._shown = 0
+
+    # -- paths --------------------------------------------------------------------------------------
+    def _parse(self, raw: str) -> Path:
+        """Parse ``raw``, reusing a parsed ancestor: a new path mostly extends a known one by a segment
+        or two (``$.a[3].x`` after ``$.a[3].y``, ``$.a[4].x`` after ``$.a[3]``). At most
+        :data:`_SPLIT_LEVELS` segments are split off; anything else is parsed whole (never walking a
+        deep path level by level)."""
+        paths = self._paths
+        if "'" not in raw and '"' not in raw:
+            tail: list[Segment] = []
+            heads = [raw]
+            for _ in range(_SPLIT_LEVELS):
+                head = heads[-1]
+                cut = max(head.rfind("."), head.rfind("["))
+                match = _SEGMENT.fullmatch(head, cut) if cut > 0 else None
+                if match is None:
+                    break
+                name, index, _, _ = match.groups()
+                tail.append(name if name is not None else int(index))
+                base = paths.get(head[:cut])
+                if base is not None:
+                    # Cache the path and the ancestors just split off (siblings reuse them).
+                    for level in range(len(tail) - 1, -1, -1):
+                        base = paths[heads[level]] = (*base, tail[level])
+                    return base
+                heads.append(head[:cut])
+        path = paths[raw] = parse_json_path(raw)
+        return path
+
     # -- placing a value ----------------------------------------------------------------------------
 
-    def _pop(self, count: int) -> list[str]:
-        closers: list[str] = []
-        for _ in range(count):
-            frame = self._frames.pop()
-            self._open_path.pop()
-            closers.append("}" if frame.keys is not None else "]")
+    def _leave(self, depth: int) -> str:
+        """Close the open containers deeper than ``depth``; their closing brackets."""
+        frames = self._frames
+        closers = "".join("}" if frame.keys is not None else "]" for frame in reversed(frames[depth + 1 :]))
+        del frames[depth + 1 :]
+        self._open = self._open[:depth]
         return closers
 
-    def _member(self, frame: _Frame, segment: Segment, path: Path) -> str:
-        """The text before a new member ``segment`` of ``frame``: a comma and, in an object, the key."""
+    def _place(self, path: Path, kind: str, text: str | None, value: object) -> str:
+        """The text that moves from the open containers to ``path`` and starts its value (a string
+        without its closing quote); the value goes in the live view."""
+        last = len(path) - 1
+        if last < 0:
+            raise ArgumentsConflict("a partial argument replaces the whole arguments object")
+        out = ""
+        if path[:last] != self._open:
+            out = self._enter(path, last)
+        frame = self._frames[-1]
+        segment = path[last]
+        comma = self._member(frame, segment, path)
+        obj = frame.obj
+        if type(obj) is dict:
+            obj[segment] = value
+        else:
+            obj.append(value)
+        if kind == "string":
+            self._slot = (obj, segment)
+            self._pieces = [text] if text else []
+            self._size = len(text or "")
+            self._shown = self._size + (self._size >> 2) + 1
+            return out + comma + encode_basestring(text or "")[:-1]
+        return out + comma + (text or "null")
+
+    @staticmethod
+    def _member(frame: _Frame, segment: Segment, path: Path) -> str:
+        """Admit ``segment`` as the next member of ``frame``; the text before it (comma, key)."""
         comma = "," if frame.written else ""
-        frame.written = True
-        if frame.keys is not None:
-            if not isinstance(segment, str):
+        keys = frame.keys
+        if keys is not None:
+            if type(segment) is not str:
                 raise ArgumentsConflict(f"{_show(path)} indexes an object as an array")
-            if segment in frame.keys:
+            if segment in keys:
                 raise ArgumentsConflict(f"{_show(path)} returns to a member that was already written")
-            frame.keys.add(segment)
-            return comma + encode_basestring(segment) + ":"
-        if not isinstance(segment, int):
-            raise ArgumentsConflict(f"{_show(path)} names a member of an array")
-        if segment != frame.next_index:
-            raise ArgumentsConflict(f"{_show(path)} is not the next element (index {frame.next_index})")
-        frame.next_index += 1
+            keys.add(segment)
+            comma += encode_basestring(segment) + ":"
+        elif type(segment) is not int or segment != frame.next_index:
+            raise ArgumentsConflict(f"{_show(path)} is not the next element of its array")
+        else:
+            frame.next_index = segment + 1
+        frame.written = True
         return comma
 
-    def _place(self, path: Path, kind: str, value: str | None, continues: bool) -> str:
-        if not path:
-            raise ArgumentsConflict("a partial argument replaces the whole arguments object")
-        open_path = self._open_path
+    def _enter(self, path: Path, last: int) -> str:
+        """Close what ``path`` leaves and open the containers it goes into (up to its parent)."""
+        current = self._open
         shared = 0
-        limit = min(len(open_path), len(path) - 1)
-        while shared < limit and open_path[shared] == path[shared]:
+        limit = min(len(current), last)
+        while shared < limit and current[shared] == path[shared]:
             shared += 1
-        out = self._pop(len(open_path) - shared)
-        for depth in range(shared, len(path) - 1):
+        out = [self._leave(shared)] if shared < len(current) else []
+        frames = self._frames
+        for depth in range(shared, last):
+            # Each new container is a new member of the one around it: the same checks as a value.
+            frame = frames[-1]
             segment = path[depth]
-            out.append(self._member(self._frames[-1], segment, path))
-            is_object = isinstance(path[depth + 1], str)
-            out.append("{" if is_object else "[")
-            self._frames.append(_Frame(is_object))
-            open_path.append(segment)
-        out.append(self._member(self._frames[-1], path[-1], path))
-        if kind == "string":
-            out.append('"' + encode_basestring(value or "")[1:-1])
-            if continues:
-                self._string = path
+            out.append(self._member(frame, segment, path))
+            child: dict[str, Any] | list[Any] = {} if type(path[depth + 1]) is str else []
+            if type(frame.obj) is dict:
+                frame.obj[segment] = child
             else:
-                out.append('"')
-        else:
-            out.append(value or "null")
+                frame.obj.append(child)
+            out.append("{" if type(child) is dict else "[")
+            frames.append(_Frame(child))
+        self._open = path[:last]
         return "".join(out)
 
 

@@ -34,6 +34,10 @@ Usage is cumulative: the last ``usageMetadata`` that carries counts wins. ``inpu
 ``modelVersion`` ``response_model``.
 """
 
+# Vendor JSON is untrusted and untyped: every value is checked with ``type(...) is`` where it is used
+# (the hot path cannot afford an accessor call per field), which leaves pyright's element types unknown.
+# pyright: reportUnknownMemberType=false, reportUnknownVariableType=false, reportUnknownArgumentType=false
+
 from __future__ import annotations
 
 import json
@@ -42,7 +46,7 @@ from typing import Any
 from normalize import ErrorInfo, ErrorKind, MessageBuilder, Model, StopReason
 from streamfns.google.args import ArgumentsConflict, ArgumentsWriter
 from streamfns.google.errors import ERRORS, VENDOR
-from streamfns.kit import ServerSentEvent, StreamFailure, int_or_none, load_event
+from streamfns.kit import ServerSentEvent, StreamFailure, load_event
 
 __all__ = ["CONTENT_FILTER_REASONS", "GoogleDecoder", "map_finish_reason"]
 
@@ -73,6 +77,7 @@ _ERROR_KINDS: dict[str, ErrorKind] = {
 }
 #: The proto default: no finish reason yet.
 _UNSPECIFIED = "FINISH_REASON_UNSPECIFIED"
+_NO_COUNTS: tuple[object, ...] = (None, None, None, None, None)
 
 
 def map_finish_reason(raw: str, finish_message: str = "") -> tuple[StopReason, ErrorInfo | None, str | None]:
@@ -98,39 +103,95 @@ def _protocol(builder: MessageBuilder, message: str) -> StreamFailure:
     return StreamFailure(ErrorInfo.of("protocol", output_started=builder.output_started), f"{VENDOR} {message}")
 
 
+def _first_candidate(candidates: list[Any]) -> dict[str, Any] | None:
+    """Candidate 0 (the one without an index or with index 0), wherever it is in the list."""
+    for item in candidates:
+        if type(item) is dict and item.get("index", 0) == 0:
+            return item
+    return None
+
+
 class _StreamedCall:
-    __slots__ = ("key", "name", "writer")
+    __slots__ = ("feed", "key", "name", "writer")
 
     def __init__(self, key: int, name: str) -> None:
         self.key = key
         self.name = name
         self.writer = ArgumentsWriter()
+        self.feed = self.writer.feed
 
 
 class GoogleDecoder:
     """Feeds one response's chunks to a :class:`MessageBuilder` (see the module docstring)."""
 
-    __slots__ = ("_block_key", "_block_kind", "_builder", "_call", "_next_key", "_stop_is_error", "_stopped")
+    __slots__ = (
+        "_block_key",
+        "_block_kind",
+        "_builder",
+        "_call",
+        "_counts",
+        "_identified",
+        "_next_key",
+        "_stop_is_error",
+        "_stopped",
+        "_usage_seen",
+    )
 
     def __init__(self, builder: MessageBuilder, model: Model | None = None) -> None:
         del model  # the stream needs nothing from the model
         self._builder = builder
         self._next_key = 0
-        self._block_key: int | None = None
+        #: The open text or thinking block (kind 0: none).
+        self._block_key = -1
         self._block_kind = 0
         self._call: _StreamedCall | None = None
         self._stopped = False
         self._stop_is_error = False
+        self._counts = _NO_COUNTS
+        self._usage_seen: object = None
+        self._identified = False
 
     # -- the decoder protocol -------------------------------------------------------------------------
 
     def on_event(self, sse: ServerSentEvent) -> None:
         """Apply one chunk; raises :class:`StreamFailure` for vendor errors and malformed chunks."""
         data = load_event(sse.data, VENDOR)
-        builder = self._builder
         if "error" in data:
-            raise ERRORS.from_event(data, output_started=builder.output_started)
-        message = builder.message
+            raise ERRORS.from_event(data, output_started=self._builder.output_started)
+        if not self._identified:
+            self._identify(data)
+        usage = data.get("usageMetadata")
+        if usage is not None:
+            self._usage_seen = usage  # cumulative: the last one wins, applied once per read
+        candidates = data.get("candidates")
+        if not candidates:
+            self._prompt_feedback(data.get("promptFeedback"))
+            return
+        if type(candidates) is not list:
+            raise _protocol(self._builder, "sent candidates that are not a list")
+        candidate = candidates[0]
+        if type(candidate) is not dict or candidate.get("index", 0) != 0:
+            candidate = _first_candidate(candidates)
+            if candidate is None:
+                return
+        content = candidate.get("content")
+        if content is not None:
+            if type(content) is not dict:
+                raise _protocol(self._builder, "sent a candidate whose content is not an object")
+            parts = content.get("parts")
+            if parts:
+                if type(parts) is not list:
+                    raise _protocol(self._builder, "sent content parts that are not a list")
+                self._parts(parts)
+        raw = candidate.get("finishReason")
+        if raw is not None and raw != _UNSPECIFIED:
+            if type(raw) is not str:
+                raise _protocol(self._builder, f"sent a finishReason that is not a string: {raw!r}")
+            finish_message = candidate.get("finishMessage")
+            self._record_stop(raw, *map_finish_reason(raw, finish_message if type(finish_message) is str else ""))
+
+    def _identify(self, data: dict[str, Any]) -> None:
+        message = self._builder.message
         if message.response_id is None:
             response_id = data.get("responseId")
             if type(response_id) is str and response_id:
@@ -139,58 +200,54 @@ class GoogleDecoder:
             version = data.get("modelVersion")
             if type(version) is str and version:
                 message.response_model = version
-        usage = data.get("usageMetadata")
-        if usage is not None:
-            self._usage(usage)
-        candidates = data.get("candidates")
-        if candidates:
-            self._candidate(candidates)
-        else:
-            self._prompt_feedback(data.get("promptFeedback"))
+        self._identified = message.response_id is not None and message.response_model is not None
+
+    def on_batch_end(self) -> None:
+        """Apply the latest usage, once per network read (the kit calls it; see the kit's Decoder)."""
+        meta = self._usage_seen
+        if meta is not None:
+            self._usage_seen = None
+            self._usage(meta)
 
     def on_eof(self) -> None:
         """The body ended: finish when a finish reason arrived; otherwise leave the message unfinished
         (the kit reports ``truncated``)."""
+        self.on_batch_end()
         if self._stopped:
             self._builder.finish()
 
     # -- candidates and parts -------------------------------------------------------------------------
-
-    def _candidate(self, candidates: object) -> None:
-        if type(candidates) is not list:
-            raise _protocol(self._builder, "sent candidates that are not a list")
-        candidate: Any = None
-        for item in candidates:  # pyright: ignore[reportUnknownVariableType]
-            if type(item) is dict and item.get("index", 0) == 0:  # pyright: ignore[reportUnknownMemberType]
-                candidate = item
-                break
-        if candidate is None:
-            return
-        content = candidate.get("content")
-        if content is not None:
-            if type(content) is not dict:
-                raise _protocol(self._builder, "sent a candidate whose content is not an object")
-            parts = content.get("parts")  # pyright: ignore[reportUnknownMemberType]
-            if parts is not None:
-                if type(parts) is not list:
-                    raise _protocol(self._builder, "sent content parts that are not a list")
-                self._parts(parts)  # pyright: ignore[reportUnknownArgumentType]
-        raw = candidate.get("finishReason")
-        if raw is not None and raw != _UNSPECIFIED:
-            if type(raw) is not str:
-                raise _protocol(self._builder, f"sent a finishReason that is not a string: {raw!r}")
-            finish_message = candidate.get("finishMessage")
-            self._record_stop(raw, *map_finish_reason(raw, finish_message if type(finish_message) is str else ""))
 
     def _parts(self, parts: list[Any]) -> None:
         builder = self._builder
         for part in parts:
             if type(part) is not dict:
                 raise _protocol(builder, "sent a content part that is not an object")
+            if len(part) == 1:
+                # The two hot paths: a bare text part continuing the text block, and a bare
+                # continuation of the streamed call with one partial argument.
+                if self._block_kind == _TEXT:
+                    piece = part.get("text")
+                    if type(piece) is str:
+                        builder.text_delta(self._block_key, piece)
+                        continue
+                elif not self._block_kind and self._call is not None:
+                    streamed = self._call
+                    call = part.get("functionCall")
+                    if type(call) is dict and len(call) == 2 and call.get("willContinue") is True:
+                        partial = call.get("partialArgs")
+                        if type(partial) is list and len(partial) == 1 and type(partial[0]) is dict:
+                            try:
+                                fragment = streamed.feed(partial[0])
+                            except ArgumentsConflict as exc:
+                                raise self._unplaceable(streamed, exc) from None
+                            if fragment:
+                                builder.tool_call_delta(streamed.key, fragment)
+                            continue
+            piece = part.get("text")
             signature = part.get("thoughtSignature")
             if signature is not None and type(signature) is not str:
                 raise _protocol(builder, "sent a thoughtSignature that is not a string")
-            piece = part.get("text")
             if piece is not None:
                 if type(piece) is not str:
                     raise _protocol(builder, "sent a text part whose text is not a string")
@@ -198,7 +255,7 @@ class GoogleDecoder:
                     raise _protocol(builder, "sent a part that is both text and a functionCall")
                 kind = _THINKING if part.get("thought") is True else _TEXT
                 key = self._block_key
-                if kind != self._block_kind or key is None:
+                if kind != self._block_kind:
                     if not piece and not signature:
                         continue  # an empty part of another kind carries nothing
                     key = self._open_block(kind)
@@ -228,9 +285,9 @@ class GoogleDecoder:
         return key
 
     def _end_block(self) -> None:
-        if self._block_key is not None:
+        if self._block_kind:
             self._builder.block_end(self._block_key)
-            self._block_key = None
+            self._block_key = -1
             self._block_kind = 0
 
     # -- function calls ---------------------------------------------------------------------------------
@@ -239,7 +296,7 @@ class GoogleDecoder:
         builder = self._builder
         if type(call) is not dict:
             raise _protocol(builder, "sent a functionCall that is not an object")
-        fields: dict[str, Any] = call  # pyright: ignore[reportUnknownVariableType]
+        fields: dict[str, Any] = call
         self._end_block()
         name = fields.get("name")
         if name is not None and type(name) is not str:
@@ -256,7 +313,7 @@ class GoogleDecoder:
                 raise _protocol(builder, f"sent whole args inside the streamed call to {streamed.name!r}")
             if signature:
                 builder.block_signature(streamed.key, signature)
-            self._feed(streamed, partial)  # pyright: ignore[reportUnknownArgumentType]
+            self._feed(streamed, partial)
             if not continues:
                 self._close(streamed)
             return
@@ -269,9 +326,11 @@ class GoogleDecoder:
                 raise _protocol(builder, f"sent both args and streamed arguments for {name!r}")
             streamed = self._call = _StreamedCall(self._next_key, name)
             self._next_key += 1
-            builder.tool_call_start(streamed.key, call_id, name, thought_signature=signature)
+            builder.tool_call_start(
+                streamed.key, call_id, name, thought_signature=signature, preview=streamed.writer.arguments
+            )
             builder.tool_call_delta(streamed.key, streamed.writer.open())
-            self._feed(streamed, partial)  # pyright: ignore[reportUnknownArgumentType]
+            self._feed(streamed, partial)
             if not continues:
                 self._close(streamed)
             return
@@ -297,17 +356,19 @@ class GoogleDecoder:
     def _feed(self, streamed: _StreamedCall, partial: list[Any] | None) -> None:
         if not partial:
             return
-        builder = self._builder
-        writer = streamed.writer
+        feed = streamed.feed
         for item in partial:
             if type(item) is not dict:
-                raise _protocol(builder, f"sent a partial argument for {streamed.name!r} that is not an object")
+                raise _protocol(self._builder, f"sent a partial argument for {streamed.name!r} that is not an object")
             try:
-                fragment = writer.feed(item)  # pyright: ignore[reportUnknownArgumentType]
+                fragment = feed(item)
             except ArgumentsConflict as exc:
-                raise _protocol(builder, f"sent streamed arguments for {streamed.name!r} that cannot be placed: {exc}")
+                raise self._unplaceable(streamed, exc) from None
             if fragment:
-                builder.tool_call_delta(streamed.key, fragment)
+                self._builder.tool_call_delta(streamed.key, fragment)
+
+    def _unplaceable(self, streamed: _StreamedCall, exc: ArgumentsConflict) -> StreamFailure:
+        return _protocol(self._builder, f"sent streamed arguments for {streamed.name!r} that cannot be placed: {exc}")
 
     def _close(self, streamed: _StreamedCall) -> None:
         self._builder.tool_call_delta(streamed.key, streamed.writer.close())
@@ -326,10 +387,10 @@ class GoogleDecoder:
     def _prompt_feedback(self, feedback: object) -> None:
         if type(feedback) is not dict:
             return
-        reason = feedback.get("blockReason")  # pyright: ignore[reportUnknownMemberType]
+        reason = feedback.get("blockReason")
         if type(reason) is not str or not reason or reason == "BLOCK_REASON_UNSPECIFIED":
             return
-        detail = feedback.get("blockReasonMessage")  # pyright: ignore[reportUnknownMemberType]
+        detail = feedback.get("blockReasonMessage")
         suffix = f": {detail.strip()}" if type(detail) is str and detail.strip() else ""
         self._record_stop(
             reason,
@@ -341,16 +402,27 @@ class GoogleDecoder:
     def _usage(self, meta: object) -> None:
         if type(meta) is not dict:
             return
-        prompt = int_or_none(meta.get("promptTokenCount"))  # pyright: ignore[reportUnknownMemberType]
-        candidates = int_or_none(meta.get("candidatesTokenCount"))  # pyright: ignore[reportUnknownMemberType]
-        thoughts = int_or_none(meta.get("thoughtsTokenCount"))  # pyright: ignore[reportUnknownMemberType]
-        cached = int_or_none(meta.get("cachedContentTokenCount"))  # pyright: ignore[reportUnknownMemberType]
-        tool_prompt = int_or_none(meta.get("toolUsePromptTokenCount"))  # pyright: ignore[reportUnknownMemberType]
-        if prompt is None and candidates is None and thoughts is None and cached is None and tool_prompt is None:
+        get = meta.get
+        counts: tuple[object, ...] = (
+            get("promptTokenCount"),
+            get("candidatesTokenCount"),
+            get("thoughtsTokenCount"),
+            get("cachedContentTokenCount"),
+            get("toolUsePromptTokenCount"),
+        )
+        if counts == self._counts:
+            return  # unchanged: nothing to recompute
+        self._counts = counts
+        if counts == _NO_COUNTS:
             return  # e.g. only trafficType: no counts yet
-        # Negative counts (a broken server) read as 0, so reasoning never exceeds output.
-        prompt, cached = max(0, prompt or 0), max(0, cached or 0)
-        thoughts, candidates, tool_prompt = max(0, thoughts or 0), max(0, candidates or 0), max(0, tool_prompt or 0)
+        # Missing, non-integer or negative counts (a broken server) read as 0, so reasoning never
+        # exceeds output and input never goes below 0.
+        prompt, candidates, thoughts, cached, tool_prompt = counts
+        prompt = prompt if type(prompt) is int and prompt > 0 else 0
+        candidates = candidates if type(candidates) is int and candidates > 0 else 0
+        thoughts = thoughts if type(thoughts) is int and thoughts > 0 else 0
+        cached = cached if type(cached) is int and cached > 0 else 0
+        tool_prompt = tool_prompt if type(tool_prompt) is int and tool_prompt > 0 else 0
         self._builder.usage(
             input=max(0, prompt - cached) + tool_prompt,
             output=candidates + thoughts,

@@ -7,6 +7,7 @@ same object can arrive as an event inside a 200 stream. :func:`google_error` rea
 (``API_KEY_INVALID``, ``RATE_LIMIT_EXCEEDED``), is the code, looked up first because it is the more
 specific (a bad key is ``400 INVALID_ARGUMENT`` with reason ``API_KEY_INVALID``: an ``auth`` error);
 a ``google.rpc.RetryInfo`` detail's ``retryDelay`` (``"34s"``, ``"0.5s"``) is the requested delay.
+``UNKNOWN`` says nothing, so the HTTP status decides (a proxy's 529 is still ``overloaded``).
 An ``INVALID_ARGUMENT`` whose message says the input is longer than the model takes is a context
 overflow.
 """
@@ -34,7 +35,6 @@ _KINDS: dict[str, ErrorKind] = {
     "RESOURCE_EXHAUSTED": "rate_limit",
     "UNAVAILABLE": "overloaded",
     "INTERNAL": "server",
-    "UNKNOWN": "server",
     "DATA_LOSS": "server",
     "ABORTED": "server",
     "DEADLINE_EXCEEDED": "timeout",

@@ -154,7 +154,10 @@ def _function_response(
     output = "\n".join(texts)
     if not output.strip() and images:
         output = SEE_ATTACHED_IMAGE
-    response: dict[str, Any] = {"name": result.tool_name, "response": {"error" if result.is_error else "output": output}}
+    response: dict[str, Any] = {
+        "name": result.tool_name,
+        "response": {"error" if result.is_error else "output": output},
+    }
     if call_ids:
         response["id"] = result.tool_call_id
     if images:
