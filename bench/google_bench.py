@@ -166,7 +166,7 @@ async def _sdk(body: bytes) -> int:
             http_options=types.HttpOptions(base_url="http://bench.invalid", httpx_async_client=http),
         )
         count = 0
-        stream = client.aio.models.generate_content_stream  # pyright: ignore[reportUnknownMemberType]
+        stream = client.aio.models.generate_content_stream  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
         async for _ in await stream(model="gemini-bench", contents="bench"):
             count += 1
     return count

@@ -50,7 +50,23 @@ _SEGMENT = re.compile(
     r"|\['((?:[^'\\]|\\.)*)'\]"
     r'|\["((?:[^"\\]|\\.)*)"\]'
 )
-_ESCAPE = re.compile(r"\\(.)")
+_ESCAPE = re.compile(r"\\(u[0-9a-fA-F]{4}|.)")
+_ESCAPES = {"b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
+
+
+def _unescape(match: re.Match[str]) -> str:
+    code = match.group(1)
+    if len(code) == 5:
+        return chr(int(code[1:], 16))
+    return _ESCAPES.get(code, code)  # \' \" \\ \/ stand for themselves
+
+
+def _name(quoted: str) -> str:
+    """A quoted name's text with RFC 9535 escapes decoded (``\\uXXXX`` surrogate pairs joined)."""
+    if "\\" not in quoted:
+        return quoted
+    text = _ESCAPE.sub(_unescape, quoted)
+    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace") if "\\u" in quoted else text
 # The common shape, all shorthand names and indexes: read in one pass.
 _SIMPLE_PATH = re.compile(r"\$(?:\.[A-Za-z0-9_\u0080-\U0010ffff]+|\[(?:0|[1-9][0-9]*)\])*")
 _SIMPLE_SEGMENT = re.compile(r"\.([^.\[]+)|\[([0-9]+)\]")
@@ -81,7 +97,7 @@ def parse_json_path(path: str) -> Path:
             segments.append(int(index))
         else:
             quoted: str = single if single is not None else double
-            segments.append(_ESCAPE.sub(r"\1", quoted) if "\\" in quoted else quoted)
+            segments.append(_name(quoted))
         position = found.end()
     return tuple(segments)
 
@@ -332,8 +348,10 @@ class ArgumentsWriter:
                 raise ArgumentsConflict(f"{_show(path)} returns to a member that was already written")
             keys.add(segment)
             comma += encode_basestring(segment) + ":"
-        elif type(segment) is not int or segment != frame.next_index:
-            raise ArgumentsConflict(f"{_show(path)} is not the next element of its array")
+        elif type(segment) is not int:
+            raise ArgumentsConflict(f"{_show(path)} names a member of an array")
+        elif segment != frame.next_index:
+            raise ArgumentsConflict(f"{_show(path)} is not the next element of its array (index {frame.next_index})")
         else:
             frame.next_index = segment + 1
         frame.written = True

@@ -179,7 +179,7 @@ class GoogleDecoder:
             if type(content) is not dict:
                 raise _protocol(self._builder, "sent a candidate whose content is not an object")
             parts = content.get("parts")
-            if parts:
+            if parts is not None:
                 if type(parts) is not list:
                     raise _protocol(self._builder, "sent content parts that are not a list")
                 self._parts(parts)

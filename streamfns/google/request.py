@@ -294,6 +294,9 @@ def request_url(model: Model, compat: GoogleCompat) -> str:
     if not is_vertex(model, compat):
         # "tunedModels/x" names its own collection; a bare id is one of "models".
         segments = model.id.split("/") if "/" in model.id else ["models", model.id]
+        if any(segment in ("", ".", "..") for segment in segments):
+            # A dot segment would move the request (and the key) to another resource.
+            raise ValueError(f"the model id {model.id!r} is not a model name")
         return f"{base or GEMINI_API_BASE_URL}/{'/'.join(quote(s, safe='') for s in segments)}{method}"
     name = quote(model.id, safe="@")
     if compat.express:

@@ -31,8 +31,8 @@ import functools
 import inspect
 import random
 import ssl
-from collections.abc import AsyncGenerator, Awaitable, Sequence
-from dataclasses import dataclass
+from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import httpx
@@ -63,12 +63,15 @@ class SseCall:
     url: str
     headers: dict[str, str]
     body: bytes
-    decoder: Decoder
+    #: Makes the decoder of one attempt: a retry starts from a fresh decoder, as from a fresh builder.
+    new_decoder: Callable[[], Decoder]
     errors: ErrorTable
     end_marker: str
     vendor: str
     #: Credentials sent with the request; every error message is redacted of them.
     secrets: Sequence[str] = ()
+    #: The current attempt's decoder (set when the attempt starts).
+    decoder: Decoder = field(init=False)
 
 
 class _Aborted(Exception):
@@ -275,6 +278,7 @@ async def _attempt(
     scope: _Scope,
 ) -> AsyncGenerator[Sequence[AssistantMessageEvent], None]:
     vendor = call.vendor
+    call.decoder = call.new_decoder()
     try:
         http_request = client.build_request("POST", call.url, headers=call.headers, content=call.body, timeout=timeout)
     except (httpx.InvalidURL, httpx.UnsupportedProtocol, httpx.LocalProtocolError, ValueError) as exc:
