@@ -67,6 +67,8 @@ def _name(quoted: str) -> str:
         return quoted
     text = _ESCAPE.sub(_unescape, quoted)
     return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace") if "\\u" in quoted else text
+
+
 # The common shape, all shorthand names and indexes: read in one pass.
 _SIMPLE_PATH = re.compile(r"\$(?:\.[A-Za-z0-9_\u0080-\U0010ffff]+|\[(?:0|[1-9][0-9]*)\])*")
 _SIMPLE_SEGMENT = re.compile(r"\.([^.\[]+)|\[([0-9]+)\]")

@@ -10,7 +10,16 @@ from typing import Any
 import httpx
 
 from cassettes import Cassette, ReplayTransport, library
-from normalize import AssistantMessage, AssistantMessageEvent, Context, Model, StreamOptions, UserMessage
+from normalize import (
+    AssistantMessage,
+    AssistantMessageEvent,
+    Context,
+    Model,
+    StreamOptions,
+    TextContent,
+    ToolCall,
+    UserMessage,
+)
 from streamfns.google import stream_google
 
 API = "google-generative-ai"
@@ -48,9 +57,7 @@ def usage(prompt: int, candidates: int, thoughts: int = 0, cached: int = 0) -> d
 
 def sse(*chunks: dict[str, Any] | str) -> bytes:
     """Gemini framing: ``data: <json>\\r\\n\\r\\n`` per chunk (strings verbatim)."""
-    return b"".join(
-        f"data: {item if isinstance(item, str) else json.dumps(item)}\r\n\r\n".encode() for item in chunks
-    )
+    return b"".join(f"data: {item if isinstance(item, str) else json.dumps(item)}\r\n\r\n".encode() for item in chunks)
 
 
 class _Body(httpx.AsyncByteStream):
@@ -82,7 +89,9 @@ async def run_reads(
         return events, await stream.result()
 
 
-async def run_chunks(*chunks: dict[str, Any] | str, **kwargs: Any) -> tuple[list[AssistantMessageEvent], AssistantMessage]:
+async def run_chunks(
+    *chunks: dict[str, Any] | str, **kwargs: Any
+) -> tuple[list[AssistantMessageEvent], AssistantMessage]:
     """Stream the chunks, each in its own network read."""
     return await run_reads([sse(item) for item in chunks], **kwargs)
 
@@ -111,3 +120,12 @@ async def replay(
 
 def body_of(name: str) -> bytes:
     return library.load(name).interactions[0].response.body
+
+
+def first_text(message: AssistantMessage) -> str:
+    """The text of the message's first text block."""
+    return next(block.text for block in message.content if isinstance(block, TextContent))
+
+
+def calls(message: AssistantMessage) -> list[ToolCall]:
+    return [block for block in message.content if isinstance(block, ToolCall)]

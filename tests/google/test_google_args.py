@@ -5,7 +5,7 @@ it; JSON paths parse as RFC 9535 normalized paths."""
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from hypothesis import given, settings
@@ -46,14 +46,18 @@ def _path_text(path: tuple[str | int, ...]) -> str:
 def partials_of(value: Any, cuts: list[int], path: tuple[str | int, ...] = ()) -> list[dict[str, Any]]:
     """The partial arguments that stream ``value`` in document order (strings cut into pieces)."""
     if isinstance(value, dict):
-        return [p for key, item in value.items() for p in partials_of(item, cuts, (*path, key))]
+        members = cast("dict[str, Any]", value)
+        return [p for key, item in members.items() for p in partials_of(item, cuts, (*path, key))]
     if isinstance(value, list):
-        return [p for index, item in enumerate(value) for p in partials_of(item, cuts, (*path, index))]
+        items = cast("list[Any]", value)
+        return [p for index, item in enumerate(items) for p in partials_of(item, cuts, (*path, index))]
     where = _path_text(path)
     if isinstance(value, str):
         size = cuts.pop() if cuts else len(value) or 1
         pieces = [value[i : i + max(1, size)] for i in range(0, len(value), max(1, size))] or [""]
-        out = [{"jsonPath": where, "stringValue": piece, "willContinue": True} for piece in pieces]
+        out: list[dict[str, Any]] = [
+            {"jsonPath": where, "stringValue": piece, "willContinue": True} for piece in pieces
+        ]
         out.append({"jsonPath": where, "stringValue": ""})
         return out
     if isinstance(value, bool):
@@ -65,14 +69,18 @@ def partials_of(value: Any, cuts: list[int], path: tuple[str | int, ...] = ()) -
 
 def _contains_empty_container(value: Any) -> bool:
     if isinstance(value, dict | list):
-        items = value.values() if isinstance(value, dict) else value
-        return not value or any(_contains_empty_container(v) for v in items)  # pyright: ignore[reportUnknownArgumentType]
+        items: list[Any] = (
+            list(cast("dict[str, Any]", value).values()) if isinstance(value, dict) else cast("list[Any]", value)
+        )
+        return not items or any(_contains_empty_container(v) for v in items)
     return False
 
 
 @settings(max_examples=300, deadline=None, database=None)
 @given(value=_objects, cuts=st.lists(st.integers(min_value=1, max_value=5), max_size=20))
-def test_any_object_streamed_as_partial_arguments_is_written_back_exactly(value: dict[str, Any], cuts: list[int]) -> None:
+def test_any_object_streamed_as_partial_arguments_is_written_back_exactly(
+    value: dict[str, Any], cuts: list[int]
+) -> None:
     # Partial arguments carry leaves only, so an empty nested container cannot be streamed.
     if any(_contains_empty_container(v) for v in value.values()):
         return

@@ -7,7 +7,7 @@ import base64
 import dataclasses
 import json
 import re
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from google.genai import models as genai_models
@@ -44,13 +44,18 @@ async def test_every_recording_is_grammar_clean_and_identical_in_three_chunkings
     recorded, result = await replay(cassette)
     assert validate_events(recorded) == [], name
     expected = normalized_events(recorded)
-    for variant in (rechunk(cassette, 1), rechunk(cassette, "split_crlf"), rechunk(cassette, "random", seed=7, max_size=9)):
+    for variant in (
+        rechunk(cassette, 1),
+        rechunk(cassette, "split_crlf"),
+        rechunk(cassette, "random", seed=7, max_size=9),
+    ):
         events, again = await replay(variant)
         assert validate_events(events) == []
         assert first_difference(expected, normalized_events(events)) is None, name
         assert again.to_json() | {"timestamp": 0} == result.to_json() | {"timestamp": 0}
     if name in EXPECTED_ERRORS:
-        assert result.error_info is not None and result.error_info.kind == EXPECTED_ERRORS[name]
+        assert result.error_info is not None
+        assert result.error_info.kind == EXPECTED_ERRORS[name]
     else:
         assert result.stop_reason in ("stop", "length", "toolUse"), result.error_message
 
@@ -73,22 +78,21 @@ def sdk_chunks(body: bytes) -> list[genai_types.GenerateContentResponse]:
 
 def _set(tree: dict[str, Any], path: str, value: Any, *, append: bool) -> None:
     """Set ``value`` at a ``$.a[0].b`` path in ``tree`` (strings appended when ``append``)."""
-    steps: list[str | int] = [name or int(index) for name, index in re.findall(r"\.(\w+)|\[(\d+)\]", path)]
+    steps: list[Any] = [name or int(index) for name, index in re.findall(r"\.(\w+)|\[(\d+)\]", path)]
     node: Any = tree
     for step, following in zip(steps, [*steps[1:], None], strict=True):
+        if isinstance(node, list):
+            while len(node) <= step:  # pyright: ignore[reportUnknownArgumentType]
+                node.append(None if following is None else [] if isinstance(following, int) else {})  # pyright: ignore[reportUnknownMemberType]
+            if node[step] is None and following is not None:
+                node[step] = [] if isinstance(following, int) else {}
+        elif following is not None and step not in node:
+            node[step] = [] if isinstance(following, int) else {}
         if following is None:
-            if isinstance(node, list):
-                while len(node) <= step:  # pyright: ignore[reportOperatorIssue, reportUnknownArgumentType]
-                    node.append(None)  # pyright: ignore[reportUnknownMemberType]
-            previous = node[step] if isinstance(node, list) else node.get(step)
+            previous: Any = cast("list[Any]", node)[step] if isinstance(node, list) else node.get(step)
             node[step] = previous + value if append and isinstance(previous, str) else value
             return
-        if isinstance(node, list):
-            while len(node) <= step:  # pyright: ignore[reportOperatorIssue, reportUnknownArgumentType]
-                node.append([] if isinstance(following, int) else {})  # pyright: ignore[reportUnknownMemberType]
-        elif step not in node:
-            node[step] = [] if isinstance(following, int) else {}
-        node = node[step]
+        node = cast("Any", node[step])
 
 
 def sdk_fold(chunks: list[genai_types.GenerateContentResponse]) -> dict[str, Any]:
@@ -156,7 +160,9 @@ def comparable(message: AssistantMessage) -> list[dict[str, Any]]:
         elif isinstance(block, ThinkingContent):
             out.append({"type": "thinking", "text": block.thinking, "signature": block.thinking_signature})
         else:
-            out.append({"type": "tool", "name": block.name, "args": block.arguments, "signature": block.thought_signature})
+            out.append(
+                {"type": "tool", "name": block.name, "args": block.arguments, "signature": block.thought_signature}
+            )
     return out
 
 
@@ -207,7 +213,8 @@ async def test_final_streamed_arguments_gemini31pro() -> None:
     _, result = await replay(library.load("vercel__streaming_function_call_args_gemini31pro"))
     assert result.stop_reason == "toolUse"
     first, second = result.content
-    assert isinstance(first, ToolCall) and isinstance(second, ToolCall)
+    assert isinstance(first, ToolCall)
+    assert isinstance(second, ToolCall)
     assert (first.name, first.arguments) == ("getWeather", {"location": "Boston"})
     assert (second.name, second.arguments) == ("getWeather", {"location": "San Francisco"})
     assert (first.thought_signature or "").startswith("CiMBjz1rX25KieIB")
@@ -279,7 +286,8 @@ async def test_a_body_cut_anywhere_before_its_finish_reason_is_an_error_never_do
             events, result = await replay(truncate(cassette, after_bytes=cut, end=end))  # pyright: ignore[reportArgumentType]
             assert validate_events(events) == [], (name, cut, end)
             assert result.stop_reason == "error", (name, cut, end)
-            assert result.error_info is not None and result.error_info.retryable, (name, cut)
+            assert result.error_info is not None, (name, cut)
+            assert result.error_info.retryable, (name, cut)
 
 
 STREAMED_ARGS = [name for name in STREAMS if b"partialArgs" in body_of(name)]
@@ -305,7 +313,8 @@ async def test_a_stream_cut_inside_streamed_arguments_never_offers_the_call(name
             events, result = await replay(variant)
             assert validate_events(events) == []
             assert result.stop_reason == "error", (name, keep)
-            assert result.error_info is not None and result.error_info.kind == "truncated"
+            assert result.error_info is not None
+            assert result.error_info.kind == "truncated"
             assert not any(e.type in ("done", "toolcall_end") for e in events if _is_streamed_end(e, result))
 
 
@@ -326,7 +335,8 @@ async def test_a_missing_finish_reason_is_truncated_and_a_corrupt_chunk_a_protoc
     assert result.error_message == "Google stream ended before a finishReason"
     events, result = await replay(corrupt_json(cassette, 0))
     assert validate_events(events) == []
-    assert result.error_info is not None and result.error_info.kind == "protocol"
+    assert result.error_info is not None
+    assert result.error_info.kind == "protocol"
 
 
 # -------------------------------------------------------------------------------------- error bodies

@@ -9,7 +9,7 @@ import pytest
 
 from normalize import TextContent, ThinkingContent, ToolCall, validate_events
 from streamfns.google.decode import CONTENT_FILTER_REASONS, map_finish_reason
-from tests.google._google import chunk, model, run_chunks, run_reads, sse, usage
+from tests.google._google import calls, chunk, first_text, model, run_chunks, run_reads, sse, usage
 
 SIG_A = "c2lnbmF0dXJlLWE="
 SIG_B = "c2lnbmF0dXJlLWI="
@@ -29,9 +29,12 @@ async def test_thought_parts_are_thinking_and_a_new_block_starts_when_the_kind_c
     assert result.stop_reason == "stop"
     assert kinds(result) == ["thinking", "text", "thinking"]
     first, second, third = result.content
-    assert isinstance(first, ThinkingContent) and first.thinking == "plan more"
-    assert isinstance(second, TextContent) and second.text == "Answer text."
-    assert isinstance(third, ThinkingContent) and third.thinking == "again?"
+    assert isinstance(first, ThinkingContent)
+    assert first.thinking == "plan more"
+    assert isinstance(second, TextContent)
+    assert second.text == "Answer text."
+    assert isinstance(third, ThinkingContent)
+    assert third.thinking == "again?"
     starts = [e.type for e in events if e.type.endswith("_start")]
     assert starts == ["thinking_start", "text_start", "thinking_start"]
 
@@ -56,8 +59,10 @@ async def test_a_signature_lands_on_the_block_it_arrived_with() -> None:
         chunk({"text": "", "thoughtSignature": SIG_B}, finish="STOP"),
     )
     thinking, text = result.content
-    assert isinstance(thinking, ThinkingContent) and thinking.thinking_signature == SIG_A
-    assert isinstance(text, TextContent) and (text.text, text.text_signature) == ("", SIG_B)
+    assert isinstance(thinking, ThinkingContent)
+    assert thinking.thinking_signature == SIG_A
+    assert isinstance(text, TextContent)
+    assert (text.text, text.text_signature) == ("", SIG_B)
 
 
 async def test_empty_parts_without_a_signature_open_nothing() -> None:
@@ -83,7 +88,8 @@ async def test_function_calls_keep_ids_generate_missing_and_duplicate_ones_and_d
     assert [c.name for c in calls] == ["a", "b", "c"]
     assert calls[0].id == "call_1"
     assert calls[0].thought_signature == SIG_A
-    assert len({c.id for c in calls}) == 3 and all(c.id for c in calls)
+    assert len({c.id for c in calls}) == 3
+    assert all(c.id for c in calls)
     assert [c.arguments for c in calls] == [{"x": 1}, {"y": [1, 2]}, {}]
     # Each whole call is one start, one delta with its JSON, one end.
     per_call = [e.type for e in events if e.type.startswith("toolcall")]
@@ -103,10 +109,14 @@ async def test_function_calls_keep_ids_generate_missing_and_duplicate_ones_and_d
 )
 async def test_function_calls_that_cannot_be_executed_are_protocol_errors(call: dict[str, Any], fragment: str) -> None:
     events, result = await run_reads(
-        [sse(chunk({"text": "ok"})), f'data: {{"candidates":[{{"content":{{"parts":[{{"functionCall":{_json(call)}}}]}}}}]}}\r\n\r\n'.encode()]
+        [
+            sse(chunk({"text": "ok"})),
+            f'data: {{"candidates":[{{"content":{{"parts":[{{"functionCall":{_json(call)}}}]}}}}]}}\r\n\r\n'.encode(),
+        ]
     )
     assert validate_events(events) == []
-    assert result.error_info is not None and result.error_info.kind == "protocol"
+    assert result.error_info is not None
+    assert result.error_info.kind == "protocol"
     assert fragment in (result.error_message or "")
     assert not any(isinstance(b, ToolCall) for b in result.content)
 
@@ -118,7 +128,9 @@ def _json(value: object) -> str:
 
 
 async def test_a_repeated_empty_function_call_end_marker_is_ignored() -> None:
-    events, result = await run_chunks(chunk({"functionCall": {"name": "f", "args": {}}}), chunk({"functionCall": {}}, finish="STOP"))
+    events, result = await run_chunks(
+        chunk({"functionCall": {"name": "f", "args": {}}}), chunk({"functionCall": {}}, finish="STOP")
+    )
     assert validate_events(events) == []
     assert result.stop_reason == "toolUse"
     assert len(result.content) == 1
@@ -170,15 +182,16 @@ async def test_the_partial_message_shows_streamed_arguments_as_they_arrive() -> 
         chunk(streamed({"jsonPath": "$.body", "stringValue": "y" * 10, "willContinue": True})),
         chunk(streamed({"jsonPath": "$.body", "stringValue": ""}, more=False), finish="STOP"),
     ]
-    from tests.google._google import CONTEXT, _Body  # pyright: ignore[reportPrivateUsage]
-
     import httpx
 
     from normalize import StreamOptions
     from streamfns.google import stream_google
+    from tests.google._google import CONTEXT, _Body  # pyright: ignore[reportPrivateUsage]
 
     def handler(request: httpx.Request) -> httpx.Response:
-        return httpx.Response(200, headers={"content-type": "text/event-stream"}, stream=_Body([sse(c) for c in chunks]))
+        return httpx.Response(
+            200, headers={"content-type": "text/event-stream"}, stream=_Body([sse(c) for c in chunks])
+        )
 
     async with httpx.AsyncClient(transport=httpx.MockTransport(handler)) as client:
         stream = stream_google(model(), CONTEXT, StreamOptions(api_key="test-key", http_client=client))
@@ -190,14 +203,21 @@ async def test_the_partial_message_shows_streamed_arguments_as_they_arrive() -> 
         result = await stream.result()
     assert {"path": "a.py"} in seen
     assert any(args.get("body", "").startswith("x") for args in seen)
-    assert result.content[0].arguments == {"path": "a.py", "body": "x" * 10 + "y" * 10}  # pyright: ignore[reportAttributeAccessIssue]
+    assert calls(result)[0].arguments == {"path": "a.py", "body": "x" * 10 + "y" * 10}
 
 
 @pytest.mark.parametrize(
     ("partials", "fragment"),
     [
         ([{"jsonPath": "$.a", "numberValue": 1}, {"jsonPath": "$.a", "numberValue": 2}], "already written"),
-        ([{"jsonPath": "$.a.x", "numberValue": 1}, {"jsonPath": "$.b", "numberValue": 2}, {"jsonPath": "$.a.y", "numberValue": 3}], "already written"),
+        (
+            [
+                {"jsonPath": "$.a.x", "numberValue": 1},
+                {"jsonPath": "$.b", "numberValue": 2},
+                {"jsonPath": "$.a.y", "numberValue": 3},
+            ],
+            "already written",
+        ),
         ([{"jsonPath": "$.a[1]", "numberValue": 1}], "next element"),
         ([{"jsonPath": "$.a[0]", "numberValue": 1}, {"jsonPath": "$.a.b", "numberValue": 2}], "member of an array"),
         ([{"jsonPath": "$.a.b", "numberValue": 1}, {"jsonPath": "$.a[1]", "numberValue": 2}], "indexes an object"),
@@ -211,15 +231,14 @@ async def test_the_partial_message_shows_streamed_arguments_as_they_arrive() -> 
         (["not an object"], "not an object"),
     ],
 )
-async def test_streamed_arguments_that_cannot_be_placed_are_protocol_errors(
-    partials: list[Any], fragment: str
-) -> None:
+async def test_streamed_arguments_that_cannot_be_placed_are_protocol_errors(partials: list[Any], fragment: str) -> None:
     events, result = await run_chunks(
         chunk(streamed(name="f")), *(chunk(streamed(p)) for p in partials), chunk({"functionCall": {}}, finish="STOP")
     )
     assert validate_events(events) == []
     assert result.stop_reason == "error"
-    assert result.error_info is not None and result.error_info.kind == "protocol"
+    assert result.error_info is not None
+    assert result.error_info.kind == "protocol"
     assert fragment in (result.error_message or ""), result.error_message
 
 
@@ -229,7 +248,8 @@ async def test_a_new_function_while_one_still_streams_is_a_protocol_error() -> N
         chunk(streamed({"jsonPath": "$.a", "numberValue": 1})),
         chunk({"functionCall": {"name": "g", "args": {}}}, finish="STOP"),
     )
-    assert result.error_info is not None and result.error_info.kind == "protocol"
+    assert result.error_info is not None
+    assert result.error_info.kind == "protocol"
     assert "still streaming" in (result.error_message or "")
 
 
@@ -238,18 +258,21 @@ async def test_a_stream_cut_inside_streamed_arguments_never_runs_the_call() -> N
     # The body ends: truncated.
     events, result = await run_chunks(*cut)
     assert validate_events(events) == []
-    assert result.error_info is not None and result.error_info.kind == "truncated"
+    assert result.error_info is not None
+    assert result.error_info.kind == "truncated"
     # A STOP while the call is still open: its arguments are incomplete, so an error, never toolUse.
     events, result = await run_chunks(*cut, chunk(finish="STOP"))
     assert validate_events(events) == []
     assert result.stop_reason == "error"
-    assert result.error_info is not None and result.error_info.kind == "truncated"
+    assert result.error_info is not None
+    assert result.error_info.kind == "truncated"
     # MAX_TOKENS: length with the preview, and no complete call, so never toolUse.
     events, result = await run_chunks(*cut, chunk(finish="MAX_TOKENS"))
     assert validate_events(events) == []
     assert result.stop_reason == "length"
     (call,) = result.content
-    assert isinstance(call, ToolCall) and call.arguments == {"a": "par"}
+    assert isinstance(call, ToolCall)
+    assert call.arguments == {"a": "par"}
 
 
 async def test_max_tokens_with_a_complete_call_is_length_not_tool_use() -> None:
@@ -281,26 +304,29 @@ async def test_finish_reasons_map_to_stops_and_error_kinds(reason: str, stop: st
         assert result.error_info is not None
         assert (result.error_info.kind, result.error_info.code) == (kind, reason)
         assert reason in (result.error_message or "")
-        assert result.content[0].text == "partial"  # pyright: ignore[reportAttributeAccessIssue]
+        assert first_text(result) == "partial"
 
 
 async def test_a_malformed_function_call_quotes_the_finish_message() -> None:
     _, result = await run_chunks(
         {"candidates": [{"finishReason": "MALFORMED_FUNCTION_CALL", "finishMessage": "Malformed function call: f(x=)"}]}
     )
-    assert result.error_info is not None and result.error_info.kind == "protocol"
+    assert result.error_info is not None
+    assert result.error_info.kind == "protocol"
     assert "Malformed function call: f(x=)" in (result.error_message or "")
     assert map_finish_reason("SAFETY", "")[1] is not None
 
 
 async def test_an_error_finish_is_never_overridden_by_a_later_stop() -> None:
     _, result = await run_chunks(chunk({"text": "a"}, finish="SAFETY"), chunk({"text": "b"}, finish="STOP"))
-    assert result.error_info is not None and result.error_info.kind == "content_filter"
+    assert result.error_info is not None
+    assert result.error_info.kind == "content_filter"
 
 
 async def test_an_unspecified_finish_reason_is_no_finish_reason() -> None:
     _, result = await run_chunks(chunk({"text": "a"}, finish="FINISH_REASON_UNSPECIFIED"))
-    assert result.error_info is not None and result.error_info.kind == "truncated"
+    assert result.error_info is not None
+    assert result.error_info.kind == "truncated"
 
 
 async def test_a_blocked_prompt_is_a_content_filter_error() -> None:
@@ -336,9 +362,10 @@ async def test_usage_seen_before_an_error_survives_it() -> None:
         chunk({"text": "a"}, usageMetadata=usage(10, 2)),
         {"error": {"code": 500, "message": "Internal error", "status": "INTERNAL"}},
     )
-    assert result.error_info is not None and result.error_info.kind == "server"
+    assert result.error_info is not None
+    assert result.error_info.kind == "server"
     assert (result.usage.input, result.usage.output) == (10, 2)
-    assert result.content[0].text == "a"  # pyright: ignore[reportAttributeAccessIssue]
+    assert first_text(result) == "a"
 
 
 async def test_hostile_usage_counts_keep_the_usage_contract() -> None:
@@ -368,17 +395,22 @@ async def test_google_side_parts_are_left_out_and_the_text_around_them_stays_one
     )
     assert validate_events(events) == []
     assert kinds(result) == ["text"]
-    assert result.content[0].text == "Computing: the answer is 1."  # pyright: ignore[reportAttributeAccessIssue]
+    assert first_text(result) == "Computing: the answer is 1."
 
 
 async def test_only_candidate_zero_is_read() -> None:
     _, result = await run_chunks(
-        {"candidates": [{"index": 1, "content": {"parts": [{"text": "other"}]}}, {"index": 0, "content": {"parts": [{"text": "mine"}]}}]},
+        {
+            "candidates": [
+                {"index": 1, "content": {"parts": [{"text": "other"}]}},
+                {"index": 0, "content": {"parts": [{"text": "mine"}]}},
+            ]
+        },
         {"candidates": [{"index": 1, "content": {"parts": [{"text": "other"}]}, "finishReason": "SAFETY"}]},
         chunk({"text": "!"}, finish="STOP"),
     )
     assert result.stop_reason == "stop"
-    assert result.content[0].text == "mine!"  # pyright: ignore[reportAttributeAccessIssue]
+    assert first_text(result) == "mine!"
 
 
 async def test_response_id_and_model_version_are_kept() -> None:
@@ -413,7 +445,10 @@ async def test_a_stream_error_event_ends_the_stream_with_its_kind() -> None:
         ('{"candidates": [{"content": {"parts": [{"text": "a", "functionCall": {"name": "f"}}]}}]}', "both text"),
         ('{"candidates": [{"finishReason": 3}]}', "finishReason"),
         ('{"candidates": [{"content": {"parts": [{"functionCall": "f"}]}}]}', "functionCall that is not an object"),
-        ('{"candidates": [{"content": {"parts": [{"functionCall": {"name": "f", "partialArgs": {}}}]}}]}', "partialArgs"),
+        (
+            '{"candidates": [{"content": {"parts": [{"functionCall": {"name": "f", "partialArgs": {}}}]}}]}',
+            "partialArgs",
+        ),
         ("[1, 2]", "non-object"),
         ('{"candidates": [', "malformed JSON"),
     ],
@@ -422,9 +457,10 @@ async def test_malformed_chunks_end_in_protocol_errors_keeping_earlier_content(d
     events, result = await run_reads([sse(chunk({"text": "kept"})), f"data: {data}\r\n\r\n".encode()])
     assert validate_events(events) == []
     assert result.stop_reason == "error"
-    assert result.error_info is not None and result.error_info.kind == "protocol"
+    assert result.error_info is not None
+    assert result.error_info.kind == "protocol"
     assert fragment in (result.error_message or "")
-    assert result.content[0].text == "kept"  # pyright: ignore[reportAttributeAccessIssue]
+    assert first_text(result) == "kept"
 
 
 async def test_a_body_without_a_finish_reason_is_truncated_even_after_content() -> None:
@@ -445,4 +481,4 @@ async def test_thinking_models_get_a_thinking_block_from_recorded_shapes_with_si
     )
     assert validate_events(events) == []
     assert kinds(result) == ["thinking", "toolCall"]
-    assert result.content[1].thought_signature == SIG_A  # pyright: ignore[reportAttributeAccessIssue]
+    assert calls(result)[0].thought_signature == SIG_A

@@ -9,30 +9,38 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from normalize import AssistantMessageEvent, ErrorInfo, MessageBuilder, validate_events
+from normalize import (
+    AssistantMessageEvent,
+    DoneEvent,
+    ErrorInfo,
+    MessageBuilder,
+    ToolCall,
+    ToolCallDeltaEvent,
+    validate_events,
+)
 from streamfns.google.decode import GoogleDecoder
 from streamfns.kit import ServerSentEvent, StreamFailure
 from tests.google._google import model
 
 _TARGET = model("gemini-3-flash-preview", reasoning=True)
 
-_scalars = st.one_of(
+_scalars: st.SearchStrategy[Any] = st.one_of(
     st.none(),
     st.booleans(),
     st.integers(min_value=-(2**70), max_value=2**70),
     st.floats(allow_nan=True, allow_infinity=True),
     st.text(max_size=6),
 )
-_any = st.recursive(
+_any: st.SearchStrategy[Any] = st.recursive(
     _scalars,
     lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(st.text(max_size=4), inner, max_size=3)),
     max_leaves=6,
 )
-_paths = st.one_of(
+_paths: st.SearchStrategy[Any] = st.one_of(
     st.sampled_from(["$.a", "$.a.b", "$.a[0]", "$.a[1]", "$.b", "$['c d']", "$", "a", "$.a[*]", "$..a", "$.x[0].y"]),
     st.text(max_size=6),
 )
-_partial = st.fixed_dictionaries(
+_partial: st.SearchStrategy[Any] = st.fixed_dictionaries(
     {},
     optional={
         "jsonPath": _paths,
@@ -43,7 +51,7 @@ _partial = st.fixed_dictionaries(
         "willContinue": _scalars,
     },
 )
-_function_call = st.one_of(
+_function_call: st.SearchStrategy[Any] = st.one_of(
     st.fixed_dictionaries(
         {},
         optional={
@@ -56,7 +64,7 @@ _function_call = st.one_of(
     ),
     _any,
 )
-_part = st.one_of(
+_part: st.SearchStrategy[Any] = st.one_of(
     st.fixed_dictionaries(
         {},
         optional={
@@ -69,7 +77,7 @@ _part = st.one_of(
     ),
     _any,
 )
-_candidate = st.fixed_dictionaries(
+_candidate: st.SearchStrategy[Any] = st.fixed_dictionaries(
     {},
     optional={
         "content": st.one_of(st.fixed_dictionaries({"parts": st.one_of(st.lists(_part, max_size=3), _any)}), _any),
@@ -81,8 +89,8 @@ _candidate = st.fixed_dictionaries(
         "index": st.one_of(st.sampled_from([0, 1]), _scalars),
     },
 )
-_counts = st.one_of(st.integers(min_value=-5, max_value=2**60), _scalars)
-_chunk = st.fixed_dictionaries(
+_counts: st.SearchStrategy[Any] = st.one_of(st.integers(min_value=-5, max_value=2**60), _scalars)
+_chunk: st.SearchStrategy[Any] = st.fixed_dictionaries(
     {},
     optional={
         "candidates": st.one_of(st.lists(_candidate, max_size=2), _any),
@@ -165,15 +173,20 @@ def test_arbitrary_bytes_never_raise_and_end_in_one_clean_terminal(datas: list[b
 def test_streamed_arguments_of_any_shape_never_reach_done_unless_strictly_complete(
     partials: list[Any], finish: str | None
 ) -> None:
-    chunks: list[dict[str, Any]] = [{"candidates": [{"content": {"parts": [{"functionCall": {"name": "f", "willContinue": True}}]}}]}]
+    chunks: list[dict[str, Any]] = [
+        {"candidates": [{"content": {"parts": [{"functionCall": {"name": "f", "willContinue": True}}]}}]}
+    ]
     chunks += [
         {"candidates": [{"content": {"parts": [{"functionCall": {"partialArgs": [p], "willContinue": True}}]}}]}
         for p in partials
     ]
-    chunks.append({"candidates": [{"content": {"parts": [{"functionCall": {}}]}, **({"finishReason": finish} if finish else {})}]})
+    chunks.append(
+        {"candidates": [{"content": {"parts": [{"functionCall": {}}]}, **({"finishReason": finish} if finish else {})}]}
+    )
     events = drive([json.dumps(c, allow_nan=True).encode() for c in chunks], [])
     check(events)
     terminal = events[-1]
-    if terminal.type == "done" and terminal.message.stop_reason == "toolUse":  # pyright: ignore[reportAttributeAccessIssue]
-        joined = "".join(e.delta for e in events if e.type == "toolcall_delta")  # pyright: ignore[reportAttributeAccessIssue]
-        assert json.loads(joined) == terminal.message.content[0].arguments  # pyright: ignore[reportAttributeAccessIssue]
+    if isinstance(terminal, DoneEvent) and terminal.message.stop_reason == "toolUse":
+        joined = "".join(e.delta for e in events if isinstance(e, ToolCallDeltaEvent))
+        (call,) = [b for b in terminal.message.content if isinstance(b, ToolCall)]
+        assert json.loads(joined) == call.arguments

@@ -11,7 +11,7 @@ import pytest
 from conformance.loopback import LoopbackServer, Scripted
 from normalize import StreamOptions, validate_events
 from streamfns.google import stream_google
-from tests.google._google import CONTEXT, chunk, model, sse, usage
+from tests.google._google import CONTEXT, chunk, first_text, model, sse, usage
 
 TEXT = [
     sse(chunk({"text": "Hel"}, responseId="r1", modelVersion="gemini-2.5-flash")),
@@ -49,7 +49,7 @@ async def test_the_gemini_api_request_on_the_wire_carries_the_key_in_a_header_on
         events = [event async for event in stream]
         result = await stream.result()
         assert validate_events(events) == []
-        assert (result.stop_reason, result.content[0].text) == ("stop", "Hello")  # pyright: ignore[reportAttributeAccessIssue]
+        assert (result.stop_reason, first_text(result)) == ("stop", "Hello")
         request = server.requests[0]
         assert request.method == "POST"
         assert request.path == "/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse"
@@ -74,7 +74,8 @@ async def test_a_missing_key_names_where_it_was_looked_for_and_sends_nothing(mon
     clear_env(monkeypatch)
     async with LoopbackServer(scripted(TEXT)) as server:
         result = await stream_google(model(base_url=server.base_url), CONTEXT).result()
-        assert result.error_info is not None and result.error_info.kind == "auth"
+        assert result.error_info is not None
+        assert result.error_info.kind == "auth"
         assert "GEMINI_API_KEY" in (result.error_message or "")
         assert "GOOGLE_API_KEY" in (result.error_message or "")
         assert server.requests == []
@@ -103,7 +104,8 @@ async def test_vertex_without_a_project_is_a_config_error_before_sending(monkeyp
     async with LoopbackServer(scripted(TEXT)) as server:
         target = model(provider="google-vertex", base_url=server.base_url)
         result = await stream_google(target, CONTEXT, StreamOptions(api_key="ya29.token-for-test")).result()
-        assert result.error_info is not None and result.error_info.kind == "config"
+        assert result.error_info is not None
+        assert result.error_info.kind == "config"
         assert "GOOGLE_CLOUD_PROJECT" in (result.error_message or "")
         assert "GOOGLE_CLOUD_LOCATION" in (result.error_message or "")
         assert server.requests == []
@@ -175,23 +177,41 @@ async def test_a_429_with_a_short_retry_info_delay_is_retried_then_succeeds() ->
             {
                 "error": {
                     "code": 400,
-                    "message": "The input token count (1200000) exceeds the maximum number of tokens allowed (1048576).",
+                    "message": "The input token count (1200000) exceeds the maximum number of tokens allowed "
+                    "(1048576).",
                     "status": "INVALID_ARGUMENT",
                 }
             },
             "application/json",
             "context_overflow",
         ),
-        (403, {"error": {"code": 403, "message": "Permission denied", "status": "PERMISSION_DENIED"}}, "application/json", "auth"),
-        (500, {"error": {"code": 500, "message": "Internal error encountered.", "status": "INTERNAL"}}, "application/json", "server"),
-        (504, {"error": {"code": 504, "message": "Deadline expired", "status": "DEADLINE_EXCEEDED"}}, "application/json", "timeout"),
+        (
+            403,
+            {"error": {"code": 403, "message": "Permission denied", "status": "PERMISSION_DENIED"}},
+            "application/json",
+            "auth",
+        ),
+        (
+            500,
+            {"error": {"code": 500, "message": "Internal error encountered.", "status": "INTERNAL"}},
+            "application/json",
+            "server",
+        ),
+        (
+            504,
+            {"error": {"code": 504, "message": "Deadline expired", "status": "DEADLINE_EXCEEDED"}},
+            "application/json",
+            "timeout",
+        ),
     ],
 )
 async def test_google_rpc_status_bodies_map_to_kinds_with_the_vendor_message(
     status: int, body: object, content_type: str, kind: str
 ) -> None:
     async with LoopbackServer(error(status, body, content_type)) as server:
-        result = await stream_google(model(base_url=server.base_url), CONTEXT, StreamOptions(api_key=KEY, max_retries=0)).result()
+        result = await stream_google(
+            model(base_url=server.base_url), CONTEXT, StreamOptions(api_key=KEY, max_retries=0)
+        ).result()
         assert result.error_info is not None
         assert (result.error_info.kind, result.error_info.status) == (kind, status)
         message = (body[0] if isinstance(body, list) else body)["error"]["message"]  # pyright: ignore[reportIndexIssue, reportUnknownVariableType]
@@ -208,8 +228,11 @@ async def test_a_key_the_server_echoes_back_is_redacted() -> None:
 
 async def test_eof_before_a_finish_reason_is_truncated_and_a_late_usage_chunk_still_counts() -> None:
     async with LoopbackServer(scripted(TEXT[:1])) as server:
-        result = await stream_google(model(base_url=server.base_url), CONTEXT, StreamOptions(api_key=KEY, max_retries=0)).result()
-        assert result.error_info is not None and result.error_info.kind == "truncated"
+        result = await stream_google(
+            model(base_url=server.base_url), CONTEXT, StreamOptions(api_key=KEY, max_retries=0)
+        ).result()
+        assert result.error_info is not None
+        assert result.error_info.kind == "truncated"
         assert result.error_message == "Google stream ended before a finishReason"
     late = [*TEXT, sse({"usageMetadata": usage(4, 9)})]
     async with LoopbackServer(scripted(late)) as server:

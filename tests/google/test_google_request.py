@@ -61,7 +61,9 @@ def test_a_plain_request_golden() -> None:
             tools=[weather()],
             messages=[
                 UserMessage(content="Weather in Paris?"),
-                UserMessage(content=[TextContent(text="And this photo:"), ImageContent(data=PNG, mime_type="image/png")]),
+                UserMessage(
+                    content=[TextContent(text="And this photo:"), ImageContent(data=PNG, mime_type="image/png")]
+                ),
             ],
         ),
         StreamOptions(temperature=0.2, max_tokens=500),
@@ -138,7 +140,9 @@ def test_thinking_config_is_only_sent_to_reasoning_models_and_follows_the_catalo
         "includeThoughts": True,
     }
     assert "generationConfig" not in payload(pro31, [UserMessage(content="hi")], reasoning="off")
-    custom = payload(model(reasoning=True), [UserMessage(content="hi")], reasoning="xhigh", thinking_budgets={"high": 999})
+    custom = payload(
+        model(reasoning=True), [UserMessage(content="hi")], reasoning="xhigh", thinking_budgets={"high": 999}
+    )
     assert custom["generationConfig"]["thinkingConfig"] == {"thinkingBudget": 999, "includeThoughts": True}
     forced = model("my-tuned-flash", reasoning=True, compat={"thinking": "level"})
     assert payload(forced, [UserMessage(content="hi")], reasoning="low")["generationConfig"]["thinkingConfig"] == {
@@ -175,7 +179,10 @@ def test_tool_results_with_images_on_gemini_3_nest_the_images_in_one_user_turn()
         {
             "role": "model",
             "parts": [
-                {"functionCall": {"name": "get_weather", "args": {"city": "Paris"}, "id": "call_a"}, "thoughtSignature": SIG},
+                {
+                    "functionCall": {"name": "get_weather", "args": {"city": "Paris"}, "id": "call_a"},
+                    "thoughtSignature": SIG,
+                },
                 {"functionCall": {"name": "get_weather", "args": {"city": "Oslo"}, "id": "call_b"}},
             ],
         },
@@ -295,7 +302,9 @@ def test_handoff_from_an_anthropic_transcript() -> None:
         },
         {
             "role": "user",
-            "parts": [{"functionResponse": {"name": "double", "response": {"output": "42"}, "id": "toolu_01A_weird_id"}}],
+            "parts": [
+                {"functionResponse": {"name": "double", "response": {"output": "42"}, "id": "toolu_01A_weird_id"}}
+            ],
         },
         {"role": "model", "parts": [{"text": "It is 42."}]},
         {"role": "user", "parts": [{"text": "And doubled again?"}]},
@@ -344,7 +353,10 @@ def test_the_payload_is_a_copy_of_the_transcript() -> None:
 
 
 def test_vertex_streamed_function_call_arguments_are_asked_for_with_tools_only() -> None:
-    target = model(provider="google-vertex", compat={"project": "p", "location": "us-central1", "stream_function_call_arguments": True})
+    target = model(
+        provider="google-vertex",
+        compat={"project": "p", "location": "us-central1", "stream_function_call_arguments": True},
+    )
     with_tools = build_request(target, Context(tools=[weather()], messages=[UserMessage(content="q")])).payload
     assert with_tools["toolConfig"] == {"functionCallingConfig": {"streamFunctionCallArguments": True}}
     assert "toolConfig" not in build_request(target, Context(messages=[UserMessage(content="q")])).payload
@@ -400,14 +412,18 @@ def test_vertex_urls_from_compat_and_the_global_location() -> None:
     assert build_request(express, Context()).url == (
         "https://aiplatform.googleapis.com/v1/publishers/google/models/gemini-2.5-flash:streamGenerateContent?alt=sse"
     )
-    proxied = model(provider="google-vertex", base_url="http://127.0.0.1:9/v1", compat={"project": "p", "location": "us-east5"})
+    proxied = model(
+        provider="google-vertex", base_url="http://127.0.0.1:9/v1", compat={"project": "p", "location": "us-east5"}
+    )
     assert build_request(proxied, Context()).url == (
         "http://127.0.0.1:9/v1/projects/p/locations/us-east5/publishers/google/models/gemini-2.5-flash"
         ":streamGenerateContent?alt=sse"
     )
 
 
-def test_vertex_placement_reads_the_environment_only_for_what_compat_leaves_out(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_vertex_placement_reads_the_environment_only_for_what_compat_leaves_out(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     for name in ("GOOGLE_CLOUD_PROJECT", "GCLOUD_PROJECT", "GOOGLE_CLOUD_LOCATION"):
         monkeypatch.delenv(name, raising=False)
     with pytest.raises(CompatError, match=r"needs a project .* and a location"):
@@ -421,7 +437,10 @@ def test_vertex_placement_reads_the_environment_only_for_what_compat_leaves_out(
     assert (placement.project, placement.location) == ("env-proj", "us-central1")
     placement = vertex_placement(GoogleCompat(project="mine", location="global"))
     assert (placement.project, placement.location) == ("mine", "global")
-    assert vertex_placement(GoogleCompat(project="example.com:proj-1", location="us-east5")).project == "example.com:proj-1"
+    assert (
+        vertex_placement(GoogleCompat(project="example.com:proj-1", location="us-east5")).project
+        == "example.com:proj-1"
+    )
 
 
 @pytest.mark.parametrize(

@@ -5,7 +5,7 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from typing import Any, ClassVar
 
 from conformance.loopback import LoopbackServer
 from normalize import (
@@ -30,7 +30,7 @@ from tests.kit._fake import WIRE, options, reply, run, sse
 class _Recording:
     """A decoder that counts instances, reads, and the events each batch held when it ended."""
 
-    made: list[_Recording] = []
+    made: ClassVar[list[_Recording]] = []
 
     def __init__(self, builder: MessageBuilder, model: Model) -> None:
         self.builder = builder
@@ -73,7 +73,12 @@ RECORDING = dataclasses.replace(WIRE, decoder=_Recording)
 
 async def test_each_attempt_gets_a_fresh_decoder() -> None:
     _Recording.made.clear()
-    plans = iter([reply(sse({"type": "usage", "output": 9})), reply(sse({"type": "text", "text": "ok"}, {"type": "stop"}), b"data: [END]\n\n")])
+    plans = iter(
+        [
+            reply(sse({"type": "usage", "output": 9})),
+            reply(sse({"type": "text", "text": "ok"}, {"type": "stop"}), b"data: [END]\n\n"),
+        ]
+    )
     async with LoopbackServer(lambda request: next(plans)) as server:
         stream = RECORDING.stream(_model(server.base_url), _context(), options())
         result = await stream.result()
@@ -95,13 +100,16 @@ async def test_on_batch_end_runs_once_per_read_after_its_events_and_also_when_on
     assert validate_events(events) == []
     decoder = _Recording.made[0]
     assert decoder.batches == [3, 2]
-    assert result.error_info is not None and result.error_info.kind == "server"
+    assert result.error_info is not None
+    assert result.error_info.kind == "server"
     assert result.usage.output == 5, "the usage of the read that failed was applied before the error"
 
 
 async def test_on_batch_end_is_not_called_once_the_builder_finished() -> None:
     _Recording.made.clear()
-    async with LoopbackServer(reply(sse({"type": "text", "text": "a"}, {"type": "stop"}) + b"data: [END]\n\n")) as server:
+    async with LoopbackServer(
+        reply(sse({"type": "text", "text": "a"}, {"type": "stop"}) + b"data: [END]\n\n")
+    ) as server:
         await RECORDING.stream(_model(server.base_url), _context(), options()).result()
     assert _Recording.made[0].batches == []
 
@@ -153,10 +161,12 @@ def test_a_live_preview_is_shown_as_is_and_the_strict_parse_decides_the_end() ->
     assert isinstance(call, ToolCall)
     builder.tool_call_delta("k", '{"a": ')
     live["a"] = "par"
-    assert call.arguments is live and call.arguments == {"a": "par"}
+    assert call.arguments is live
+    assert call.arguments == {"a": "par"}
     builder.tool_call_delta("k", '"partial"}')
     builder.block_end("k")
-    assert call.arguments == {"a": "partial"} and call.arguments is not live
+    assert call.arguments == {"a": "partial"}
+    assert call.arguments is not live
     builder.stop("STOP", "stop")
     builder.finish()
     assert builder.message.stop_reason == "toolUse"
@@ -169,7 +179,8 @@ def test_a_live_preview_never_makes_incomplete_arguments_complete() -> None:
     builder.stop("STOP", "stop")
     builder.finish()
     assert builder.message.stop_reason == "error"
-    assert builder.message.error_info is not None and builder.message.error_info.kind == "truncated"
+    assert builder.message.error_info is not None
+    assert builder.message.error_info.kind == "truncated"
 
 
 # -------------------------------------------------------------------------------- response model
