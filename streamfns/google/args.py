@@ -197,7 +197,7 @@ class ArgumentsWriter:
         """The fragment for one partial argument ``{"jsonPath", "<kind>Value", "willContinue"?}``."""
         raw_path = partial.get("jsonPath")
         continues = partial.get("willContinue") is True
-        if raw_path == self._string_path and len(partial) - continues == 2:
+        if raw_path == self._string_path and raw_path is not None and len(partial) - continues == 2:
             piece = partial.get("stringValue")
             if type(piece) is str:
                 # The hot path of a long streamed string: its next piece, escaped, without quotes.

@@ -28,10 +28,16 @@ finish reasons map as :func:`map_finish_reason` says; an error reason, once seen
 by a later one. ``promptFeedback.blockReason`` with no candidates is a ``content_filter`` error. An
 ``{"error": {...}}`` event is a vendor error (:data:`~streamfns.google.errors.ERRORS`).
 
-Usage is cumulative: the last ``usageMetadata`` that carries counts wins. ``input`` = prompt − cached
-(+ tool-use prompt tokens, which Google bills as input); ``output`` = candidates + thoughts;
-``cache_read`` = cached; ``reasoning`` = thoughts. ``responseId`` becomes ``response_id`` and
-``modelVersion`` ``response_model``.
+Usage is cumulative: the last ``usageMetadata`` that carries counts wins, applied once per network
+read (:meth:`GoogleDecoder.on_batch_end`: the events of a read reach the consumer together, so this
+is what they would see per chunk, at a fraction of the cost) and before any terminal. ``input`` =
+prompt − cached (+ tool-use prompt tokens, which Google bills as input); ``output`` = candidates +
+thoughts; ``cache_read`` = cached; ``reasoning`` = thoughts. ``responseId`` becomes ``response_id``
+and ``modelVersion`` ``response_model``.
+
+A server that keeps the connection open after the finish reason delays ``done`` until it closes (the
+idle timeout would end it as a ``timeout`` error): the finish reason alone does not say the usage is
+final, so the decoder does not stop the read there.
 """
 
 # Vendor JSON is untrusted and untyped: every value is checked with ``type(...) is`` where it is used

@@ -178,3 +178,12 @@ def test_deep_and_hostile_paths_cost_linear_time_and_fail_closed() -> None:
     writer.feed({"jsonPath": deep, "numberValue": 1})  # placed: 20k nested objects, no recursion
     with pytest.raises(ArgumentsConflict):
         writer.feed({"jsonPath": "$" + ".a" * 10 + "[5]", "numberValue": 1})
+
+
+def test_a_partial_argument_without_a_path_is_refused_even_when_no_string_is_open() -> None:
+    writer = ArgumentsWriter()
+    writer.open()
+    with pytest.raises(ArgumentsConflict, match="no jsonPath"):
+        writer.feed({"stringValue": "x", "numberValue": 1})
+    with pytest.raises(ArgumentsConflict, match="no jsonPath"):
+        writer.feed({"stringValue": "x", "willContinue": True, "other": 1})
