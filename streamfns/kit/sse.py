@@ -138,9 +138,10 @@ class SSEDecoder:
     pending event are appended to ``bytearray`` buffers, so an event split into
     many small chunks costs linear time, and memory stays in proportion to the
     bytes held however small the chunks or lines are.  A chunk is scanned for
-    ``\\r`` once (and normalised to ``\\n`` only when it has one: CRLF-only chunks by deleting the CRs), then split on
-    ``b"\\n\\n"``: blocks that start at an event boundary and have the usual one-
-    or two-line shape are decoded without a per-line loop.
+    ``\\r`` once (and normalised to ``\\n`` only when it has one; a chunk whose CRs
+    all start CRLFs by deleting them), then split on ``b"\\n\\n"``: blocks that
+    start at an event boundary and have the usual one- or two-line shape are
+    decoded without a per-line loop.
     """
 
     __slots__ = (
