@@ -66,6 +66,8 @@ _PREVIEW_GROWTH = 1.25
 _STOP_REASONS = frozenset(reason for reason in get_args(StopReason) if reason != "pending")
 #: Token counts above this are not counts (a hostile or broken server); they are capped.
 _MAX_TOKENS = 2**53 - 1
+#: A preview threshold no buffer reaches.
+_NEVER = 2**63
 
 
 class _TextState:
@@ -205,7 +207,7 @@ class MessageBuilder:
         return events
 
     def reset_for_retry(self) -> bool:
-        """Forget what a failed attempt recorded (usage, ids, stop) so the request can be retried.
+        """Forget what a failed attempt recorded (usage, ids, model, stop) so the request can be retried.
 
         Only possible before any content block started and before a terminal; returns whether the
         builder was reset. ``start`` stays emitted: a retried call still has exactly one.
@@ -215,6 +217,7 @@ class MessageBuilder:
         message = self.message
         message.usage = type(message.usage)()
         message.response_id = None
+        message.response_model = None
         message.raw_stop_reason = None
         message.service_tier = None
         self._stop = None
@@ -336,9 +339,15 @@ class MessageBuilder:
         *,
         arguments: object = None,
         thought_signature: str | None = None,
+        preview: dict[str, Any] | None = None,
     ) -> None:
         """Open a tool call. ``arguments`` is an initial payload, kept if no fragments follow; it must
         be a JSON object (a dict) — anything else is a ``protocol`` error, never an empty call.
+
+        ``preview`` is a live view of the arguments that the adapter keeps current itself while the
+        fragments arrive (it assembles them from structured pieces, so it knows them better than a
+        re-parse of the text would): the message shows it instead of re-parsing the fragments. The
+        strict parse at the block's end decides the final arguments all the same.
 
         An empty ``id`` gets one derived from the response id and the content index.
         """
@@ -359,6 +368,9 @@ class MessageBuilder:
         if initial:
             block.arguments = dict(initial)
         state = _ToolState(index, block, initial)
+        if preview is not None:
+            block.arguments = preview
+            state.next_preview = _NEVER  # the adapter keeps the preview: no re-parse
         self._append_block(block)
         self._open[key] = state
         self._tools.append(state)

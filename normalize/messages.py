@@ -84,7 +84,9 @@ class AssistantMessage(JsonModel):
     On ``error``/``aborted`` the message keeps the partial content and the usage seen so far, with
     ``error_message`` (human text) and ``error_info`` (structured facts). ``service_tier`` is the
     processing tier the vendor reports having served the request on (OpenAI ``default``/``flex``/
-    ``priority``), when it reports one. ``timestamp`` is taken when the request starts.
+    ``priority``), when it reports one. ``model`` is the requested model id; ``response_model`` (JSON
+    ``responseModel``) is the concrete model or version the vendor reports having answered with, when
+    it reports one (Gemini ``modelVersion``). ``timestamp`` is taken when the request starts.
     """
 
     role: Literal["assistant"] = "assistant"
@@ -93,6 +95,7 @@ class AssistantMessage(JsonModel):
     provider: str = ""
     model: str = ""
     response_id: str | None = None
+    response_model: str | None = None
     usage: Usage = field(default_factory=Usage)
     stop_reason: StopReason = "pending"
     error_message: str | None = None

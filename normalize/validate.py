@@ -29,7 +29,8 @@ RULES: dict[str, str] = {
     "G4": "concatenated deltas equal the block's end content and the final message's block",
     "G5": "done/error reasons match the message's stop reason; errors carry a message and an ErrorInfo "
     "whose kind is in the taxonomy",
-    "G6": "toolUse iff a complete tool call exists; ids non-empty and unique; arguments strictly parsed",
+    "G6": "toolUse iff a complete tool call exists (a length stop may keep the calls it completed); ids "
+    "non-empty and unique; arguments strictly parsed",
     "G7": "usage fields are non-negative ints obeying the usage contract",
 }
 
@@ -244,7 +245,9 @@ def _check_blocks(
             complete_calls += 1
         elif is_done and message.stop_reason != "length":
             flag("G6", at, f"tool call {index}: incomplete arguments reached a {message.stop_reason!r} message")
-    if is_done and (message.stop_reason == "toolUse") != (complete_calls > 0):
+    # A clean stop with a complete call must have become toolUse; a length stop (the vendor cut the
+    # output) keeps its completed calls without offering them for execution.
+    if is_done and message.stop_reason != "length" and (message.stop_reason == "toolUse") != (complete_calls > 0):
         flag("G6", at, f"stopReason {message.stop_reason!r} with {complete_calls} complete tool call(s)")
 
 

@@ -400,10 +400,17 @@ async def _read_events(
 def _deliver(events: Sequence[ServerSentEvent], call: SseCall, decoder: Decoder, builder: MessageBuilder) -> None:
     on_event = decoder.on_event
     try:
-        for sse in events:
-            on_event(sse)
-            if builder.finished:
-                return
+        try:
+            for sse in events:
+                on_event(sse)
+                if builder.finished:
+                    return
+        finally:
+            # The events of one read reach the consumer together, after this: a decoder may apply
+            # once per read what only the last event decides (see Decoder.on_batch_end).
+            batch_end = getattr(decoder, "on_batch_end", None)
+            if batch_end is not None and not builder.finished:
+                batch_end()
     except StreamFailure:
         raise
     except Exception as exc:  # a decoder bug or a value it did not expect must not lose the stream

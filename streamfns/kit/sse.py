@@ -31,6 +31,7 @@ without limit.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Final
 
@@ -45,6 +46,8 @@ DEFAULT_MAX_EVENT_BYTES: Final = 16 * 1024 * 1024
 """Default bound on one event's size: see :class:`SSEDecoder`."""
 
 _BOM: Final = b"\xef\xbb\xbf"
+#: A CR that is not the start of a CRLF (a line ending of its own, or the last byte of a chunk).
+_LONE_CR: Final = re.compile(rb"\r(?!\n)")
 _COLON: Final = 0x3A  # ord(":")
 
 
@@ -135,9 +138,10 @@ class SSEDecoder:
     pending event are appended to ``bytearray`` buffers, so an event split into
     many small chunks costs linear time, and memory stays in proportion to the
     bytes held however small the chunks or lines are.  A chunk is scanned for
-    ``\\r`` once (and normalised to ``\\n`` only when it has one), then split on
-    ``b"\\n\\n"``: blocks that start at an event boundary and have the usual one-
-    or two-line shape are decoded without a per-line loop.
+    ``\\r`` once (and normalised to ``\\n`` only when it has one; a chunk whose CRs
+    all start CRLFs by deleting them), then split on ``b"\\n\\n"``: blocks that
+    start at an event boundary and have the usual one- or two-line shape are
+    decoded without a per-line loop.
     """
 
     __slots__ = (
@@ -204,7 +208,12 @@ class SSEDecoder:
             # start of the next chunk is taken as the rest of the same CRLF.
             if chunk[-1] == 0x0D:
                 self._cr = self._edge = True
-            chunk = chunk.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+            if _LONE_CR.search(chunk) is None:
+                # Every CR starts a CRLF (Gemini's framing): dropping the CRs is the same
+                # normalisation, and deleting one byte value is much faster than a two-byte replace.
+                chunk = chunk.replace(b"\r", b"")
+            else:
+                chunk = chunk.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
         if not chunk:
             return []
 
@@ -240,6 +249,13 @@ class SSEDecoder:
         last_id = self._last_id
         append = out.append
         for block in blocks:
+            if block[:6] == b"data: " and 10 not in block:
+                # A lone ``data: ...`` line: the usual OpenAI Chat / Gemini event (tested first:
+                # the partition below would scan the whole block for nothing).
+                if check and len(block) > self._max:
+                    raise self._too_large(len(block), out)
+                append(ServerSentEvent("message", block[6:], last_id, None))
+                continue
             first, sep, data = block.partition(b"\ndata: ")
             if sep:
                 name = _EVENT_LINES.get(first)
@@ -251,12 +267,6 @@ class SSEDecoder:
                         raise self._too_large(len(block) - 1, out)
                     append(ServerSentEvent(name, data, last_id, None))
                     continue
-            elif block[:6] == b"data: " and 10 not in block:
-                # A lone ``data: ...`` line: the usual OpenAI Chat / Gemini event.
-                if check and len(block) > self._max:
-                    raise self._too_large(len(block), out)
-                append(ServerSentEvent("message", block[6:], last_id, None))
-                continue
             elif not block:
                 # Several blank lines in a row (or the block already handled above).
                 continue

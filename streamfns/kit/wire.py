@@ -55,6 +55,12 @@ class Decoder(Protocol):
     the body ends before ``finish()``: an api whose last event is its marker (Gemini's finish reason,
     a chat-completions ``finish_reason`` without ``[DONE]``) finishes there; leaving the builder
     unfinished makes the stream ``truncated``.
+
+    A decoder may also define ``on_batch_end()``: the kit calls it after the events of one network
+    read have been applied (also when one of them raised, unless the builder finished), before they
+    reach the consumer. The events of a read are handed over together, so state that only the
+    latest event decides — Gemini's cumulative usage, sent in every chunk — can be applied there
+    once per read instead of once per event, with the same result for every consumer.
     """
 
     def on_event(self, event: ServerSentEvent, /) -> None: ...

@@ -1,0 +1,238 @@
+"""The same Gemini bytes through three stacks, in one run:
+
+(a) httpx-sse framing + ``json.loads`` — merely parsing, the naive way;
+(b) ``stream_google`` — our full normalization (framing, JSON, decoding, builder, events);
+(c) google-genai's ``generate_content_stream`` — which, having no accumulator, parses every chunk
+    into a ``types.GenerateContentResponse`` model (its per-chunk cost is what its stream does).
+
+Budgets (issue 13): on the text stream b/a ≥ 1.5 and b/c ≥ 10; for (b), 16k streamed ``partialArgs``
+fragments (Vertex streamed function-call arguments, control characters included) at most 1.5× the
+cost of 16k text chunks. On the partialArgs stream itself b/c ≥ 10 and b/a ≥ 1.0 (never slower than
+merely parsing): its chunks carry more JSON per fragment than a text chunk does per piece, which
+``json.loads`` pays for as well. Bodies are ``\\r\\n``-framed and formatted like the recorded Gemini chunks
+and served by an in-process transport in 16 KiB reads, the same bytes for every stack; times are CPU
+times of best-of-7 interleaved runs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import AsyncIterator, Callable, Coroutine
+from typing import Any
+
+import httpx
+import httpx_sse
+
+from bench._util import verdict
+from normalize import Context, Model, StreamOptions, UserMessage
+from streamfns.google import stream_google
+
+__all__ = ["main", "partial_args_body", "run", "text_body"]
+
+_READ = 16 * 1024
+_REPEATS = 7
+_MODEL = Model(id="gemini-bench", api="google-generative-ai", provider="google", base_url="http://bench.invalid/v1beta")
+_CONTEXT = Context(messages=[UserMessage(content="bench")])
+
+
+def _chunk(parts: list[dict[str, Any]], step: int, *, finish: bool = False) -> str:
+    """One streamed chunk as the Gemini API frames and formats it (``": "`` separators, cumulative usage
+    and the fields a real chunk carries: see ``pai__usage_every_chunk_gemini25flash``)."""
+    candidate: dict[str, Any] = {"content": {"parts": parts, "role": "model"}, "index": 0}
+    if finish:
+        candidate["finishReason"] = "STOP"
+    data = {
+        "candidates": [candidate],
+        "usageMetadata": {
+            "promptTokenCount": 25,
+            "candidatesTokenCount": step,
+            "totalTokenCount": 25 + 40 + step,
+            "promptTokensDetails": [{"modality": "TEXT", "tokenCount": 25}],
+            "thoughtsTokenCount": 40,
+            "serviceTier": "standard",
+        },
+        "modelVersion": "gemini-2.5-flash",
+        "responseId": "ru1garvBEoOiqtsP2fznmQw",
+    }
+    return f"data: {json.dumps(data, separators=(',', ': '), ensure_ascii=False)}\r\n\r\n"
+
+
+#: Pieces each edit's text is streamed in: a hunk of ~600 characters, the kind of argument worth
+#: streaming (short values, as in the recordings, come whole in one piece).
+_PIECES_PER_TEXT = 64
+
+#: Text pieces of the median size of the recorded Gemini text parts (44 characters).
+_PIECES = (
+    "The stream of tokens arrives quickly, and the ",
+    "adapter turns each chunk into one text delta. ",
+    "Naïve parsers re-read everything; 日本語 too. ",
+    "Usage is cumulative, so the last chunk wins.\n",
+)
+
+
+def text_body(chunks: int) -> bytes:
+    """A text stream of ``chunks`` chunks (the last one carries the finish reason)."""
+    parts = [_chunk([{"text": _PIECES[i % len(_PIECES)]}], i + 1) for i in range(chunks - 1)]
+    parts.append(_chunk([{"text": "done."}], chunks, finish=True))
+    return "".join(parts).encode()
+
+
+def partial_args_body(fragments: int) -> bytes:
+    """One streamed function call whose arguments arrive as ``fragments`` partial arguments: an edit
+    tool's ``edits`` array, each edit a path, a line number and its new text streamed in pieces (code
+    with tabs, newlines and quotes) ended by the empty piece, as Vertex streams a long argument. The
+    pieces have the size of the recorded ``partialArgs`` values (1–18 characters, ~10 typical)."""
+    pieces = (
+        "def handle(",
+        "request):\n\t",
+        "value = ",
+        'req.get("v")',
+        "\n\tif not ",
+        "value:\n\t\t",
+        "return 日本\n",
+    )
+    out = [_chunk([{"functionCall": {"name": "apply_edits", "willContinue": True}}], 1)]
+    edit, sent = 0, 0
+    while sent < fragments:
+        prefix = f"$.edits[{edit}]"
+        batch: list[dict[str, Any]] = [
+            {"jsonPath": f"{prefix}.path", "stringValue": f"src/module_{edit}.py"},
+            {"jsonPath": f"{prefix}.line", "numberValue": edit},
+        ]
+        batch += [
+            {"jsonPath": f"{prefix}.text", "stringValue": pieces[i % len(pieces)], "willContinue": True}
+            for i in range(_PIECES_PER_TEXT)
+        ]
+        batch.append({"jsonPath": f"{prefix}.text", "stringValue": ""})
+        for partial in batch[: fragments - sent]:
+            call = {"functionCall": {"partialArgs": [partial], "willContinue": True}}
+            out.append(_chunk([call], sent + 2))
+            sent += 1
+        edit += 1
+    out.append(_chunk([{"functionCall": {}}], sent + 2, finish=True))
+    return "".join(out).encode()
+
+
+def _chunks(body: bytes) -> list[bytes]:
+    return [body[i : i + _READ] for i in range(0, len(body), _READ)]
+
+
+class _Body(httpx.AsyncByteStream):
+    def __init__(self, chunks: list[bytes]) -> None:
+        self._chunks = chunks
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        for chunk in self._chunks:
+            yield chunk
+
+
+def _client(body: bytes) -> httpx.AsyncClient:
+    chunks = _chunks(body)
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, headers={"content-type": "text/event-stream"}, stream=_Body(chunks))
+
+    return httpx.AsyncClient(transport=httpx.MockTransport(handler))
+
+
+async def _ours(body: bytes) -> int:
+    async with _client(body) as client:
+        stream = stream_google(_MODEL, _CONTEXT, StreamOptions(api_key="bench", http_client=client))
+        async for _ in stream:
+            pass
+        message = await stream.result()
+        assert message.stop_reason in ("stop", "toolUse"), message.error_message
+    return 0
+
+
+async def _naive(body: bytes) -> int:
+    count = 0
+    async with (
+        _client(body) as client,
+        httpx_sse.aconnect_sse(client, "POST", "http://bench.invalid/v1beta/models/m:streamGenerateContent") as source,
+    ):
+        async for sse in source.aiter_sse():
+            json.loads(sse.data)
+            count += 1
+    return count
+
+
+async def _sdk(body: bytes) -> int:
+    from google import genai  # test-only oracle: never imported by streamfns
+    from google.genai import types
+
+    async with _client(body) as http:
+        client = genai.Client(
+            api_key="bench",
+            http_options=types.HttpOptions(base_url="http://bench.invalid", httpx_async_client=http),
+        )
+        count = 0
+        stream = client.aio.models.generate_content_stream  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+        async for _ in await stream(model="gemini-bench", contents="bench"):
+            count += 1
+    return count
+
+
+def _time_once(fn: Callable[[bytes], Coroutine[Any, Any, int]], body: bytes) -> float:
+    # CPU time of this process: every contender is single-threaded and waits on nothing (the transport
+    # is in-process), so this is the time each one needs, and other jobs on a shared machine do not
+    # leak into it the way they do into wall-clock time.
+    started = time.process_time()
+    asyncio.run(fn(body))
+    return time.process_time() - started
+
+
+def _best_interleaved(
+    contenders: list[Callable[[bytes], Coroutine[Any, Any, int]]], body: bytes, repeats: int = _REPEATS
+) -> list[float]:
+    """Best time of each contender, running them in turn so machine noise hits all of them alike."""
+    best = [float("inf")] * len(contenders)
+    for _ in range(repeats):
+        for i, fn in enumerate(contenders):
+            best[i] = min(best[i], _time_once(fn, body))
+    return best
+
+
+def _events_in(body: bytes) -> int:
+    return body.count(b"\r\n\r\n")
+
+
+def run() -> list[str]:
+    """Measure and return report lines."""
+    lines: list[str] = []
+    for label, body, floor in (
+        ("text 40k chunks", text_body(40_000), 1.5),
+        ("partialArgs 16k fragments", partial_args_body(16_000), 1.0),
+    ):
+        events = _events_in(body)
+        naive, ours = _best_interleaved([_naive, _ours], body)
+        sdk = _time_once(_sdk, body)
+        lines.append(f"{label}: {events:,} SSE events, {len(body) / 1e6:.1f} MB")
+        lines.append(f"  (a) httpx-sse + json.loads     : {events / naive:>10,.0f} events/s")
+        lines.append(f"  (b) stream_google              : {events / ours:>10,.0f} events/s")
+        lines.append(f"  (c) google-genai stream parse  : {events / sdk:>10,.0f} events/s")
+        lines.append(f"  b/a = {naive / ours:.2f}   {verdict(naive / ours, floor, at_most=False)}")
+        lines.append(f"  b/c = {sdk / ours:.1f}   {verdict(sdk / ours, 10.0, at_most=False)}")
+    text_16k = text_body(16_000)
+    args_16k = partial_args_body(16_000)
+    best_text, best_args = float("inf"), float("inf")
+    for _ in range(_REPEATS):
+        best_text = min(best_text, _time_once(_ours, text_16k))
+        best_args = min(best_args, _time_once(_ours, args_16k))
+    ratio = best_args / best_text
+    lines.append(
+        f"stream_google partialArgs/text cost at 16k fragments: {ratio:.2f}   {verdict(ratio, 1.5, at_most=True)}"
+    )
+    return lines
+
+
+def main() -> None:
+    """Print the Google report."""
+    for line in run():
+        print(line, flush=True)
+
+
+if __name__ == "__main__":
+    main()

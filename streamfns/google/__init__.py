@@ -1,0 +1,41 @@
+"""The Google Gemini StreamFn (api ``google-generative-ai``) for the Gemini API and Vertex AI.
+
+``request.py`` renders the payload and URL, ``decode.py`` maps chunks to the builder, ``errors.py``
+reads ``google.rpc.Status`` bodies, ``compat.py`` tells the endpoints apart (provider ``google``: the
+Gemini API with an ``x-goog-api-key`` key from ``GEMINI_API_KEY``/``GOOGLE_API_KEY``; provider
+``google-vertex``: Vertex AI with a bearer token from ``GOOGLE_CLOUD_ACCESS_TOKEN``, or an API key in
+express mode); :mod:`streamfns.kit` does the rest. Gemini has no terminal event: the finish reason
+is the marker, and a body that ends without one is ``truncated``.
+"""
+
+from streamfns.google.compat import GoogleCompat, google_key
+from streamfns.google.decode import GoogleDecoder
+from streamfns.google.errors import ERRORS, VENDOR
+from streamfns.google.request import build_request
+from streamfns.kit import Adapter, WireApi
+
+__all__ = ["ADAPTER", "WIRE", "GoogleCompat", "GoogleDecoder", "build_request", "stream_google"]
+
+WIRE = WireApi(
+    api="google-generative-ai",
+    vendor=VENDOR,
+    key=google_key,
+    build_request=build_request,
+    decoder=GoogleDecoder,
+    errors=ERRORS,
+    end_marker="a finishReason",
+)
+stream_google = WIRE.stream
+ADAPTER = Adapter(
+    api=WIRE.api,
+    stream_fn=stream_google,
+    package=__name__,
+    demo=(
+        ("mirahar__thought_parts_gemini25flash", "thought parts then text (includeThoughts)", "What is 2 + 2?"),
+        (
+            "vercel__streaming_function_call_args_gemini31pro",
+            "two function calls whose arguments stream as partialArgs",
+            "What is the weather in Boston and in San Francisco?",
+        ),
+    ),
+)

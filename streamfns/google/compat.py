@@ -1,0 +1,131 @@
+"""Which Google endpoint a model is served by, how it authenticates, and its typed compat flags.
+
+One api (``google-generative-ai``), two endpoints:
+
+- **Gemini API** (any provider but ``google-vertex``): ``{base_url}/models/{id}:streamGenerateContent``
+  with the key in the ``x-goog-api-key`` header (``GEMINI_API_KEY`` / ``GOOGLE_API_KEY``). The key never
+  goes in the query string, so it cannot end up in access logs, proxies' URLs or cassettes.
+- **Vertex AI** (provider ``google-vertex``, or ``compat.vertex = true``):
+  ``https://{location}-aiplatform.googleapis.com/v1/projects/{project}/locations/{location}/publishers/
+  google/models/{id}:streamGenerateContent`` (``global`` has no location prefix on the host) with an
+  OAuth access token as ``Authorization: Bearer`` (``StreamOptions.api_key`` or
+  ``GOOGLE_CLOUD_ACCESS_TOKEN``, e.g. from ``gcloud auth print-access-token``). Project and location
+  come from the model's compat flags, else from ``GOOGLE_CLOUD_PROJECT`` (or ``GCLOUD_PROJECT``) and
+  ``GOOGLE_CLOUD_LOCATION``: :func:`vertex_placement` is the one place that reads them. In **express
+  mode** (``compat.express = true``) Vertex takes an API key instead (``x-goog-api-key``,
+  ``GOOGLE_CLOUD_API_KEY``) and no project or location.
+
+Everything here is pure except :func:`vertex_placement`, which reads the environment and nothing else.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+from normalize import Model
+from streamfns.kit import ApiKey, CompatError, parse_compat
+
+__all__ = [
+    "GEMINI_API_BASE_URL",
+    "VERTEX_PROVIDER",
+    "GoogleCompat",
+    "VertexPlacement",
+    "google_key",
+    "is_vertex",
+    "vertex_placement",
+]
+
+GEMINI_API_BASE_URL = "https://generativelanguage.googleapis.com/v1beta"
+VERTEX_PROVIDER = "google-vertex"
+
+GEMINI_KEY = ApiKey(env=("GEMINI_API_KEY", "GOOGLE_API_KEY"), header="x-goog-api-key", scheme=None)
+VERTEX_TOKEN = ApiKey(env=("GOOGLE_CLOUD_ACCESS_TOKEN",), header="authorization", scheme="Bearer")
+VERTEX_EXPRESS_KEY = ApiKey(env=("GOOGLE_CLOUD_API_KEY",), header="x-goog-api-key", scheme=None)
+
+# A location becomes part of a host name and a project part of a URL path: both are checked, so a
+# hostile or mistyped value cannot point the request (and the token) at another host.
+_LOCATION = re.compile(r"[a-z][a-z0-9-]{0,62}")
+_PROJECT = re.compile(r"(?:[a-z0-9.-]+:)?[a-z0-9][a-z0-9-]{0,62}")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GoogleCompat:
+    """Per-model flags (``Model.compat``) for Gemini and Vertex models.
+
+    - ``vertex``: the model is served by Vertex AI (None: decided by ``provider == "google-vertex"``).
+    - ``project`` / ``location``: the Vertex project and location (None: from the environment).
+    - ``express``: Vertex AI express mode, authenticated by an API key instead of a token.
+    - ``thinking``: how the model takes a thinking setting — ``"level"`` (``thinkingLevel``, Gemini 3)
+      or ``"budget"`` (``thinkingBudget``, Gemini 2.5); None decides by the model id.
+    - ``call_ids``: send tool-call ids back in ``functionCall``/``functionResponse`` (None: for the
+      models that need them — Gemini 3 and later, Claude and gpt-oss served through Vertex).
+    - ``stream_function_call_arguments``: ask Vertex to stream function-call arguments as they are
+      generated (``partialArgs``); the decoder assembles them either way.
+    """
+
+    vertex: bool | None = None
+    project: str | None = None
+    location: str | None = None
+    express: bool = False
+    thinking: Literal["level", "budget"] | None = None
+    call_ids: bool | None = None
+    stream_function_call_arguments: bool = False
+
+
+def is_vertex(model: Model, compat: GoogleCompat) -> bool:
+    """Whether ``model`` is served by Vertex AI."""
+    return compat.vertex if compat.vertex is not None else model.provider == VERTEX_PROVIDER
+
+
+def google_key(model: Model) -> ApiKey:
+    """The key rule for ``model`` (the kit calls it before the request is built; never raises).
+
+    Gemini API and Vertex express mode: an API key in ``x-goog-api-key``; Vertex: a bearer token.
+    A malformed ``Model.compat`` falls back to the provider's rule here; the request builder then
+    reports the mistake as a ``config`` error.
+    """
+    try:
+        compat = parse_compat(GoogleCompat, model.compat)
+    except CompatError:
+        compat = GoogleCompat()
+    if not is_vertex(model, compat):
+        return GEMINI_KEY
+    return VERTEX_EXPRESS_KEY if compat.express else VERTEX_TOKEN
+
+
+@dataclass(frozen=True, slots=True)
+class VertexPlacement:
+    """Where a Vertex call goes: the Google Cloud project and location."""
+
+    project: str
+    location: str
+
+
+def vertex_placement(compat: GoogleCompat) -> VertexPlacement:
+    """The Vertex project and location: the compat flags first, then the environment
+    (``GOOGLE_CLOUD_PROJECT`` or ``GCLOUD_PROJECT``, ``GOOGLE_CLOUD_LOCATION``).
+
+    The request builder's one read of the environment. Raises :class:`CompatError` (a ``config``
+    error, nothing sent) naming what is missing or malformed.
+    """
+    project = compat.project or os.environ.get("GOOGLE_CLOUD_PROJECT") or os.environ.get("GCLOUD_PROJECT") or ""
+    location = compat.location or os.environ.get("GOOGLE_CLOUD_LOCATION") or ""
+    project, location = project.strip(), location.strip()
+    missing = [
+        what
+        for what, value in (
+            ("a project (Model.compat['project'] or GOOGLE_CLOUD_PROJECT)", project),
+            ("a location (Model.compat['location'] or GOOGLE_CLOUD_LOCATION, e.g. us-central1 or global)", location),
+        )
+        if not value
+    ]
+    if missing:
+        raise CompatError(f"Vertex AI needs {' and '.join(missing)}")
+    if not _LOCATION.fullmatch(location):
+        raise CompatError(f"the Vertex AI location {location!r} is not a location name such as us-central1")
+    if not _PROJECT.fullmatch(project):
+        raise CompatError(f"the Vertex AI project {project!r} is not a Google Cloud project id")
+    return VertexPlacement(project=project, location=location)

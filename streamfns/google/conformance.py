@@ -1,0 +1,20 @@
+"""The Google adapter as a conformance target (``python -m conformance run conformance.targets:google``)."""
+
+from conformance import Capabilities, Target
+from streamfns.google import stream_google
+
+__all__ = ["TARGET"]
+
+TARGET = Target(
+    stream_google,
+    Capabilities(
+        api="google-generative-ai",
+        tool_calls=True,
+        parallel_tool_calls=True,
+        thinking=True,
+        usage_in_stream=True,
+        images=True,
+        retries=True,
+    ),
+    name="streamfns.google.stream_google",
+)

@@ -1,0 +1,438 @@
+"""Gemini / Vertex ``streamGenerateContent?alt=sse`` chunks → builder calls. Pure: no I/O, no clock.
+
+Every event is one ``GenerateContentResponse``; only candidate 0 is read. Its parts become blocks:
+
+- a ``text`` part is thinking when ``thought`` is true and text otherwise; consecutive parts of one
+  kind form one block, and a new block starts whenever the kind changes. ``thoughtSignature`` never
+  makes a part thinking: it may sit on any part, and the last non-empty one is kept on the block it
+  arrived with (the text or thinking signature, or the tool call's ``thought_signature``). An empty
+  part that carries only a signature still lands on its block (Gemini requires it echoed back);
+- a ``functionCall`` ends the current text or thinking block and becomes a tool call: its ``id`` is
+  kept unless missing or already used (the builder then derives a unique one), ``args`` missing is
+  ``{}``; a complete call is emitted as start, one delta with its JSON, end;
+- a **streamed** function call (Vertex ``streamFunctionCallArguments``: ``willContinue`` and
+  ``partialArgs`` across parts) starts with the part that names it, receives one argument delta per
+  partial argument as it arrives (:mod:`streamfns.google.args` writes them as JSON text), and ends with
+  the first part without ``willContinue``; its arguments are then parsed strictly. A call still open
+  when the stream stops never runs: ``STOP`` makes it a ``truncated`` error, ``MAX_TOKENS`` keeps a
+  preview under ``length``;
+- Google-side tools (``executableCode``, ``codeExecutionResult``), model-generated media
+  (``inlineData``, ``fileData``) and grounding, URL-context and citation metadata are not part of the
+  normalized message: they are left out and take no content index (the text around them stays one
+  block), so a transcript replays as plain text.
+
+Gemini has no terminal event: ``finishReason`` is the marker, and the usage may come in the same chunk
+or a later one, so the stop is recorded when it arrives and the message finishes at the end of the
+body (:meth:`GoogleDecoder.on_eof`); a body that ends without a finish reason is ``truncated``. The
+finish reasons map as :func:`map_finish_reason` says; an error reason, once seen, is never overridden
+by a later one. ``promptFeedback.blockReason`` with no candidates is a ``content_filter`` error. An
+``{"error": {...}}`` event is a vendor error (:data:`~streamfns.google.errors.ERRORS`).
+
+Usage is cumulative: the last ``usageMetadata`` that carries counts wins, applied once per network
+read (:meth:`GoogleDecoder.on_batch_end`: the events of a read reach the consumer together, so this
+is what they would see per chunk, at a fraction of the cost) and before any terminal. ``input`` =
+prompt − cached (+ tool-use prompt tokens, which Google bills as input); ``output`` = candidates +
+thoughts; ``cache_read`` = cached; ``reasoning`` = thoughts. ``responseId`` becomes ``response_id``
+and ``modelVersion`` ``response_model``.
+
+A server that keeps the connection open after the finish reason delays ``done`` until it closes (the
+idle timeout would end it as a ``timeout`` error): the finish reason alone does not say the usage is
+final, so the decoder does not stop the read there.
+"""
+
+# Vendor JSON is untrusted and untyped: every value is checked with ``type(...) is`` where it is used
+# (the hot path cannot afford an accessor call per field), which leaves pyright's element types unknown.
+# pyright: reportUnknownMemberType=false, reportUnknownVariableType=false, reportUnknownArgumentType=false
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from normalize import ErrorInfo, ErrorKind, MessageBuilder, Model, StopReason
+from streamfns.google.args import ArgumentsConflict, ArgumentsWriter
+from streamfns.google.errors import ERRORS, VENDOR
+from streamfns.kit import ServerSentEvent, StreamFailure, load_event
+
+__all__ = ["CONTENT_FILTER_REASONS", "GoogleDecoder", "map_finish_reason"]
+
+_TEXT, _THINKING = 1, 2
+
+#: Finish reasons that mean Google's filters stopped the response.
+CONTENT_FILTER_REASONS = frozenset(
+    {
+        "SAFETY",
+        "RECITATION",
+        "BLOCKLIST",
+        "PROHIBITED_CONTENT",
+        "SPII",
+        "IMAGE_SAFETY",
+        "IMAGE_PROHIBITED_CONTENT",
+        "IMAGE_RECITATION",
+        "IMAGE_OTHER",
+    }
+)
+_STOPS: dict[str, StopReason] = {"STOP": "stop", "MAX_TOKENS": "length"}
+_ERROR_KINDS: dict[str, ErrorKind] = {
+    "MALFORMED_FUNCTION_CALL": "protocol",
+    "UNEXPECTED_TOOL_CALL": "protocol",
+    "TOO_MANY_TOOL_CALLS": "protocol",
+    "MALFORMED_RESPONSE": "protocol",
+    "MISSING_THOUGHT_SIGNATURE": "invalid_request",
+    "LANGUAGE": "invalid_request",
+}
+#: The proto default: no finish reason yet.
+_UNSPECIFIED = "FINISH_REASON_UNSPECIFIED"
+_NO_COUNTS: tuple[object, ...] = (None, None, None, None, None)
+
+
+def map_finish_reason(raw: str, finish_message: str = "") -> tuple[StopReason, ErrorInfo | None, str | None]:
+    """Map a ``finishReason`` to ``(stop_reason, error_info, error_message)``.
+
+    ``STOP`` → ``stop`` (the builder makes it ``toolUse`` when a complete call exists);
+    ``MAX_TOKENS`` → ``length``; safety, recitation, blocklist, prohibited-content, SPII and image
+    filters → error ``content_filter``; ``MALFORMED_FUNCTION_CALL`` / ``UNEXPECTED_TOOL_CALL`` (and
+    other malformed output) → error ``protocol``; anything else → error ``protocol`` naming the
+    reason. Google's ``finishMessage`` is quoted when it sent one.
+    """
+    mapped = _STOPS.get(raw)
+    if mapped is not None:
+        return mapped, None, None
+    detail = f": {finish_message.strip()}" if finish_message.strip() else ""
+    if raw in CONTENT_FILTER_REASONS:
+        return "error", ErrorInfo.of("content_filter", code=raw), f"{VENDOR} filtered the response ({raw}){detail}"
+    kind = _ERROR_KINDS.get(raw, "protocol")
+    return "error", ErrorInfo.of(kind, code=raw), f"{VENDOR} stopped the response: {raw}{detail}"
+
+
+def _protocol(builder: MessageBuilder, message: str) -> StreamFailure:
+    return StreamFailure(ErrorInfo.of("protocol", output_started=builder.output_started), f"{VENDOR} {message}")
+
+
+def _first_candidate(candidates: list[Any]) -> dict[str, Any] | None:
+    """Candidate 0 (the one without an index or with index 0), wherever it is in the list."""
+    for item in candidates:
+        if type(item) is dict and item.get("index", 0) == 0:
+            return item
+    return None
+
+
+class _StreamedCall:
+    __slots__ = ("feed", "key", "name", "writer")
+
+    def __init__(self, key: int, name: str) -> None:
+        self.key = key
+        self.name = name
+        self.writer = ArgumentsWriter()
+        self.feed = self.writer.feed
+
+
+class GoogleDecoder:
+    """Feeds one response's chunks to a :class:`MessageBuilder` (see the module docstring)."""
+
+    __slots__ = (
+        "_block_key",
+        "_block_kind",
+        "_builder",
+        "_call",
+        "_counts",
+        "_identified",
+        "_next_key",
+        "_stop_is_error",
+        "_stopped",
+        "_usage_seen",
+    )
+
+    def __init__(self, builder: MessageBuilder, model: Model | None = None) -> None:
+        del model  # the stream needs nothing from the model
+        self._builder = builder
+        self._next_key = 0
+        #: The open text or thinking block (kind 0: none).
+        self._block_key = -1
+        self._block_kind = 0
+        self._call: _StreamedCall | None = None
+        self._stopped = False
+        self._stop_is_error = False
+        self._counts = _NO_COUNTS
+        self._usage_seen: object = None
+        self._identified = False
+
+    # -- the decoder protocol -------------------------------------------------------------------------
+
+    def on_event(self, sse: ServerSentEvent) -> None:
+        """Apply one chunk; raises :class:`StreamFailure` for vendor errors and malformed chunks."""
+        data = load_event(sse.data, VENDOR)
+        if "error" in data:
+            raise ERRORS.from_event(data, output_started=self._builder.output_started)
+        if not self._identified:
+            self._identify(data)
+        usage = data.get("usageMetadata")
+        if usage is not None:
+            self._usage_seen = usage  # cumulative: the last one wins, applied once per read
+        candidates = data.get("candidates")
+        if not candidates:
+            self._prompt_feedback(data.get("promptFeedback"))
+            return
+        if type(candidates) is not list:
+            raise _protocol(self._builder, "sent candidates that are not a list")
+        candidate = candidates[0]
+        if type(candidate) is not dict or candidate.get("index", 0) != 0:
+            candidate = _first_candidate(candidates)
+            if candidate is None:
+                return
+        content = candidate.get("content")
+        if content is not None:
+            if type(content) is not dict:
+                raise _protocol(self._builder, "sent a candidate whose content is not an object")
+            parts = content.get("parts")
+            if parts is not None:
+                if type(parts) is not list:
+                    raise _protocol(self._builder, "sent content parts that are not a list")
+                self._parts(parts)
+        raw = candidate.get("finishReason")
+        if raw is not None and raw != _UNSPECIFIED:
+            if type(raw) is not str:
+                raise _protocol(self._builder, f"sent a finishReason that is not a string: {raw!r}")
+            finish_message = candidate.get("finishMessage")
+            self._record_stop(raw, *map_finish_reason(raw, finish_message if type(finish_message) is str else ""))
+
+    def _identify(self, data: dict[str, Any]) -> None:
+        message = self._builder.message
+        if message.response_id is None:
+            response_id = data.get("responseId")
+            if type(response_id) is str and response_id:
+                message.response_id = response_id
+        if message.response_model is None:
+            version = data.get("modelVersion")
+            if type(version) is str and version:
+                message.response_model = version
+        self._identified = message.response_id is not None and message.response_model is not None
+
+    def on_batch_end(self) -> None:
+        """Apply the latest usage, once per network read (the kit calls it; see the kit's Decoder)."""
+        meta = self._usage_seen
+        if meta is not None:
+            self._usage_seen = None
+            self._usage(meta)
+
+    def on_eof(self) -> None:
+        """The body ended: finish when a finish reason arrived; otherwise leave the message unfinished
+        (the kit reports ``truncated``)."""
+        self.on_batch_end()
+        if self._stopped:
+            self._builder.finish()
+
+    # -- candidates and parts -------------------------------------------------------------------------
+
+    def _parts(self, parts: list[Any]) -> None:
+        builder = self._builder
+        for part in parts:
+            if type(part) is not dict:
+                raise _protocol(builder, "sent a content part that is not an object")
+            if len(part) == 1:
+                # The two hot paths: a bare text part continuing the text block, and a bare
+                # continuation of the streamed call with one partial argument.
+                if self._block_kind == _TEXT:
+                    piece = part.get("text")
+                    if type(piece) is str:
+                        builder.text_delta(self._block_key, piece)
+                        continue
+                elif not self._block_kind and self._call is not None:
+                    streamed = self._call
+                    call = part.get("functionCall")
+                    if type(call) is dict and len(call) == 2 and call.get("willContinue") is True:
+                        partial = call.get("partialArgs")
+                        if type(partial) is list and len(partial) == 1 and type(partial[0]) is dict:
+                            try:
+                                fragment = streamed.feed(partial[0])
+                            except ArgumentsConflict as exc:
+                                raise self._unplaceable(streamed, exc) from None
+                            if fragment:
+                                builder.tool_call_delta(streamed.key, fragment)
+                            continue
+            piece = part.get("text")
+            signature = part.get("thoughtSignature")
+            if signature is not None and type(signature) is not str:
+                raise _protocol(builder, "sent a thoughtSignature that is not a string")
+            if piece is not None:
+                if type(piece) is not str:
+                    raise _protocol(builder, "sent a text part whose text is not a string")
+                if "functionCall" in part:
+                    raise _protocol(builder, "sent a part that is both text and a functionCall")
+                kind = _THINKING if part.get("thought") is True else _TEXT
+                key = self._block_key
+                if kind != self._block_kind:
+                    if not piece and not signature:
+                        continue  # an empty part of another kind carries nothing
+                    key = self._open_block(kind)
+                if piece:
+                    if kind == _TEXT:
+                        builder.text_delta(key, piece)
+                    else:
+                        builder.thinking_delta(key, piece)
+                if signature:
+                    builder.block_signature(key, signature)
+                continue
+            call = part.get("functionCall")
+            if call is not None:
+                self._function_call(call, signature or None)
+            # Any other part (code execution, media) is Google's own: left out (module docstring).
+
+    def _open_block(self, kind: int) -> int:
+        self._end_block()
+        key = self._next_key
+        self._next_key += 1
+        if kind == _TEXT:
+            self._builder.text_start(key)
+        else:
+            self._builder.thinking_start(key)
+        self._block_key = key
+        self._block_kind = kind
+        return key
+
+    def _end_block(self) -> None:
+        if self._block_kind:
+            self._builder.block_end(self._block_key)
+            self._block_key = -1
+            self._block_kind = 0
+
+    # -- function calls ---------------------------------------------------------------------------------
+
+    def _function_call(self, call: object, signature: str | None) -> None:
+        builder = self._builder
+        if type(call) is not dict:
+            raise _protocol(builder, "sent a functionCall that is not an object")
+        fields: dict[str, Any] = call
+        self._end_block()
+        name = fields.get("name")
+        if name is not None and type(name) is not str:
+            raise _protocol(builder, "sent a functionCall whose name is not a string")
+        partial = fields.get("partialArgs")
+        if partial is not None and type(partial) is not list:
+            raise _protocol(builder, "sent partialArgs that are not a list")
+        continues = fields.get("willContinue") is True
+        streamed = self._call
+        if streamed is not None:
+            if name and name != streamed.name:
+                raise _protocol(builder, f"started a call to {name!r} while {streamed.name!r} was still streaming")
+            if fields.get("args"):
+                raise _protocol(builder, f"sent whole args inside the streamed call to {streamed.name!r}")
+            if signature:
+                builder.block_signature(streamed.key, signature)
+            self._feed(streamed, partial)
+            if not continues:
+                self._close(streamed)
+            return
+        call_id = fields.get("id")
+        call_id = call_id if type(call_id) is str else ""
+        if partial or continues:
+            if not name:
+                raise _protocol(builder, "streamed function-call arguments without naming the function")
+            if fields.get("args"):
+                raise _protocol(builder, f"sent both args and streamed arguments for {name!r}")
+            streamed = self._call = _StreamedCall(self._next_key, name)
+            self._next_key += 1
+            builder.tool_call_start(
+                streamed.key, call_id, name, thought_signature=signature, preview=streamed.writer.arguments
+            )
+            builder.tool_call_delta(streamed.key, streamed.writer.open())
+            self._feed(streamed, partial)
+            if not continues:
+                self._close(streamed)
+            return
+        if not name:
+            if not fields:
+                return  # the empty end marker of a streamed call, repeated: it carries nothing
+            raise _protocol(builder, "sent a functionCall without a name")
+        args = fields.get("args")
+        if args is None:
+            args = {}
+        elif type(args) is not dict:
+            raise _protocol(builder, f"sent args for {name!r} that are not a JSON object")
+        try:
+            encoded = json.dumps(args, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+        except ValueError:
+            raise _protocol(builder, f"sent args for {name!r} with a number JSON cannot hold") from None
+        key = self._next_key
+        self._next_key += 1
+        builder.tool_call_start(key, call_id, name, thought_signature=signature)
+        builder.tool_call_delta(key, encoded)
+        builder.block_end(key)
+
+    def _feed(self, streamed: _StreamedCall, partial: list[Any] | None) -> None:
+        if not partial:
+            return
+        feed = streamed.feed
+        for item in partial:
+            if type(item) is not dict:
+                raise _protocol(self._builder, f"sent a partial argument for {streamed.name!r} that is not an object")
+            try:
+                fragment = feed(item)
+            except ArgumentsConflict as exc:
+                raise self._unplaceable(streamed, exc) from None
+            if fragment:
+                self._builder.tool_call_delta(streamed.key, fragment)
+
+    def _unplaceable(self, streamed: _StreamedCall, exc: ArgumentsConflict) -> StreamFailure:
+        return _protocol(self._builder, f"sent streamed arguments for {streamed.name!r} that cannot be placed: {exc}")
+
+    def _close(self, streamed: _StreamedCall) -> None:
+        self._builder.tool_call_delta(streamed.key, streamed.writer.close())
+        self._builder.block_end(streamed.key)
+        self._call = None
+
+    # -- stop and usage -----------------------------------------------------------------------------------
+
+    def _record_stop(self, raw: str, mapped: StopReason, info: ErrorInfo | None, message: str | None) -> None:
+        if self._stop_is_error:
+            return  # the first error stands: a later STOP must not turn a filtered response into success
+        self._builder.stop(raw, mapped, error=info, error_message=message)
+        self._stopped = True
+        self._stop_is_error = mapped == "error"
+
+    def _prompt_feedback(self, feedback: object) -> None:
+        if type(feedback) is not dict:
+            return
+        reason = feedback.get("blockReason")
+        if type(reason) is not str or not reason or reason == "BLOCK_REASON_UNSPECIFIED":
+            return
+        detail = feedback.get("blockReasonMessage")
+        suffix = f": {detail.strip()}" if type(detail) is str and detail.strip() else ""
+        self._record_stop(
+            reason,
+            "error",
+            ErrorInfo.of("content_filter", code=reason),
+            f"{VENDOR} blocked the prompt ({reason}){suffix}",
+        )
+
+    def _usage(self, meta: object) -> None:
+        if type(meta) is not dict:
+            return
+        get = meta.get
+        counts: tuple[object, ...] = (
+            get("promptTokenCount"),
+            get("candidatesTokenCount"),
+            get("thoughtsTokenCount"),
+            get("cachedContentTokenCount"),
+            get("toolUsePromptTokenCount"),
+        )
+        if counts == self._counts:
+            return  # unchanged: nothing to recompute
+        self._counts = counts
+        if counts == _NO_COUNTS:
+            return  # e.g. only trafficType: no counts yet
+        # Missing, non-integer or negative counts (a broken server) read as 0, so reasoning never
+        # exceeds output and input never goes below 0.
+        prompt, candidates, thoughts, cached, tool_prompt = counts
+        prompt = prompt if type(prompt) is int and prompt > 0 else 0
+        candidates = candidates if type(candidates) is int and candidates > 0 else 0
+        thoughts = thoughts if type(thoughts) is int and thoughts > 0 else 0
+        cached = cached if type(cached) is int and cached > 0 else 0
+        tool_prompt = tool_prompt if type(tool_prompt) is int and tool_prompt > 0 else 0
+        self._builder.usage(
+            input=max(0, prompt - cached) + tool_prompt,
+            output=candidates + thoughts,
+            cache_read=cached,
+            cache_write=0,
+            reasoning=thoughts,
+        )

@@ -1,0 +1,484 @@
+"""The Gemini decoder on hand-written chunks, through the real adapter: parts → blocks, signatures,
+function calls (whole and streamed), finish reasons, usage, Google-side parts, malformed input."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from normalize import TextContent, ThinkingContent, ToolCall, validate_events
+from streamfns.google.decode import CONTENT_FILTER_REASONS, map_finish_reason
+from tests.google._google import calls, chunk, first_text, model, run_chunks, run_reads, sse, usage
+
+SIG_A = "c2lnbmF0dXJlLWE="
+SIG_B = "c2lnbmF0dXJlLWI="
+
+
+def kinds(message: Any) -> list[str]:
+    return [block.type for block in message.content]
+
+
+async def test_thought_parts_are_thinking_and_a_new_block_starts_when_the_kind_changes() -> None:
+    events, result = await run_chunks(
+        chunk({"text": "plan ", "thought": True}),
+        chunk({"text": "more", "thought": True}, {"text": "Answer "}),
+        chunk({"text": "text."}, {"text": "again?", "thought": True}, finish="STOP"),
+    )
+    assert validate_events(events) == []
+    assert result.stop_reason == "stop"
+    assert kinds(result) == ["thinking", "text", "thinking"]
+    first, second, third = result.content
+    assert isinstance(first, ThinkingContent)
+    assert first.thinking == "plan more"
+    assert isinstance(second, TextContent)
+    assert second.text == "Answer text."
+    assert isinstance(third, ThinkingContent)
+    assert third.thinking == "again?"
+    starts = [e.type for e in events if e.type.endswith("_start")]
+    assert starts == ["thinking_start", "text_start", "thinking_start"]
+
+
+async def test_a_signature_alone_never_makes_a_part_thinking_and_the_last_non_empty_one_is_kept() -> None:
+    _, result = await run_chunks(
+        chunk({"text": "Hello", "thoughtSignature": SIG_A}),
+        chunk({"text": " world", "thoughtSignature": ""}),
+        chunk({"text": "", "thoughtSignature": SIG_B}, finish="STOP"),
+    )
+    assert kinds(result) == ["text"]
+    block = result.content[0]
+    assert isinstance(block, TextContent)
+    assert (block.text, block.text_signature) == ("Hello world", SIG_B)
+
+
+async def test_a_signature_lands_on_the_block_it_arrived_with() -> None:
+    # Thinking, then an empty (non-thought) part with a signature: a signed empty text block, as
+    # Gemini 3 requires it echoed back; the thinking keeps its own signature.
+    _, result = await run_chunks(
+        chunk({"text": "think", "thought": True, "thoughtSignature": SIG_A}),
+        chunk({"text": "", "thoughtSignature": SIG_B}, finish="STOP"),
+    )
+    thinking, text = result.content
+    assert isinstance(thinking, ThinkingContent)
+    assert thinking.thinking_signature == SIG_A
+    assert isinstance(text, TextContent)
+    assert (text.text, text.text_signature) == ("", SIG_B)
+
+
+async def test_empty_parts_without_a_signature_open_nothing() -> None:
+    events, result = await run_chunks(chunk({"text": "Hi"}), chunk({"text": "", "thought": True}, finish="STOP"))
+    assert validate_events(events) == []
+    assert kinds(result) == ["text"]
+
+
+async def test_function_calls_keep_ids_generate_missing_and_duplicate_ones_and_default_args() -> None:
+    events, result = await run_chunks(
+        chunk({"text": "Calling."}),
+        chunk(
+            {"functionCall": {"id": "call_1", "name": "a", "args": {"x": 1}}, "thoughtSignature": SIG_A},
+            {"functionCall": {"id": "call_1", "name": "b", "args": {"y": [1, 2]}}},
+            {"functionCall": {"name": "c"}},
+            finish="STOP",
+            responseId="resp-1",
+        ),
+    )
+    assert validate_events(events) == []
+    assert result.stop_reason == "toolUse"
+    calls = [block for block in result.content if isinstance(block, ToolCall)]
+    assert [c.name for c in calls] == ["a", "b", "c"]
+    assert calls[0].id == "call_1"
+    assert calls[0].thought_signature == SIG_A
+    assert len({c.id for c in calls}) == 3
+    assert all(c.id for c in calls)
+    assert [c.arguments for c in calls] == [{"x": 1}, {"y": [1, 2]}, {}]
+    # Each whole call is one start, one delta with its JSON, one end.
+    per_call = [e.type for e in events if e.type.startswith("toolcall")]
+    assert per_call == ["toolcall_start", "toolcall_delta", "toolcall_end"] * 3
+    deltas = [e.delta for e in events if e.type == "toolcall_delta"]  # pyright: ignore[reportAttributeAccessIssue]
+    assert deltas == ['{"x":1}', '{"y":[1,2]}', "{}"]
+
+
+@pytest.mark.parametrize(
+    ("call", "fragment"),
+    [
+        ({"name": "f", "args": [1]}, "not a JSON object"),
+        ({"args": {"x": 1}}, "without a name"),
+        ({"name": 3}, "name is not a string"),
+        ({"name": "f", "args": {"x": float("nan")}}, "JSON cannot hold"),
+    ],
+)
+async def test_function_calls_that_cannot_be_executed_are_protocol_errors(call: dict[str, Any], fragment: str) -> None:
+    events, result = await run_reads(
+        [
+            sse(chunk({"text": "ok"})),
+            f'data: {{"candidates":[{{"content":{{"parts":[{{"functionCall":{_json(call)}}}]}}}}]}}\r\n\r\n'.encode(),
+        ]
+    )
+    assert validate_events(events) == []
+    assert result.error_info is not None
+    assert result.error_info.kind == "protocol"
+    assert fragment in (result.error_message or "")
+    assert not any(isinstance(b, ToolCall) for b in result.content)
+
+
+def _json(value: object) -> str:
+    import json
+
+    return json.dumps(value, allow_nan=True)
+
+
+async def test_a_repeated_empty_function_call_end_marker_is_ignored() -> None:
+    events, result = await run_chunks(
+        chunk({"functionCall": {"name": "f", "args": {}}}), chunk({"functionCall": {}}, finish="STOP")
+    )
+    assert validate_events(events) == []
+    assert result.stop_reason == "toolUse"
+    assert len(result.content) == 1
+
+
+def streamed(*partials: dict[str, Any], more: bool = True, **call: Any) -> dict[str, Any]:
+    body: dict[str, Any] = dict(call)
+    if partials:
+        body["partialArgs"] = list(partials)
+    if more:
+        body["willContinue"] = True
+    return {"functionCall": body}
+
+
+async def test_streamed_arguments_arrive_as_deltas_and_end_strictly_parsed() -> None:
+    events, result = await run_chunks(
+        chunk(streamed(name="edit", id="fc1") | {"thoughtSignature": SIG_A}),
+        chunk(streamed({"jsonPath": "$.path", "stringValue": "a.py"})),
+        chunk(streamed({"jsonPath": "$.text", "stringValue": 'x = "1"\n\t', "willContinue": True})),
+        chunk(streamed({"jsonPath": "$.text", "stringValue": "y", "willContinue": True})),
+        chunk(streamed({"jsonPath": "$.text", "stringValue": ""})),
+        chunk(streamed({"jsonPath": "$.ops[0].n", "numberValue": 1.5}, {"jsonPath": "$.ops[0].ok", "boolValue": True})),
+        chunk(streamed({"jsonPath": "$.ops[1].n", "nullValue": "NULL_VALUE"})),
+        chunk(streamed({"jsonPath": "$['odd key'].deep[0]", "numberValue": 7})),
+        chunk({"functionCall": {}}, finish="STOP"),
+    )
+    assert validate_events(events) == []
+    assert result.stop_reason == "toolUse"
+    (call,) = result.content
+    assert isinstance(call, ToolCall)
+    assert (call.id, call.name, call.thought_signature) == ("fc1", "edit", SIG_A)
+    assert call.arguments == {
+        "path": "a.py",
+        "text": 'x = "1"\n\ty',
+        "ops": [{"n": 1.5, "ok": True}, {"n": None}],
+        "odd key": {"deep": [7]},
+    }
+    deltas = [e.delta for e in events if e.type == "toolcall_delta"]  # pyright: ignore[reportAttributeAccessIssue]
+    assert len(deltas) >= 9, "one delta per partial argument, as they arrive"
+    assert deltas[0] == "{"
+
+
+async def test_the_partial_message_shows_streamed_arguments_as_they_arrive() -> None:
+    seen: list[Any] = []
+    chunks = [
+        chunk(streamed(name="write")),
+        chunk(streamed({"jsonPath": "$.path", "stringValue": "a.py"})),
+        chunk(streamed({"jsonPath": "$.body", "stringValue": "x" * 10, "willContinue": True})),
+        chunk(streamed({"jsonPath": "$.body", "stringValue": "y" * 10, "willContinue": True})),
+        chunk(streamed({"jsonPath": "$.body", "stringValue": ""}, more=False), finish="STOP"),
+    ]
+    import httpx
+
+    from normalize import StreamOptions
+    from streamfns.google import stream_google
+    from tests.google._google import CONTEXT, _Body  # pyright: ignore[reportPrivateUsage]
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(
+            200, headers={"content-type": "text/event-stream"}, stream=_Body([sse(c) for c in chunks])
+        )
+
+    async with httpx.AsyncClient(transport=httpx.MockTransport(handler)) as client:
+        stream = stream_google(model(), CONTEXT, StreamOptions(api_key="test-key", http_client=client))
+        async for event in stream:
+            if event.type == "toolcall_delta":
+                block = event.partial.content[0]
+                assert isinstance(block, ToolCall)
+                seen.append(dict(block.arguments))
+        result = await stream.result()
+    assert {"path": "a.py"} in seen
+    assert any(args.get("body", "").startswith("x") for args in seen)
+    assert calls(result)[0].arguments == {"path": "a.py", "body": "x" * 10 + "y" * 10}
+
+
+@pytest.mark.parametrize(
+    ("partials", "fragment"),
+    [
+        ([{"jsonPath": "$.a", "numberValue": 1}, {"jsonPath": "$.a", "numberValue": 2}], "already written"),
+        (
+            [
+                {"jsonPath": "$.a.x", "numberValue": 1},
+                {"jsonPath": "$.b", "numberValue": 2},
+                {"jsonPath": "$.a.y", "numberValue": 3},
+            ],
+            "already written",
+        ),
+        ([{"jsonPath": "$.a[1]", "numberValue": 1}], "next element"),
+        ([{"jsonPath": "$.a[0]", "numberValue": 1}, {"jsonPath": "$.a.b", "numberValue": 2}], "member of an array"),
+        ([{"jsonPath": "$.a.b", "numberValue": 1}, {"jsonPath": "$.a[1]", "numberValue": 2}], "indexes an object"),
+        ([{"jsonPath": "$.a[*]", "numberValue": 1}], "unsupported JSON path"),
+        ([{"jsonPath": "a", "numberValue": 1}], "root"),
+        ([{"jsonPath": "$", "numberValue": 1}], "whole arguments"),
+        ([{"jsonPath": "$.a", "numberValue": "Infinity"}], "finite number"),
+        ([{"jsonPath": "$.a", "stringValue": "x", "numberValue": 1}], "several values"),
+        ([{"jsonPath": "$.a", "boolValue": "yes"}], "not a boolean"),
+        ([{"numberValue": 1}], "no jsonPath"),
+        (["not an object"], "not an object"),
+    ],
+)
+async def test_streamed_arguments_that_cannot_be_placed_are_protocol_errors(partials: list[Any], fragment: str) -> None:
+    events, result = await run_chunks(
+        chunk(streamed(name="f")), *(chunk(streamed(p)) for p in partials), chunk({"functionCall": {}}, finish="STOP")
+    )
+    assert validate_events(events) == []
+    assert result.stop_reason == "error"
+    assert result.error_info is not None
+    assert result.error_info.kind == "protocol"
+    assert fragment in (result.error_message or ""), result.error_message
+
+
+async def test_a_new_function_while_one_still_streams_is_a_protocol_error() -> None:
+    _, result = await run_chunks(
+        chunk(streamed(name="f")),
+        chunk(streamed({"jsonPath": "$.a", "numberValue": 1})),
+        chunk({"functionCall": {"name": "g", "args": {}}}, finish="STOP"),
+    )
+    assert result.error_info is not None
+    assert result.error_info.kind == "protocol"
+    assert "still streaming" in (result.error_message or "")
+
+
+async def test_a_stream_cut_inside_streamed_arguments_never_runs_the_call() -> None:
+    cut = [chunk(streamed(name="f")), chunk(streamed({"jsonPath": "$.a", "stringValue": "par", "willContinue": True}))]
+    # The body ends: truncated.
+    events, result = await run_chunks(*cut)
+    assert validate_events(events) == []
+    assert result.error_info is not None
+    assert result.error_info.kind == "truncated"
+    # A STOP while the call is still open: its arguments are incomplete, so an error, never toolUse.
+    events, result = await run_chunks(*cut, chunk(finish="STOP"))
+    assert validate_events(events) == []
+    assert result.stop_reason == "error"
+    assert result.error_info is not None
+    assert result.error_info.kind == "truncated"
+    # MAX_TOKENS: length with the preview, and no complete call, so never toolUse.
+    events, result = await run_chunks(*cut, chunk(finish="MAX_TOKENS"))
+    assert validate_events(events) == []
+    assert result.stop_reason == "length"
+    (call,) = result.content
+    assert isinstance(call, ToolCall)
+    assert call.arguments == {"a": "par"}
+
+
+async def test_max_tokens_with_a_complete_call_is_length_not_tool_use() -> None:
+    _, result = await run_chunks(chunk({"functionCall": {"name": "f", "args": {"a": 1}}}, finish="MAX_TOKENS"))
+    assert result.stop_reason == "length"
+
+
+@pytest.mark.parametrize(
+    ("reason", "stop", "kind"),
+    [
+        ("STOP", "stop", None),
+        ("MAX_TOKENS", "length", None),
+        *((reason, "error", "content_filter") for reason in sorted(CONTENT_FILTER_REASONS)),
+        ("MALFORMED_FUNCTION_CALL", "error", "protocol"),
+        ("UNEXPECTED_TOOL_CALL", "error", "protocol"),
+        ("OTHER", "error", "protocol"),
+        ("LANGUAGE", "error", "invalid_request"),
+        ("SOMETHING_NEW", "error", "protocol"),
+    ],
+)
+async def test_finish_reasons_map_to_stops_and_error_kinds(reason: str, stop: str, kind: str | None) -> None:
+    events, result = await run_chunks(chunk({"text": "partial"}, finish=reason))
+    assert validate_events(events) == []
+    assert result.stop_reason == stop
+    assert result.raw_stop_reason == reason
+    if kind is None:
+        assert result.error_info is None
+    else:
+        assert result.error_info is not None
+        assert (result.error_info.kind, result.error_info.code) == (kind, reason)
+        assert reason in (result.error_message or "")
+        assert first_text(result) == "partial"
+
+
+async def test_a_malformed_function_call_quotes_the_finish_message() -> None:
+    _, result = await run_chunks(
+        {"candidates": [{"finishReason": "MALFORMED_FUNCTION_CALL", "finishMessage": "Malformed function call: f(x=)"}]}
+    )
+    assert result.error_info is not None
+    assert result.error_info.kind == "protocol"
+    assert "Malformed function call: f(x=)" in (result.error_message or "")
+    assert map_finish_reason("SAFETY", "")[1] is not None
+
+
+async def test_an_error_finish_is_never_overridden_by_a_later_stop() -> None:
+    _, result = await run_chunks(chunk({"text": "a"}, finish="SAFETY"), chunk({"text": "b"}, finish="STOP"))
+    assert result.error_info is not None
+    assert result.error_info.kind == "content_filter"
+
+
+async def test_an_unspecified_finish_reason_is_no_finish_reason() -> None:
+    _, result = await run_chunks(chunk({"text": "a"}, finish="FINISH_REASON_UNSPECIFIED"))
+    assert result.error_info is not None
+    assert result.error_info.kind == "truncated"
+
+
+async def test_a_blocked_prompt_is_a_content_filter_error() -> None:
+    events, result = await run_chunks(
+        {
+            "promptFeedback": {"blockReason": "PROHIBITED_CONTENT", "blockReasonMessage": "nope"},
+            "usageMetadata": {"promptTokenCount": 7, "totalTokenCount": 7},
+        }
+    )
+    assert validate_events(events) == []
+    assert result.error_info is not None
+    assert (result.error_info.kind, result.error_info.code) == ("content_filter", "PROHIBITED_CONTENT")
+    assert "nope" in (result.error_message or "")
+    assert result.usage.input == 7
+
+
+async def test_usage_is_cumulative_the_last_counts_win_and_may_follow_the_finish_reason() -> None:
+    events, result = await run_chunks(
+        chunk({"text": "a"}, usageMetadata={"trafficType": "ON_DEMAND"}),
+        chunk({"text": "b"}, usageMetadata=usage(100, 5, thoughts=20, cached=40)),
+        chunk({"text": "c"}, finish="STOP", usageMetadata=usage(100, 9, thoughts=20, cached=40)),
+        {"usageMetadata": usage(100, 12, thoughts=30, cached=40) | {"toolUsePromptTokenCount": 3}},
+    )
+    assert validate_events(events) == []
+    u = result.usage
+    assert (u.input, u.output, u.cache_read, u.cache_write, u.reasoning) == (60 + 3, 42, 40, 0, 30)
+    assert u.total_tokens == 63 + 42 + 40
+    assert result.stop_reason == "stop"
+
+
+async def test_usage_seen_before_an_error_survives_it() -> None:
+    _, result = await run_chunks(
+        chunk({"text": "a"}, usageMetadata=usage(10, 2)),
+        {"error": {"code": 500, "message": "Internal error", "status": "INTERNAL"}},
+    )
+    assert result.error_info is not None
+    assert result.error_info.kind == "server"
+    assert (result.usage.input, result.usage.output) == (10, 2)
+    assert first_text(result) == "a"
+
+
+async def test_hostile_usage_counts_keep_the_usage_contract() -> None:
+    events, result = await run_chunks(
+        chunk(
+            {"text": "a"},
+            finish="STOP",
+            usageMetadata={
+                "promptTokenCount": 5,
+                "cachedContentTokenCount": 50,
+                "candidatesTokenCount": -7,
+                "thoughtsTokenCount": True,
+            },
+        )
+    )
+    assert validate_events(events) == []
+    assert (result.usage.input, result.usage.cache_read, result.usage.output) == (0, 50, 0)
+
+
+async def test_google_side_parts_are_left_out_and_the_text_around_them_stays_one_block() -> None:
+    events, result = await run_chunks(
+        chunk({"text": "Computing: "}),
+        chunk({"executableCode": {"language": "PYTHON", "code": "print(1)"}, "thoughtSignature": SIG_A}),
+        chunk({"codeExecutionResult": {"outcome": "OUTCOME_OK", "output": "1\n"}}),
+        chunk({"inlineData": {"mimeType": "image/png", "data": "AAAA"}}),
+        chunk({"text": "the answer is 1."}, finish="STOP", groundingMetadata={"webSearchQueries": ["x"]}),
+    )
+    assert validate_events(events) == []
+    assert kinds(result) == ["text"]
+    assert first_text(result) == "Computing: the answer is 1."
+
+
+async def test_only_candidate_zero_is_read() -> None:
+    _, result = await run_chunks(
+        {
+            "candidates": [
+                {"index": 1, "content": {"parts": [{"text": "other"}]}},
+                {"index": 0, "content": {"parts": [{"text": "mine"}]}},
+            ]
+        },
+        {"candidates": [{"index": 1, "content": {"parts": [{"text": "other"}]}, "finishReason": "SAFETY"}]},
+        chunk({"text": "!"}, finish="STOP"),
+    )
+    assert result.stop_reason == "stop"
+    assert first_text(result) == "mine!"
+
+
+async def test_response_id_and_model_version_are_kept() -> None:
+    _, result = await run_chunks(
+        chunk({"text": "a"}, responseId="r-1", modelVersion="gemini-2.5-flash-001"),
+        chunk({"text": "b"}, finish="STOP", responseId="r-2", modelVersion="other"),
+    )
+    assert (result.response_id, result.response_model) == ("r-1", "gemini-2.5-flash-001")
+    assert result.model == "gemini-2.5-flash"
+
+
+async def test_a_stream_error_event_ends_the_stream_with_its_kind() -> None:
+    _, result = await run_chunks(
+        chunk({"text": "a"}),
+        {"error": {"code": 429, "message": "Resource exhausted. Please retry in 3s.", "status": "RESOURCE_EXHAUSTED"}},
+    )
+    info = result.error_info
+    assert info is not None
+    assert (info.kind, info.retry_after_s, info.output_started) == ("rate_limit", 3.0, True)
+    assert "Resource exhausted" in (result.error_message or "")
+
+
+@pytest.mark.parametrize(
+    ("data", "fragment"),
+    [
+        ('{"candidates": {"0": {}}}', "not a list"),
+        ('{"candidates": [{"content": []}]}', "content is not an object"),
+        ('{"candidates": [{"content": {"parts": {}}}]}', "parts that are not a list"),
+        ('{"candidates": [{"content": {"parts": ["x"]}}]}', "part that is not an object"),
+        ('{"candidates": [{"content": {"parts": [{"text": 3}]}}]}', "text is not a string"),
+        ('{"candidates": [{"content": {"parts": [{"text": "a", "thoughtSignature": 1}]}}]}', "thoughtSignature"),
+        ('{"candidates": [{"content": {"parts": [{"text": "a", "functionCall": {"name": "f"}}]}}]}', "both text"),
+        ('{"candidates": [{"finishReason": 3}]}', "finishReason"),
+        ('{"candidates": [{"content": {"parts": [{"functionCall": "f"}]}}]}', "functionCall that is not an object"),
+        (
+            '{"candidates": [{"content": {"parts": [{"functionCall": {"name": "f", "partialArgs": {}}}]}}]}',
+            "partialArgs",
+        ),
+        ("[1, 2]", "non-object"),
+        ('{"candidates": [', "malformed JSON"),
+    ],
+)
+async def test_malformed_chunks_end_in_protocol_errors_keeping_earlier_content(data: str, fragment: str) -> None:
+    events, result = await run_reads([sse(chunk({"text": "kept"})), f"data: {data}\r\n\r\n".encode()])
+    assert validate_events(events) == []
+    assert result.stop_reason == "error"
+    assert result.error_info is not None
+    assert result.error_info.kind == "protocol"
+    assert fragment in (result.error_message or "")
+    assert first_text(result) == "kept"
+
+
+async def test_a_body_without_a_finish_reason_is_truncated_even_after_content() -> None:
+    events, result = await run_chunks(chunk({"text": "a"}, usageMetadata=usage(3, 1)))
+    assert validate_events(events) == []
+    assert result.error_info is not None
+    assert (result.error_info.kind, result.error_info.retryable) == ("truncated", True)
+    assert result.error_message == "Google stream ended before a finishReason"
+    assert result.usage.input == 3
+
+
+async def test_thinking_models_get_a_thinking_block_from_recorded_shapes_with_signatures_on_calls() -> None:
+    events, result = await run_chunks(
+        chunk({"text": "**Plan**", "thought": True}),
+        chunk({"functionCall": {"name": "read", "args": {}}, "thoughtSignature": SIG_A}),
+        chunk({"text": ""}, finish="STOP"),
+        target=model("gemini-3-flash-preview", reasoning=True),
+    )
+    assert validate_events(events) == []
+    assert kinds(result) == ["thinking", "toolCall"]
+    assert calls(result)[0].thought_signature == SIG_A
