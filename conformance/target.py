@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import reprlib
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any, Literal
@@ -106,14 +107,17 @@ def is_factory(obj: Callable[..., Any]) -> bool:
 
 
 def adapter_name(obj: object) -> str:
-    """``module.qualname`` of a function or class, or of an instance's class (never raises)."""
+    """``module.qualname`` of a function or class, or of an instance's class; a bound method adds
+    the object it is bound to (``WireApi.stream of WireApi('my-api')``: the method alone names no
+    adapter). Never raises."""
     try:
         named = obj if inspect.isfunction(obj) or inspect.isclass(obj) or inspect.ismethod(obj) else type(obj)
         module = str(getattr(named, "__module__", None) or "")
         qualname = str(getattr(named, "__qualname__", None) or type(obj).__name__)
-    except Exception:  # the adapter's object may raise on any attribute
+        bound = f" of {reprlib.repr(obj.__self__)}" if inspect.ismethod(obj) else ""
+    except Exception:  # the adapter's object may raise on any attribute (or in its repr)
         return str(type(obj).__qualname__)
-    return f"{module}.{qualname}" if module else qualname
+    return f"{module}.{qualname}{bound}" if module else f"{qualname}{bound}"
 
 
 def load_target(spec: str) -> Any:

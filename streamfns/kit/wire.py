@@ -105,6 +105,9 @@ class WireApi:
     end_marker: str
     joined_headers: frozenset[str] = frozenset()
 
+    def __repr__(self) -> str:
+        return f"WireApi({self.api!r})"
+
     def stream(
         self, model: Model, context: Context, options: StreamOptions | None = None, /
     ) -> AssistantMessageEventStream:

@@ -149,3 +149,18 @@ def test_an_xfail_without_a_reason_errors_every_test(pytester: pytest.Pytester) 
     result = pytester.runpytest("-p", "no:asyncio", "--tb=line")
     result.assert_outcomes(errors=len(CHECK_IDS))
     result.stdout.fnmatch_lines(["*xfail for G1 needs a written reason*"])
+
+
+def test_a_bound_method_target_is_named_with_what_it_is_bound_to() -> None:
+    from conformance.target import adapter_name
+    from examples.compatible_chat.adapter import WIRE
+
+    assert adapter_name(WIRE.stream) == "streamfns.kit.wire.WireApi.stream of WireApi('compatible-chat')"
+
+    class Hostile:
+        def __repr__(self) -> str:
+            raise RuntimeError("no")
+
+        def stream(self) -> None: ...
+
+    assert ".Hostile.stream of <Hostile instance at 0x" in adapter_name(Hostile().stream)
