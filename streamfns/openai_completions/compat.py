@@ -50,7 +50,16 @@ __all__ = [
 ]
 
 ThinkingFormat = Literal[
-    "openai", "openrouter", "deepseek", "zai", "qwen", "qwen-chat-template", "chat-template", "together", "string", "none"
+    "openai",
+    "openrouter",
+    "deepseek",
+    "zai",
+    "qwen",
+    "qwen-chat-template",
+    "chat-template",
+    "together",
+    "string",
+    "none",
 ]
 MaxTokensField = Literal["max_completion_tokens", "max_tokens"]
 ToolCallIdFormat = Literal["openai", "mistral"]
@@ -144,7 +153,7 @@ class CompletionsCompat:
         bad = {raw: mapped for raw, mapped in self.finish_reasons.items() if mapped not in _MAPPED_FINISH}
         if bad:
             raise CompatError(f"finish_reasons must map to stop, length or toolUse, got {bad!r}")
-        if not self.reasoning_fields or not all(isinstance(name, str) and name for name in self.reasoning_fields):
+        if not self.reasoning_fields or not all(self.reasoning_fields):
             raise CompatError("reasoning_fields must list at least one non-empty field name")
 
 
