@@ -251,15 +251,25 @@ class CompletionsDecoder:
         if type(content) is str:
             if content:
                 self._text(content)
-        elif content:
-            self._content_parts(array(content))
+        elif type(content) is list:
+            self._content_parts(cast("list[Any]", content))
+        elif content is not None:
+            raise StreamFailure(
+                ErrorInfo.of("protocol", output_started=self._builder.output_started),
+                f"{VENDOR} sent delta.content that is neither text nor a list of parts: {content!r:.100}",
+            )
         refusal = delta.get("refusal")
         if type(refusal) is str and refusal:
             self._refusal_text(refusal)
         tool_calls = delta.get("tool_calls")
-        if tool_calls:
-            for entry in array(tool_calls):
+        if type(tool_calls) is list:
+            for entry in cast("list[Any]", tool_calls):
                 self._tool_delta(entry)
+        elif tool_calls is not None:
+            raise StreamFailure(
+                ErrorInfo.of("protocol", output_started=self._builder.output_started),
+                f"{VENDOR} sent delta.tool_calls that is not a list: {tool_calls!r:.100}",
+            )
         function_call = _dict(delta.get("function_call"))
         if function_call:
             # The legacy single-function protocol: one call, no id, continued by name-less deltas.
