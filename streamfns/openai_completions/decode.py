@@ -54,6 +54,8 @@ from __future__ import annotations
 import json
 from typing import Any, Final, cast
 
+import jiter
+
 from normalize import ErrorInfo, ErrorKind, MessageBuilder, Model, StopReason
 from streamfns.kit import (
     CompatError,
@@ -99,7 +101,7 @@ _TEXT, _THINKING, _REFUSAL = 1, 2, 3
 class _Call:
     """One tool call being assembled: its builder key and what the vendor has said about it."""
 
-    __slots__ = ("closed", "id", "key", "name", "pending", "started")
+    __slots__ = ("id", "key", "last", "name", "pending", "started")
 
     def __init__(self, key: tuple[str, int]) -> None:
         self.key = key
@@ -108,8 +110,13 @@ class _Call:
         self.started = False
         #: Argument fragments that arrived before the call's name.
         self.pending: list[str] = []
-        #: Whether the last fragment ended with ``}`` (the arguments may be complete).
-        self.closed = False
+        #: The last argument fragment (kept, not inspected, on the hot path).
+        self.last = ""
+
+    @property
+    def closed(self) -> bool:
+        """Whether the last fragment ended with ``}``: the arguments may be complete."""
+        return self.last.rstrip().endswith("}")
 
 
 def _dict(value: object) -> dict[str, Any] | None:
@@ -184,42 +191,90 @@ class CompletionsDecoder:
 
     def on_event(self, sse: ServerSentEvent) -> None:
         """Apply one server-sent event; raises :class:`StreamFailure` for vendor errors."""
+        # The hot path (one call per token): lookups inlined, no allocation, no helper calls.
+        # ``x.__class__ is dict`` is the fastest exact type test, and it leaves ``Any`` values
+        # un-narrowed for the type checker (no casts needed on the way).
         data = sse.data
         if sse.event == "error":
             raise self._event_error(sse)
         if data == _DONE or (data[:1] != b"{" and data.strip() == _DONE):
             self._on_done()
             return
-        chunk = _dict(load_json(data, VENDOR))
-        if chunk is None:
+        try:
+            value: Any = jiter.from_json(data)
+        except ValueError:
+            value = load_json(data, VENDOR)  # repairs what it can, else a protocol error
+        if value.__class__ is not dict:
             return  # null or a non-object: nothing to place (some servers send `data: null`)
+        chunk: dict[str, Any] = value
         if chunk.get("error") or chunk.get("object") == "error":
             raise ERRORS.from_event(chunk, output_started=self._builder.output_started)
         builder = self._builder
         if builder.message.response_id is None:
             response_id = chunk.get("id")
-            if type(response_id) is str and response_id:
+            if response_id.__class__ is str and response_id:
                 builder.message.response_id = response_id
-        choice = _choice(chunk.get("choices"))
-        delta = _dict(choice.get("delta")) if choice is not None else None
-        if self._finish is not None and delta is not None and self._carries_content(delta):
-            # Content after choice 0 finished belongs to another response spliced into this body.
-            self._complete()
-            return
-        usage = _dict(chunk.get("usage"))
-        if usage is None and choice is not None:
-            usage = _dict(choice.get("usage"))  # Moonshot/Kimi
-        if usage is None:
-            usage = _dict(obj(chunk.get("x_groq")).get("usage"))  # Groq
-        if usage:
+        choices: Any = chunk.get("choices")
+        choice: dict[str, Any] | None = None
+        if choices.__class__ is list and choices:
+            first: Any = choices[0]
+            # Choice 0 is nearly always first; look further only when it is not.
+            choice = first if first.__class__ is dict and first.get("index", 0) in (0, None) else _choice(choices)
+        delta: dict[str, Any] | None = None
+        if choice is not None:
+            raw_delta: Any = choice.get("delta")
+            if raw_delta.__class__ is dict:
+                delta = raw_delta
+                if self._finish is not None and self._carries_content(raw_delta):
+                    # Content after choice 0 finished belongs to another response spliced into this body.
+                    self._complete()
+                    return
+        usage: Any = chunk.get("usage")
+        if not usage:
+            usage = choice.get("usage") if choice is not None else None  # Moonshot/Kimi
+            if not usage:
+                groq: Any = chunk.get("x_groq")
+                usage = groq.get("usage") if groq.__class__ is dict else None  # Groq
+        if usage and usage.__class__ is dict:
             self._usage(usage)
         if choice is None:
             return
         if delta:
-            self._delta(delta)
+            content: Any = delta.get("content")
+            if content.__class__ is str and len(delta) == 1:
+                if content:  # the common chunk: one text delta
+                    if self._kind == _TEXT:
+                        builder.text_delta(self._block, content)
+                    else:
+                        self._text(content)
+            elif not self._arguments_only(delta):
+                self._delta(delta)
         reason = choice.get("finish_reason")
         if reason is not None and reason != "":
             self._finish = str(reason)
+
+    def _arguments_only(self, delta: dict[str, Any]) -> bool:
+        """The common tool-call chunk — one argument fragment for a call already started, as
+        ``{"tool_calls": [{"index": i, "function": {"arguments": "..."}}]}`` — applied at once;
+        False for anything else (the general path reads it)."""
+        calls: Any = delta.get("tool_calls")
+        if len(delta) != 1 or calls.__class__ is not list or len(calls) != 1:
+            return False
+        entry: Any = calls[0]
+        if entry.__class__ is not dict or len(entry) != 2:
+            return False
+        index: Any = entry.get("index")
+        function: Any = entry.get("function")
+        if index.__class__ is not int or function.__class__ is not dict or len(function) != 1:
+            return False
+        call = self._by_index.get(index)
+        fragment: Any = function.get("arguments")
+        if call is None or not call.started or fragment.__class__ is not str:
+            return False
+        if fragment:
+            self._builder.tool_call_delta(call.key, fragment)
+            call.last = fragment
+        return True
 
     def on_eof(self) -> None:
         """The body ended without ``[DONE]``: a stream whose choice finished is complete; otherwise
@@ -401,12 +456,11 @@ class CompletionsDecoder:
             call.started = True
             for held in call.pending:
                 builder.tool_call_delta(call.key, held)
+                call.last = held
             call.pending.clear()
         if fragment:
             builder.tool_call_delta(call.key, fragment)
-            stripped = fragment.rstrip()
-            if stripped:
-                call.closed = stripped[-1] == "}"
+            call.last = fragment
 
     # -- usage --------------------------------------------------------------------------------------
 
