@@ -31,8 +31,8 @@ import functools
 import inspect
 import random
 import ssl
-from collections.abc import AsyncGenerator, Awaitable, Sequence
-from dataclasses import dataclass
+from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import httpx
@@ -58,17 +58,23 @@ _HEAD_BYTES = 300
 
 @dataclass(slots=True, kw_only=True)
 class SseCall:
-    """One prepared call: where to send what, and how to read the answer."""
+    """One prepared call: where to send what, and how to read the answer.
+
+    ``new_decoder`` makes the decoder of one attempt: every attempt (the first and each retry)
+    reads its response with a fresh decoder, so nothing a failed attempt left behind (a half-placed
+    tool call, a stop reason, an id) leaks into the retried response. ``decoder`` is the current one.
+    """
 
     url: str
     headers: dict[str, str]
     body: bytes
-    decoder: Decoder
+    new_decoder: Callable[[], Decoder]
     errors: ErrorTable
     end_marker: str
     vendor: str
     #: Credentials sent with the request; every error message is redacted of them.
     secrets: Sequence[str] = ()
+    decoder: Decoder = field(init=False)
 
 
 class _Aborted(Exception):
@@ -275,6 +281,7 @@ async def _attempt(
     scope: _Scope,
 ) -> AsyncGenerator[Sequence[AssistantMessageEvent], None]:
     vendor = call.vendor
+    call.decoder = call.new_decoder()
     try:
         http_request = client.build_request("POST", call.url, headers=call.headers, content=call.body, timeout=timeout)
     except (httpx.InvalidURL, httpx.UnsupportedProtocol, httpx.LocalProtocolError, ValueError) as exc:

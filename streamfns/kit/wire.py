@@ -21,6 +21,7 @@ Calling :meth:`WireApi.stream` never raises and the stream never raises while it
 from __future__ import annotations
 
 import contextlib
+import functools
 import inspect
 import json
 from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
@@ -180,7 +181,7 @@ async def _run(
         url=request.url,
         headers=headers,
         body=body,
-        decoder=wire.decoder(builder, model),
+        new_decoder=functools.partial(wire.decoder, builder, model),
         errors=wire.errors,
         end_marker=wire.end_marker,
         vendor=wire.vendor,
