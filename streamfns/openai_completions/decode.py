@@ -95,6 +95,7 @@ _ERROR_FINISH: Final[dict[str, ErrorKind]] = {
     "error": "server",  # OpenRouter: the upstream provider failed mid-stream
 }
 _DONE: Final = b"[DONE]"
+_OPEN_BRACE: Final = ord("{")
 _TEXT, _THINKING, _REFUSAL = 1, 2, 3
 
 
@@ -158,6 +159,7 @@ class CompletionsDecoder:
         "_finish_map",
         "_kind",
         "_last_call",
+        "_need_id",
         "_refusal",
         "_reliable",
         "_seq",
@@ -186,6 +188,8 @@ class CompletionsDecoder:
         #: Encrypted reasoning waiting for the tool call it names.
         self._signatures: dict[str, str] = {}
         self._refusal: list[str] = []
+        #: No chunk id seen yet (the first non-empty one is the response id).
+        self._need_id = True
 
     # -- events -------------------------------------------------------------------------------------
 
@@ -197,7 +201,7 @@ class CompletionsDecoder:
         data = sse.data
         if sse.event == "error":
             raise self._event_error(sse)
-        if data == _DONE or (data[:1] != b"{" and data.strip() == _DONE):
+        if data == _DONE or (data and data[0] != _OPEN_BRACE and data.strip() == _DONE):
             self._on_done()
             return
         try:
@@ -207,13 +211,14 @@ class CompletionsDecoder:
         if value.__class__ is not dict:
             return  # null or a non-object: nothing to place (some servers send `data: null`)
         chunk: dict[str, Any] = value
-        if chunk.get("error") or chunk.get("object") == "error":
+        if chunk.get("error"):
             raise ERRORS.from_event(chunk, output_started=self._builder.output_started)
         builder = self._builder
-        if builder.message.response_id is None:
+        if self._need_id:
             response_id = chunk.get("id")
             if response_id.__class__ is str and response_id:
                 builder.message.response_id = response_id
+                self._need_id = False
         choices: Any = chunk.get("choices")
         choice: dict[str, Any] | None = None
         if choices.__class__ is list and choices:
@@ -238,6 +243,8 @@ class CompletionsDecoder:
         if usage and usage.__class__ is dict:
             self._usage(usage)
         if choice is None:
+            if chunk.get("object") == "error":  # vLLM's flat error object (it has no choices)
+                raise ERRORS.from_event(chunk, output_started=builder.output_started)
             return
         if delta:
             content: Any = delta.get("content")

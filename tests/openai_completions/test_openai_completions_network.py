@@ -213,3 +213,20 @@ async def test_an_abort_mid_stream_keeps_the_text() -> None:
         assert texts(result) == "Hel"
         await asyncio.sleep(0)
         assert await server.all_connections_closed()
+
+
+async def test_a_retried_request_does_not_inherit_the_failed_attempts_state() -> None:
+    # The first attempt leaves a tool call without a name (nothing shown yet) and fails retryably;
+    # the retry must not find that half-placed call at its end.
+    nameless = chunk({"tool_calls": [{"index": 0, "id": "call_x", "function": {"arguments": '{"a'}}]})
+    overloaded = b'event: error\ndata: {"error": {"message": "busy", "code": "service_unavailable"}}\n\n'
+    plans = [body_plan(sse_body(nameless, done=False) + overloaded), scripted(TEXT)]
+
+    def respond(_request: Any) -> Scripted:
+        return plans.pop(0)
+
+    async with LoopbackServer(respond) as server:
+        result = await stream_openai_completions(model(f"{server.base_url}/v1"), CONTEXT, options()).result()
+        assert len(server.requests) == 2
+        assert result.stop_reason == "stop", result.error_message
+        assert result.response_id == "chatcmpl-ABfw031mOJeYCSHe4yI2ZjOA6kMJL"
