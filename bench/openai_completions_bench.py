@@ -45,7 +45,7 @@ def _chunk(delta: dict[str, Any], finish: str | None = None) -> str:
 
 
 def _frame(parts: list[str], finish: str) -> bytes:
-    usage = {
+    usage: dict[str, Any] = {
         "id": "chatcmpl-bench",
         "object": "chat.completion.chunk",
         "created": 1,
@@ -70,13 +70,8 @@ def tool_body(deltas: int) -> bytes:
     size = max(1, len(raw) // deltas)
     fragments = [raw[i : i + size] for i in range(0, len(raw), size)]
     fragments = [*fragments[: deltas - 1], "".join(fragments[deltas - 1 :])]
-    first = _chunk(
-        {
-            "tool_calls": [
-                {"index": 0, "id": "call_bench", "type": "function", "function": {"name": "apply_edits", "arguments": ""}}
-            ]
-        }
-    )
+    start = {"index": 0, "id": "call_bench", "type": "function", "function": {"name": "apply_edits", "arguments": ""}}
+    first = _chunk({"tool_calls": [start]})
     parts = [first] + [_chunk({"tool_calls": [{"index": 0, "function": {"arguments": f}}]}) for f in fragments]
     return _frame(parts, "tool_calls")
 
@@ -136,7 +131,9 @@ async def _sdk(body: bytes) -> int:
         return httpx2.Response(200, headers={"content-type": "text/event-stream"}, content=_sdk_body(chunks))
 
     async with httpx2.AsyncClient(transport=httpx2.MockTransport(handler)) as http:
-        client = openai.AsyncOpenAI(api_key="bench", http_client=http, base_url="http://bench.invalid/v1", max_retries=0)
+        client = openai.AsyncOpenAI(
+            api_key="bench", http_client=http, base_url="http://bench.invalid/v1", max_retries=0
+        )
         async with client.chat.completions.stream(
             model="gpt-bench", messages=[{"role": "user", "content": "bench"}]
         ) as stream:

@@ -32,11 +32,11 @@ ADAPTER = Adapter(
     stream_fn=stream_openai_completions,
     package=__name__,
     demo=(
-        ("oai__text_usage_gpt4o", "text with usage (OpenAI)", "Write a short poem about the sea"),
+        ("oai__text_usage_gpt4o", "text with usage (OpenAI)", "What's the weather like in SF?"),
         (
             "pai__parallel_tool_calls_usage_gpt4o",
             "two parallel tool calls (OpenAI)",
-            "What is the product name in my country?",
+            "Which country am I in, and what is the product called there?",
         ),
     ),
 )
