@@ -34,9 +34,9 @@ ADAPTER = Adapter(
     demo=(
         ("oai__text_usage_gpt4o", "text with usage (OpenAI)", "What's the weather like in SF?"),
         (
-            "pai__parallel_tool_calls_usage_gpt4o",
-            "two parallel tool calls (OpenAI)",
-            "Which country am I in, and what is the product called there?",
+            "vercel__deepseek_reasoner_tool_call",
+            "reasoning, then a tool call (DeepSeek)",
+            "What is the weather in San Francisco?",
         ),
     ),
 )
