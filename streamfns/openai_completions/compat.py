@@ -164,7 +164,9 @@ def _profile(name: str, **changes: Any) -> CompletionsCompat:
     return dataclasses.replace(_BASE, profile=name, **changes)
 
 
-#: The named profiles. Facts marked "assumed" in the README were not verified against the live server.
+#: The named profiles, from vendor documentation and the recorded streams. Not verified against the
+#: live servers (assumptions, listed in the README): which servers refuse replayed reasoning fields
+#: (``replay_thinking=False``), which accept ``strict`` tools, and Mistral's ``stream_options``.
 PROFILES: Final[Mapping[str, CompletionsCompat]] = {
     profile.profile: profile
     for profile in (

@@ -3,7 +3,8 @@
 What is read, and how it lands in the normalized message:
 
 - A ``data:`` value that is ``null`` or not an object is skipped; SSE comments (OpenRouter's
-  ``: OPENROUTER PROCESSING``) never reach the decoder. ``[DONE]`` ends the stream.
+  ``: OPENROUTER PROCESSING``) never reach the decoder, nor do ``event: ping`` keep-alives.
+  ``[DONE]`` ends the stream.
 - Only choice ``index`` 0 is read: with ``n > 1`` the other choices are ignored (one assistant
   message per call).
 - ``delta.content`` is text; a content *list* (Mistral's magistral) holds ``text`` and ``thinking``
@@ -174,7 +175,8 @@ class CompletionsDecoder:
             compat = PROFILES["generic"]  # the request builder has reported the mistake already
         self._fields = compat.reasoning_fields
         self._reliable = compat.finish_reason_reliable
-        self._finish_map: dict[str, Any] = {**FINISH_REASONS, **compat.finish_reasons}
+        # The profile's values were checked to be stop reasons (CompletionsCompat.__post_init__).
+        self._finish_map = cast("dict[str, StopReason]", {**FINISH_REASONS, **compat.finish_reasons})
         #: The raw finish reason of choice 0 once it came ("" for a [DONE] that stands in for it).
         self._finish: str | None = None
         #: The open text/thinking/refusal block: its kind and builder key.
@@ -199,8 +201,12 @@ class CompletionsDecoder:
         # ``x.__class__ is dict`` is the fastest exact type test, and it leaves ``Any`` values
         # un-narrowed for the type checker (no casts needed on the way).
         data = sse.data
-        if sse.event == "error":
-            raise self._event_error(sse)
+        event = sse.event
+        if event != "message":
+            if event == "error":
+                raise self._event_error(sse)
+            if event == "ping":
+                return  # a keep-alive some proxies send as a named event
         if data == _DONE or (data and data[0] != _OPEN_BRACE and data.strip() == _DONE):
             self._on_done()
             return

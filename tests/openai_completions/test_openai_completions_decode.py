@@ -31,7 +31,7 @@ def test_sse_comments_and_unknown_event_names_are_ignored_or_read_as_chunks() ->
     body = (
         b": OPENROUTER PROCESSING\n\n"
         + sse_body(chunk({"content": "a"}), done=False)
-        + b": keep-alive\n\nevent: message\n"
+        + b": keep-alive\n\nevent: ping\ndata: ping\n\nevent: message\n"
         + sse_body(chunk({"content": "b"}, finish="stop"))
     )
     result = decode(body)
