@@ -5,8 +5,9 @@
 (c) the openai SDK's ``chat.completions.stream()`` accumulation (its ``ChatCompletionStreamState``).
 
 Budgets (issue 11): b/a ≥ 1.5, b/c ≥ 20, and for (b) 16k tool-argument fragments at most 1.5× the
-cost of 16k text deltas (the fragments hold escapes and control characters). Bodies are served by
-an in-process transport in 16 KiB reads, the same bytes for every stack.
+cost of 16k text deltas (the fragments hold escapes and control characters). Every chunk has the
+fields OpenAI sends today. Bodies are served by an in-process transport in 16 KiB reads, the same
+bytes for every stack.
 """
 
 from __future__ import annotations
@@ -33,13 +34,18 @@ _CONTEXT = Context(messages=[UserMessage(content="bench")])
 
 
 def _chunk(delta: dict[str, Any], finish: str | None = None) -> str:
+    # The shape OpenAI sends today (see the recording pai__tool_call_gpt4o_mini): every chunk carries
+    # the service tier, a null usage and an obfuscation pad besides the delta.
     value = {
-        "id": "chatcmpl-bench",
+        "id": "chatcmpl-Dx0XpqH8w09uBXwq1zFGYdETjtnEl",
         "object": "chat.completion.chunk",
-        "created": 1,
-        "model": "gpt-bench",
-        "system_fingerprint": "fp_bench",
+        "created": 1782955817,
+        "model": "gpt-4o-mini-2024-07-18",
+        "service_tier": "default",
+        "system_fingerprint": "fp_d0469e1700",
         "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}],
+        "usage": None,
+        "obfuscation": "C63rXk",
     }
     return f"data: {json.dumps(value, separators=(',', ':'))}\n\n"
 

@@ -240,6 +240,13 @@ class SSEDecoder:
         last_id = self._last_id
         append = out.append
         for block in blocks:
+            if block.startswith(b"data: ") and 10 not in block:
+                # A lone ``data: ...`` line: the usual OpenAI Chat / Gemini event (tested first: it
+                # needs no partition of the block).
+                if check and len(block) > self._max:
+                    raise self._too_large(len(block), out)
+                append(ServerSentEvent("message", block[6:], last_id, None))
+                continue
             first, sep, data = block.partition(b"\ndata: ")
             if sep:
                 name = _EVENT_LINES.get(first)
@@ -251,12 +258,6 @@ class SSEDecoder:
                         raise self._too_large(len(block) - 1, out)
                     append(ServerSentEvent(name, data, last_id, None))
                     continue
-            elif block[:6] == b"data: " and 10 not in block:
-                # A lone ``data: ...`` line: the usual OpenAI Chat / Gemini event.
-                if check and len(block) > self._max:
-                    raise self._too_large(len(block), out)
-                append(ServerSentEvent("message", block[6:], last_id, None))
-                continue
             elif not block:
                 # Several blank lines in a row (or the block already handled above).
                 continue

@@ -28,9 +28,10 @@ What is read, and how it lands in the normalized message:
   never gets a name is a ``protocol`` error. The legacy ``delta.function_call`` is one more call.
 - Text and thinking form sequential blocks: a new kind of content (or a tool call) ends the open
   text or thinking block, and later text starts a new one. Tool calls stay open until the end.
-- Usage comes from ``chunk.usage``, else ``choice.usage`` (Moonshot/Kimi), else ``x_groq.usage``
-  (Groq): cache reads from ``prompt_tokens_details.cached_tokens``, else ``prompt_cache_hit_tokens``
-  (DeepSeek), else a top-level ``cached_tokens`` (Kimi); cache writes from
+- Usage comes from ``chunk.usage``, else — in the chunk that finishes choice 0 or a chunk without
+  choice 0 — ``choice.usage`` (Moonshot/Kimi), else ``x_groq.usage`` (Groq): cache reads from
+  ``prompt_tokens_details.cached_tokens``, else ``prompt_cache_hit_tokens`` (DeepSeek), else a
+  top-level ``cached_tokens`` (Kimi); cache writes from
   ``prompt_tokens_details.cache_write_tokens`` (OpenRouter). ``input`` excludes both;
   ``completion_tokens`` already includes reasoning tokens and is taken as is.
 - Server-side extras are not part of the message: ``annotations`` (citations), Groq's
@@ -207,7 +208,7 @@ class CompletionsDecoder:
                 raise self._event_error(sse)
             if event == "ping":
                 return  # a keep-alive some proxies send as a named event
-        if data == _DONE or (data and data[0] != _OPEN_BRACE and data.strip() == _DONE):
+        if (not data or data[0] != _OPEN_BRACE) and data.strip() == _DONE:  # not an object: [DONE]?
             self._on_done()
             return
         try:
@@ -219,75 +220,76 @@ class CompletionsDecoder:
         chunk: dict[str, Any] = value
         if chunk.get("error"):
             raise ERRORS.from_event(chunk, output_started=self._builder.output_started)
-        builder = self._builder
         if self._need_id:
-            response_id = chunk.get("id")
-            if response_id.__class__ is str and response_id:
-                builder.message.response_id = response_id
-                self._need_id = False
+            self._response_id(chunk.get("id"))
         choices: Any = chunk.get("choices")
-        choice: dict[str, Any] | None = None
+        choice: Any = None
         if choices.__class__ is list and choices:
-            first: Any = choices[0]
+            choice = choices[0]
             # Choice 0 is nearly always first; look further only when it is not.
-            choice = first if first.__class__ is dict and first.get("index", 0) in (0, None) else _choice(choices)
-        delta: dict[str, Any] | None = None
-        if choice is not None:
-            raw_delta: Any = choice.get("delta")
-            if raw_delta.__class__ is dict:
-                delta = raw_delta
-                if self._finish is not None and self._carries_content(raw_delta):
-                    # Content after choice 0 finished belongs to another response spliced into this body.
-                    self._complete()
-                    return
-        usage: Any = chunk.get("usage")
-        if not usage:
-            usage = choice.get("usage") if choice is not None else None  # Moonshot/Kimi
-            if not usage:
-                groq: Any = chunk.get("x_groq")
-                usage = groq.get("usage") if groq.__class__ is dict else None  # Groq
-        if usage and usage.__class__ is dict:
-            self._usage(usage)
+            if choice.__class__ is not dict or choice.get("index", 0) not in (0, None):
+                choice = _choice(choices)
         if choice is None:
-            if chunk.get("object") == "error":  # vLLM's flat error object (it has no choices)
-                raise ERRORS.from_event(chunk, output_started=builder.output_started)
+            # A usage-only chunk, or another choice's, or vLLM's flat error object.
+            if chunk.get("object") == "error":
+                raise ERRORS.from_event(chunk, output_started=self._builder.output_started)
+            self._chunk_usage(chunk, None)
             return
-        if delta:
-            content: Any = delta.get("content")
-            if content.__class__ is str and len(delta) == 1:
-                if content:  # the common chunk: one text delta
-                    if self._kind == _TEXT:
-                        builder.text_delta(self._block, content)
-                    else:
-                        self._text(content)
-            elif not self._arguments_only(delta):
+        reason: Any = choice.get("finish_reason")
+        usage: Any = chunk.get("usage")
+        if usage or reason:
+            self._chunk_usage(chunk, choice)
+        delta: Any = choice.get("delta")
+        if delta and delta.__class__ is dict:
+            if self._finish is not None and self._carries_content(delta):
+                # Content after choice 0 finished belongs to another response spliced into this body.
+                self._complete()
+                return
+            if len(delta) != 1:
                 self._delta(delta)
-        reason = choice.get("finish_reason")
+            else:
+                content: Any = delta.get("content")
+                if content.__class__ is str:
+                    if content:  # the common chunk: one text delta
+                        if self._kind == _TEXT:
+                            self._builder.text_delta(self._block, content)
+                        else:
+                            self._text(content)
+                else:
+                    # The common tool-call chunk: one argument fragment for a call already started,
+                    # {"tool_calls": [{"index": i, "function": {"arguments": "..."}}]}.
+                    calls: Any = delta.get("tool_calls")
+                    entry: Any = calls[0] if calls.__class__ is list and len(calls) == 1 else None
+                    function: Any = entry.get("function") if entry.__class__ is dict and len(entry) == 2 else None
+                    fragment: Any = None
+                    if function.__class__ is dict and len(function) == 1:
+                        fragment = function.get("arguments")
+                    index: Any = entry.get("index") if fragment.__class__ is str else None
+                    call = self._by_index.get(index) if index.__class__ is int else None
+                    if call is not None and call.started:
+                        if fragment:
+                            self._builder.tool_call_delta(call.key, fragment)
+                            call.last = fragment
+                    else:
+                        self._delta(delta)
         if reason is not None and reason != "":
             self._finish = str(reason)
 
-    def _arguments_only(self, delta: dict[str, Any]) -> bool:
-        """The common tool-call chunk — one argument fragment for a call already started, as
-        ``{"tool_calls": [{"index": i, "function": {"arguments": "..."}}]}`` — applied at once;
-        False for anything else (the general path reads it)."""
-        calls: Any = delta.get("tool_calls")
-        if len(delta) != 1 or calls.__class__ is not list or len(calls) != 1:
-            return False
-        entry: Any = calls[0]
-        if entry.__class__ is not dict or len(entry) != 2:
-            return False
-        index: Any = entry.get("index")
-        function: Any = entry.get("function")
-        if index.__class__ is not int or function.__class__ is not dict or len(function) != 1:
-            return False
-        call = self._by_index.get(index)
-        fragment: Any = function.get("arguments")
-        if call is None or not call.started or fragment.__class__ is not str:
-            return False
-        if fragment:
-            self._builder.tool_call_delta(call.key, fragment)
-            call.last = fragment
-        return True
+    def _response_id(self, value: object) -> None:
+        if isinstance(value, str) and value:
+            self._builder.message.response_id = value
+            self._need_id = False
+
+    def _chunk_usage(self, chunk: dict[str, Any], choice: dict[str, Any] | None) -> None:
+        """Usage from the chunk, else (Moonshot/Kimi) its choice, else (Groq) ``x_groq``. Servers
+        that put it elsewhere than the chunk do so in the finishing or a usage-only chunk."""
+        usage = _dict(chunk.get("usage"))
+        if not usage and choice is not None:
+            usage = _dict(choice.get("usage"))
+        if not usage:
+            usage = _dict(obj(chunk.get("x_groq")).get("usage"))
+        if usage:
+            self._usage(usage)
 
     def on_eof(self) -> None:
         """The body ended without ``[DONE]``: a stream whose choice finished is complete; otherwise

@@ -432,7 +432,7 @@ def test_usage_sources_and_the_contract(where: str, usage: dict[str, Any], expec
     if where == "chunk":
         last = usage_chunk(**usage)
     elif where == "choice":
-        last = chunk({}, finish=None)
+        last = chunk({}, finish="stop")  # Moonshot puts it in the finishing choice
         last["choices"][0]["usage"] = usage
     else:
         last = {"id": "c", "choices": [], "x_groq": {"id": "req", "usage": usage}}
