@@ -484,6 +484,9 @@ class MessageBuilder:
         Ends open blocks, settles incomplete tool arguments (``length`` keeps them as salvaged
         previews; anything else fails as ``truncated``), upgrades ``stop`` to ``toolUse`` when a
         complete tool call exists, and emits ``done`` — or ``error`` when the stop was an error.
+        A ``length`` stop after a complete tool call is an ``error`` of kind ``truncated`` (not
+        retryable): G6 allows complete calls only in a ``toolUse`` message, and a response cut by
+        the token limit is not run.
         """
         if self._finished:
             return
@@ -497,6 +500,18 @@ class MessageBuilder:
         for key in sorted(self._open, key=lambda k: self._open[k].index):
             self.block_end(key)
         incomplete = [state for state in self._tools if state.error is not None]
+        has_complete_call = any(state.error is None for state in self._tools)
+        if stop == "length" and has_complete_call:
+            # G6: complete calls make a message toolUse, and toolUse is not what a response cut by
+            # the token limit may claim (a call may be missing or cut). Not done, not run.
+            info = ErrorInfo.of("truncated")
+            info.retryable = False  # the same request reaches the same limit
+            self.fail(
+                info,
+                "the response reached the output token limit (length) after complete tool calls; "
+                "they are not run from a cut-off response (raise max_tokens)",
+            )
+            return
         if incomplete:
             if stop != "length":
                 first = incomplete[0]
@@ -508,7 +523,6 @@ class MessageBuilder:
                 return
             for state in incomplete:
                 self.events.append(ToolCallEndEvent(state.index, state.block, self.message))
-        has_complete_call = any(state.error is None for state in self._tools)
         if stop == "stop" and has_complete_call:
             stop = "toolUse"
         elif stop == "toolUse" and not has_complete_call:

@@ -121,6 +121,26 @@ def test_incomplete_tool_arguments_with_length_stay_length() -> None:
     assert terminal.reason == "length"
 
 
+def test_length_after_a_complete_tool_call_is_a_truncated_error_not_done() -> None:
+    # One complete call, a second cut by the token limit: neither "length" with a complete call
+    # nor "toolUse" with a cut one is a valid done message (G6).
+    for fragments in (['{"a": 1}', '{"b": '], ['{"a": 1}']):
+        builder = MessageBuilder()
+        for index, fragment in enumerate(fragments):
+            builder.tool_call_start(index, f"c{index}", "f")
+            builder.tool_call_delta(index, fragment)
+        builder.stop("length", "length")
+        builder.finish()
+        events = builder.drain()
+        assert validate_events(events) == []
+        terminal = events[-1]
+        assert isinstance(terminal, ErrorEvent)
+        info = terminal.error.error_info
+        assert info is not None
+        assert (info.kind, info.retryable) == ("truncated", False)
+        assert "length" in (terminal.error.error_message or "")
+
+
 def test_initial_tool_input_is_kept_when_no_fragments_follow() -> None:
     builder = MessageBuilder()
     builder.tool_call_start(0, "c", "f", arguments={"q": "full input in the start event"})

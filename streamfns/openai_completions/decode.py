@@ -97,6 +97,7 @@ _ERROR_FINISH: Final[dict[str, ErrorKind]] = {
     "error": "server",  # OpenRouter: the upstream provider failed mid-stream
 }
 _DONE: Final = b"[DONE]"
+_from_json = jiter.from_json  # bound once: looked up per chunk otherwise
 _OPEN_BRACE: Final = ord("{")
 _TEXT, _THINKING, _REFUSAL = 1, 2, 3
 
@@ -212,7 +213,7 @@ class CompletionsDecoder:
             self._on_done()
             return
         try:
-            value: Any = jiter.from_json(data)
+            value: Any = _from_json(data)
         except ValueError:
             value = load_json(data, VENDOR)  # repairs what it can, else a protocol error
         if value.__class__ is not dict:
@@ -235,10 +236,6 @@ class CompletionsDecoder:
                 raise ERRORS.from_event(chunk, output_started=self._builder.output_started)
             self._chunk_usage(chunk, None)
             return
-        reason: Any = choice.get("finish_reason")
-        usage: Any = chunk.get("usage")
-        if usage or reason:
-            self._chunk_usage(chunk, choice)
         delta: Any = choice.get("delta")
         if delta and delta.__class__ is dict:
             if self._finish is not None and self._carries_content(delta):
@@ -272,8 +269,11 @@ class CompletionsDecoder:
                             call.last = fragment
                     else:
                         self._delta(delta)
-        if reason is not None and reason != "":
-            self._finish = str(reason)
+        reason: Any = choice.get("finish_reason")
+        if reason or chunk.get("usage"):
+            self._chunk_usage(chunk, choice)
+            if reason:
+                self._finish = str(reason)
 
     def _response_id(self, value: object) -> None:
         if isinstance(value, str) and value:
@@ -484,9 +484,15 @@ class CompletionsDecoder:
         prompt = int_or_none(usage.get("prompt_tokens"))
         completion = int_or_none(usage.get("completion_tokens"))
         reasoning = int_or_none(obj(usage.get("completion_tokens_details")).get("reasoning_tokens"))
-        if reasoning is not None:
-            # A breakdown of the output: never more than it (OpenRouter has reported more).
-            reasoning = max(0, min(reasoning, completion if completion is not None else builder.message.usage.output))
+        # Reasoning is a breakdown of the output: never more than it (OpenRouter has reported more,
+        # and a later chunk may lower the output without restating the reasoning).
+        output = max(0, completion) if completion is not None else builder.message.usage.output
+        if reasoning is None:
+            earlier = builder.message.usage.reasoning
+            if earlier is not None and earlier > output:
+                reasoning = output
+        else:
+            reasoning = max(0, min(reasoning, output))
         if prompt is None:
             builder.usage(output=completion, reasoning=reasoning)
             return

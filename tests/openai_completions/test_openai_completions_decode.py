@@ -450,6 +450,14 @@ def test_output_already_includes_reasoning_and_reasoning_never_exceeds_it() -> N
     assert (result.message.usage.output, result.message.usage.reasoning) == (10, 10)
 
 
+def test_a_later_lower_output_lowers_the_reasoning_breakdown_too() -> None:
+    # Found by the fuzz: reasoning stated once, then an output below it without restating it.
+    first = usage_chunk(prompt_tokens=3, completion_tokens=9, completion_tokens_details={"reasoning_tokens": 8})
+    result = decode(sse_body(chunk({"content": "x"}, finish="stop"), first, usage_chunk(completion_tokens=2)))
+    _clean(result)
+    assert (result.message.usage.output, result.message.usage.reasoning) == (2, 2)
+
+
 def test_the_last_usage_wins_and_null_usage_is_ignored() -> None:
     body = sse_body(
         chunk({"content": "x"}, usage={"prompt_tokens": 5, "completion_tokens": 1}),
