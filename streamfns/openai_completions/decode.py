@@ -107,7 +107,7 @@ class _Call:
 
     __slots__ = ("id", "key", "last", "name", "pending", "started")
 
-    def __init__(self, key: tuple[str, int]) -> None:
+    def __init__(self, key: int) -> None:
         self.key = key
         self.id = ""
         self.name = ""
@@ -183,7 +183,9 @@ class CompletionsDecoder:
         self._finish: str | None = None
         #: The open text/thinking/refusal block: its kind and builder key.
         self._kind = 0
-        self._block: tuple[str, int] = ("text", 0)
+        # Builder keys are ints (cheap to hash on every delta): text, thinking and refusal blocks
+        # count up from 1, tool calls count down from -1.
+        self._block = 0
         self._seq = 0
         self._calls: list[_Call] = []
         self._by_index: dict[int, _Call] = {}
@@ -382,17 +384,17 @@ class CompletionsDecoder:
 
     # -- text and thinking --------------------------------------------------------------------------
 
-    def _open(self, kind: int, signature: str | None = None) -> tuple[str, int]:
+    def _open(self, kind: int, signature: str | None = None) -> int:
         builder = self._builder
         if self._kind:
             builder.block_end(self._block)
         self._seq += 1
         self._kind = kind
         if kind == _THINKING:
-            self._block = ("thinking", self._seq)
+            self._block = self._seq
             builder.thinking_start(self._block, signature=signature)
         else:
-            self._block = ("text" if kind == _TEXT else "refusal", self._seq)
+            self._block = self._seq
             builder.text_start(self._block)
         return self._block
 
@@ -446,7 +448,7 @@ class CompletionsDecoder:
         elif not name:
             call = self._last_call
         if call is None:
-            call = _Call(("call", len(self._calls)))
+            call = _Call(-1 - len(self._calls))
             self._calls.append(call)
             if index is not None:
                 self._by_index[index] = call
