@@ -260,9 +260,8 @@ class CompletionsDecoder:
                     calls: Any = delta.get("tool_calls")
                     entry: Any = calls[0] if calls.__class__ is list and len(calls) == 1 else None
                     function: Any = entry.get("function") if entry.__class__ is dict and len(entry) == 2 else None
-                    fragment: Any = None
-                    if function.__class__ is dict and len(function) == 1:
-                        fragment = function.get("arguments")
+                    # (A name beside the fragment changes nothing for a call already started.)
+                    fragment: Any = function.get("arguments") if function.__class__ is dict else None
                     index: Any = entry.get("index") if fragment.__class__ is str else None
                     call = self._by_index.get(index) if index.__class__ is int else None
                     if call is not None and call.started:
