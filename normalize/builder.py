@@ -514,6 +514,8 @@ class MessageBuilder:
         Ends open blocks, settles incomplete tool arguments (``length`` keeps them as salvaged
         previews; anything else fails as ``truncated``), upgrades ``stop`` to ``toolUse`` when a
         complete tool call exists, and emits ``done`` — or ``error`` when the stop was an error.
+        A ``length`` stop stays ``length`` even after complete tool calls (the vendor's word is
+        never overwritten): the calls are kept, the message is not ``toolUse``, so nothing runs them.
         """
         if self._finished:
             return
@@ -527,6 +529,7 @@ class MessageBuilder:
         for key in sorted(self._open, key=lambda k: self._open[k].index):
             self.block_end(key)
         incomplete = [state for state in self._tools if state.error is not None]
+        has_complete_call = any(state.error is None for state in self._tools)
         if incomplete:
             if stop != "length":
                 first = incomplete[0]
@@ -538,7 +541,6 @@ class MessageBuilder:
                 return
             for state in incomplete:
                 self.events.append(ToolCallEndEvent(state.index, state.block, self.message))
-        has_complete_call = any(state.error is None for state in self._tools)
         if stop == "stop" and has_complete_call:
             stop = "toolUse"
         elif stop == "toolUse" and not has_complete_call:

@@ -39,6 +39,9 @@ if TYPE_CHECKING:
 
 __all__ = ["AssistantMessageEventStream", "classify_exception"]
 
+#: A tuple, not ``DoneEvent | ErrorEvent``: the union would be rebuilt on every event (the hot path).
+_TERMINALS = (DoneEvent, ErrorEvent)
+
 _CLOSED_EARLY = "the consumer closed the stream before it completed"
 
 
@@ -173,7 +176,7 @@ class AssistantMessageEventStream:
 
     def _accept(self, event: AssistantMessageEvent) -> None:
         self._partial = event.partial
-        if isinstance(event, DoneEvent | ErrorEvent):
+        if isinstance(event, _TERMINALS):
             self._terminal = event
             self._pending.append(event)
             waiters, self._terminal_waiters = self._terminal_waiters, []

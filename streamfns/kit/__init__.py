@@ -20,8 +20,9 @@ path; every error message redacted of the key)::
     stream_my_api = WIRE.stream                    # a StreamFn
 
 Pieces for the vendor parts: :class:`WireRequest`; the :class:`Decoder` protocol fed
-:class:`ServerSentEvent` objects; :func:`load_event` and the accessors :func:`obj`, :func:`array`,
-:func:`int_or_none`, :func:`str_or_none`, :func:`text` for untrusted JSON; :class:`StreamFailure`;
+:class:`ServerSentEvent` objects; :func:`load_event` (:func:`load_json` for any JSON value) and the
+accessors :func:`obj`, :func:`array`, :func:`int_or_none`, :func:`str_or_none`, :func:`text` for
+untrusted JSON; :class:`StreamFailure`;
 :class:`ErrorTable` and :class:`VendorError`; :func:`parse_compat` for typed ``Model.compat`` flags;
 :class:`Adapter`, the declaration that lists a package in the registry, the catalog and
 ``conformance.targets``. None of these import httpx: a decoder stays pure and cheap to import.
@@ -32,7 +33,7 @@ from streamfns.kit.compat import CompatError, parse_compat
 from streamfns.kit.errors import ErrorTable, VendorError, error_object, parse_retry_after, retry_hint
 from streamfns.kit.failure import StreamFailure
 from streamfns.kit.keys import ApiKey, redact
-from streamfns.kit.payload import array, int_or_none, load_event, obj, str_or_none, text
+from streamfns.kit.payload import array, int_or_none, load_event, load_json, obj, str_or_none, text
 from streamfns.kit.sse import ServerSentEvent, SSEDecoder, SSEEventTooLarge
 from streamfns.kit.wire import Decoder, DecoderFactory, RequestBuilder, WireApi, WireRequest
 
@@ -56,6 +57,7 @@ __all__ = [
     "error_object",
     "int_or_none",
     "load_event",
+    "load_json",
     "obj",
     "parse_compat",
     "parse_retry_after",

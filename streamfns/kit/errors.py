@@ -136,13 +136,19 @@ class ErrorTable:
     (the code is looked up first: it is the more specific of the two — OpenAI answers a bad key with
     type ``invalid_request_error`` and code ``invalid_api_key``). ``overflow`` holds lower-case
     phrases that, in a message whose kind would otherwise be ``invalid_request`` (or unknown), mean
-    the context window was exceeded.
+    the context window was exceeded. ``final`` holds vendor codes or types that no repeat can fix
+    whatever the status says (an exhausted quota or billing answered with 429): such a failure is
+    never retryable.
     """
 
     vendor: str
     kinds: Mapping[str, ErrorKind]
     extract: Callable[[Any], VendorError | None] = error_object
     overflow: tuple[str, ...] = ()
+    final: frozenset[str] = frozenset()
+
+    def _is_final(self, error: VendorError) -> bool:
+        return bool(self.final) and (error.code in self.final or error.type in self.final)
 
     def kind_for(self, error: VendorError, status: int | None = None) -> ErrorKind | None:
         """The kind for ``error``: from its code, its type, else the status; an ``invalid_request``
@@ -189,6 +195,8 @@ class ErrorTable:
                 if "x-should-retry" in headers
                 else info.retryable or status_retryable(status, headers)
             )
+        if self._is_final(error):
+            info.retryable = False
         return StreamFailure(info, message)
 
     def from_event(self, error: VendorError | object, *, output_started: bool) -> StreamFailure:
@@ -200,7 +208,9 @@ class ErrorTable:
         kind = self.kind_for(error) or "server"
         text = error.message.strip() or "no message"
         retry_after = error.retry_after_s if error.retry_after_s is not None else retry_hint(text)
-        return StreamFailure(
-            ErrorInfo.of(kind, code=error.code or error.type, retry_after_s=retry_after, output_started=output_started),
-            f"{self.vendor} stream error ({error.type or error.code or 'unknown'}): {text}",
+        info = ErrorInfo.of(
+            kind, code=error.code or error.type, retry_after_s=retry_after, output_started=output_started
         )
+        if self._is_final(error):
+            info.retryable = False
+        return StreamFailure(info, f"{self.vendor} stream error ({error.type or error.code or 'unknown'}): {text}")

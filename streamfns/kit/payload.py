@@ -14,27 +14,34 @@ import jiter
 from normalize import ErrorInfo, repair_json
 from streamfns.kit.failure import StreamFailure
 
-__all__ = ["array", "int_or_none", "load_event", "obj", "str_or_none", "text"]
+__all__ = ["array", "int_or_none", "load_event", "load_json", "obj", "str_or_none", "text"]
 
 _EXCERPT = 200
 
 
-def load_event(data: bytes, vendor: str) -> dict[str, Any]:
-    """Parse one event's JSON object.
+def load_json(data: bytes, vendor: str) -> Any:
+    """Parse one event's JSON value, whatever its type (an api that skips ``null`` or non-object
+    events decides that itself; :func:`load_event` is the usual entry point).
 
     Raw control characters and stray backslashes inside strings, which some compatible servers
-    emit, are repaired (deterministically, in one linear pass); anything else that is not one JSON
-    object raises :class:`StreamFailure` of kind ``protocol`` quoting the start of the data.
+    emit, are repaired (deterministically, in one linear pass); anything else that is not JSON
+    raises :class:`StreamFailure` of kind ``protocol`` quoting the start of the data.
     """
     try:
-        value = jiter.from_json(data)
+        return jiter.from_json(data)
     except ValueError:
         try:
-            value = jiter.from_json(repair_json(data.decode("utf-8", "replace")).encode("utf-8", "surrogatepass"))
+            return jiter.from_json(repair_json(data.decode("utf-8", "replace")).encode("utf-8", "surrogatepass"))
         except ValueError as exc:
             raise StreamFailure(
                 ErrorInfo.of("protocol"), f"{vendor} sent malformed JSON in an event: {exc}: {data[:_EXCERPT]!r}"
             ) from None
+
+
+def load_event(data: bytes, vendor: str) -> dict[str, Any]:
+    """Parse one event's JSON object (:func:`load_json`, then a value that is not an object
+    raises :class:`StreamFailure` of kind ``protocol``)."""
+    value = load_json(data, vendor)
     if not isinstance(value, dict):
         raise StreamFailure(ErrorInfo.of("protocol"), f"{vendor} sent a non-object event: {data[:_EXCERPT]!r}")
     return cast("dict[str, Any]", value)

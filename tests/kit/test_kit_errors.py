@@ -117,3 +117,16 @@ def test_an_event_error_of_unknown_shape_is_a_server_error() -> None:
     failure = TABLE.from_event({"weird": True}, output_started=False)
     assert failure.info.kind == "server"
     assert failure.message == "Vendor stream error (unknown): no message"
+
+
+def test_final_codes_are_never_retryable_whatever_the_status() -> None:
+    table = ErrorTable(
+        vendor="Vendor", kinds={"insufficient_quota": "rate_limit"}, final=frozenset({"insufficient_quota"})
+    )
+    quota = _body({"error": {"type": "insufficient_quota", "code": "insufficient_quota", "message": "no quota"}})
+    failure = table.from_body(429, httpx.Headers({"retry-after": "1"}), quota)
+    assert (failure.info.kind, failure.info.retryable, failure.info.retry_after_s) == ("rate_limit", False, 1.0)
+    throttled = _body({"error": {"type": "requests", "code": "rate_limit_exceeded", "message": "slow down"}})
+    assert table.from_body(429, httpx.Headers(), throttled).info.retryable
+    in_stream = table.from_event({"error": {"code": "insufficient_quota", "message": "no quota"}}, output_started=False)
+    assert (in_stream.info.kind, in_stream.info.retryable) == ("rate_limit", False)

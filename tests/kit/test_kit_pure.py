@@ -16,6 +16,7 @@ from streamfns.kit import (
     array,
     int_or_none,
     load_event,
+    load_json,
     obj,
     parse_compat,
     redact,
@@ -47,6 +48,17 @@ def test_load_event_repairs_control_characters_and_refuses_the_rest() -> None:
     assert "malformed JSON" in caught.value.message
     with pytest.raises(StreamFailure, match="non-object"):
         load_event(b"[1, 2]", "V")
+
+
+def test_load_json_returns_any_value_repaired_and_refuses_what_is_not_json() -> None:
+    assert load_json(b"null", "V") is None
+    assert load_json(b"[1, 2]", "V") == [1, 2]
+    assert load_json(b'"a\tb"', "V") == "a\tb"
+    assert load_json(b'{"t": "a\x01b"}', "V") == {"t": "a\x01b"}
+    with pytest.raises(StreamFailure) as caught:
+        load_json(b"{", "V")
+    assert caught.value.info.kind == "protocol"
+    assert "V sent malformed JSON" in caught.value.message
 
 
 def test_key_rules_build_their_header() -> None:

@@ -24,6 +24,8 @@ from normalize import (
     AssistantMessageEvent,
     Context,
     ImageContent,
+    MessageBuilder,
+    Model,
     ModelCost,
     StreamOptions,
     TextContent,
@@ -31,8 +33,8 @@ from normalize import (
     UserMessage,
     validate_events,
 )
-from streamfns.kit import ApiKey
-from tests.kit._fake import CONTEXT, HELLO, KEY, WIRE, error_reply, model, options, reply, run, sse, types
+from streamfns.kit import ApiKey, ServerSentEvent
+from tests.kit._fake import CONTEXT, HELLO, KEY, WIRE, EchoDecoder, error_reply, model, options, reply, run, sse, types
 
 
 async def test_a_full_stream_over_a_socket_and_the_connection_is_released() -> None:
@@ -441,6 +443,33 @@ async def test_a_vendor_error_event_is_retried_before_content_but_not_after() ->
         assert result.error_info is not None
         assert (result.error_info.kind, result.error_info.output_started) == ("overloaded", True)
         assert result.error_message == "Echo stream error (overloaded): Overloaded"
+
+
+async def test_every_attempt_reads_its_response_with_a_fresh_decoder() -> None:
+    # A decoder keeps state per response (half-placed calls, ids, stop reasons): a retried request
+    # must not inherit what the failed attempt left in it.
+    made: list[list[bytes]] = []
+
+    class Recording(EchoDecoder):
+        def __init__(self, builder: MessageBuilder, used: Model) -> None:
+            super().__init__(builder, used)
+            self.seen: list[bytes] = []
+            made.append(self.seen)
+
+        def on_event(self, event: ServerSentEvent) -> None:
+            self.seen.append(event.data)
+            super().on_event(event)
+
+    overloaded = sse({"type": "error", "error": {"type": "overloaded", "message": "Overloaded"}})
+    plans = [reply(sse({"type": "usage", "input": 3}), overloaded), reply(*HELLO)]
+    wire = replace(WIRE, decoder=Recording)
+    async with LoopbackServer(lambda _request: plans.pop(0)) as server:
+        result = await wire.stream(model(server.base_url), CONTEXT, options()).result()
+    assert result.stop_reason == "stop"
+    assert len(made) == 2
+    assert [json.loads(data)["type"] for data in made[0]] == ["usage", "error"]
+    assert made[1][-1] == b"[END]"
+    assert not set(made[0]) & set(made[1])
 
 
 async def test_a_refused_connection_is_a_retryable_network_error() -> None:

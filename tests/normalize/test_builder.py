@@ -121,6 +121,28 @@ def test_incomplete_tool_arguments_with_length_stay_length() -> None:
     assert terminal.reason == "length"
 
 
+def test_length_after_complete_tool_calls_stays_length_and_is_not_tool_use() -> None:
+    # One complete call, and (in the first case) a second cut by the token limit: the vendor said
+    # "length", and that is never overwritten — the message keeps its calls but is not toolUse, so an
+    # agent loop (which runs calls of toolUse messages) runs none of them.
+    for fragments in (['{"a": 1}', '{"b": '], ['{"a": 1}']):
+        builder = MessageBuilder()
+        for index, fragment in enumerate(fragments):
+            builder.tool_call_start(index, f"c{index}", "f")
+            builder.tool_call_delta(index, fragment)
+        builder.stop("length", "length")
+        builder.finish()
+        events = builder.drain()
+        assert validate_events(events) == []
+        terminal = events[-1]
+        assert isinstance(terminal, DoneEvent)
+        assert terminal.reason == "length"
+        assert terminal.message.stop_reason == "length"
+        first = terminal.message.content[0]
+        assert isinstance(first, ToolCall)
+        assert first.arguments == {"a": 1}
+
+
 def test_initial_tool_input_is_kept_when_no_fragments_follow() -> None:
     builder = MessageBuilder()
     builder.tool_call_start(0, "c", "f", arguments={"q": "full input in the start event"})

@@ -1,0 +1,42 @@
+"""The OpenAI Chat Completions StreamFn (api ``openai-completions``), declared for the adapter kit.
+
+One adapter for OpenAI's chat models and every server that speaks the same protocol (Groq, xAI,
+DeepSeek, OpenRouter, Mistral, Together, Fireworks, Cerebras, Moonshot, z.ai, Qwen, and local vLLM,
+Ollama, LM Studio and llama.cpp servers). What differs between them is data: a
+:class:`~streamfns.openai_completions.compat.CompletionsCompat` profile per model, which also names
+the key variable (``OPENAI_API_KEY``, ``GROQ_API_KEY`` …; local servers need none). ``request.py``
+renders the payload, ``decode.py`` maps chunks to the builder, ``errors.py`` reads error bodies;
+:mod:`streamfns.kit` does the rest.
+"""
+
+from streamfns.kit import Adapter, WireApi
+from streamfns.openai_completions.compat import CompletionsCompat, api_key_for, compat_for
+from streamfns.openai_completions.decode import VENDOR, CompletionsDecoder
+from streamfns.openai_completions.errors import ERRORS
+from streamfns.openai_completions.request import build_request
+
+__all__ = ["ADAPTER", "WIRE", "CompletionsCompat", "compat_for", "stream_openai_completions"]
+
+WIRE = WireApi(
+    api="openai-completions",
+    vendor=VENDOR,
+    key=api_key_for,
+    build_request=build_request,
+    decoder=CompletionsDecoder,
+    errors=ERRORS,
+    end_marker="a finish_reason",
+)
+stream_openai_completions = WIRE.stream
+ADAPTER = Adapter(
+    api=WIRE.api,
+    stream_fn=stream_openai_completions,
+    package=__name__,
+    demo=(
+        ("oai__text_usage_gpt4o", "text with usage (OpenAI)", "What's the weather like in SF?"),
+        (
+            "vercel__deepseek_reasoner_tool_call",
+            "reasoning, then a tool call (DeepSeek)",
+            "What is the weather in San Francisco?",
+        ),
+    ),
+)

@@ -1,0 +1,576 @@
+"""Chat Completions chunks → builder calls. Pure: no I/O, no clock.
+
+What is read, and how it lands in the normalized message:
+
+- A ``data:`` value that is ``null`` or not an object is skipped; SSE comments (OpenRouter's
+  ``: OPENROUTER PROCESSING``) never reach the decoder, nor do ``event: ping`` keep-alives.
+  ``[DONE]`` ends the stream.
+- Only choice ``index`` 0 is read: with ``n > 1`` the other choices are ignored (one assistant
+  message per call).
+- ``delta.content`` is text; a content *list* (Mistral's magistral) holds ``text`` and ``thinking``
+  parts. ``<think>`` tags inside plain content stay text: they are the model's words, and only a
+  server-side reasoning parser can tell them apart reliably.
+- Reasoning comes from the first non-empty field of the profile's ``reasoning_fields``
+  (``reasoning_content``, ``reasoning``, ``reasoning_text``) in each delta, never two (some servers
+  send the same text under two names); the thinking block's signature is that field's name, so
+  the text is replayed through the same field. Without such a field, the text of
+  ``reasoning_details`` entries (``reasoning.text``/``reasoning.summary``) is read instead.
+- ``reasoning_details`` entries of type ``reasoning.encrypted`` with an ``id`` are attached, as
+  JSON, to the tool call with that id as its thought signature — also when they arrive before the
+  call; one matching no call is not kept.
+- ``delta.refusal`` (structured-output refusals) is shown as text and ends the stream as an error
+  of kind ``refusal`` carrying the refusal text.
+- Tool calls are located by ``index``, then by ``id``, then (neither given) as the continuation of
+  the last call. An id that changes mid-stream keeps the first; a missing id is generated (unique).
+  A new id *and* name at an index whose arguments already look complete is a new call (servers
+  that number every call 0). A call's arguments are raw JSON fragments, parsed strictly once at
+  the end; fragments that arrive before the call's name are held until it comes, and a call that
+  never gets a name is a ``protocol`` error. The legacy ``delta.function_call`` is one more call.
+- Text and thinking form sequential blocks: a new kind of content (or a tool call) ends the open
+  text or thinking block, and later text starts a new one. Tool calls stay open until the end.
+- Usage comes from ``chunk.usage``, else — in the chunk that finishes choice 0 or a chunk without
+  choice 0 — ``choice.usage`` (Moonshot/Kimi), else ``x_groq.usage`` (Groq): cache reads from
+  ``prompt_tokens_details.cached_tokens``, else ``prompt_cache_hit_tokens`` (DeepSeek), else a
+  top-level ``cached_tokens`` (Kimi); cache writes from
+  ``prompt_tokens_details.cache_write_tokens`` (OpenRouter). ``input`` excludes both;
+  ``completion_tokens`` already includes reasoning tokens and is taken as is.
+- Server-side extras are not part of the message: ``annotations`` (citations), Groq's
+  ``executed_tools`` and ``channel``, ``logprobs``, moderation and content-filter results.
+
+How the stream ends: ``finish_reason`` of choice 0 is the vendor's terminal marker; the stream then
+ends at ``[DONE]`` (usage usually arrives in a chunk between the two) or at EOF, or when content for
+a *new* response follows it (a server splicing two responses into one body). ``[DONE]`` without a
+``finish_reason`` is ``truncated`` — unless the profile says the server never sends one
+(``finish_reason_reliable=False``); EOF without either is ``truncated`` (the kit reports it).
+Finish reasons: ``stop``/``end`` (and ``eos``, ``eos_token``, ``stop_sequence``, ``end_turn``) →
+``stop``; ``length``/``max_tokens`` → ``length``; ``tool_calls``/``function_call``/``tool_use`` →
+``toolUse``; the profile's ``finish_reasons`` add more; ``content_filter`` → error
+``content_filter``; ``network_error`` → error ``network``; ``error`` → error ``server``; anything
+else → error ``protocol`` naming the raw value. A mid-stream ``{"error": …}`` chunk, a flat
+``{"object": "error"}`` chunk or an ``event: error`` ends the stream with the kind of its code or
+type.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Final, cast
+
+import jiter
+
+from normalize import ErrorInfo, ErrorKind, MessageBuilder, Model, StopReason
+from streamfns.kit import (
+    CompatError,
+    ServerSentEvent,
+    StreamFailure,
+    VendorError,
+    array,
+    int_or_none,
+    load_json,
+    obj,
+    text,
+)
+from streamfns.openai_completions.compat import PROFILES, compat_for
+from streamfns.openai_completions.errors import ERRORS
+
+__all__ = ["FINISH_REASONS", "VENDOR", "CompletionsDecoder"]
+
+VENDOR: Final = "Chat Completions"
+
+#: Raw finish reasons every profile understands (a profile's ``finish_reasons`` add to these).
+FINISH_REASONS: Final[dict[str, StopReason]] = {
+    "stop": "stop",
+    "end": "stop",  # Ollama, LM Studio
+    "eos": "stop",
+    "eos_token": "stop",
+    "stop_sequence": "stop",
+    "end_turn": "stop",  # Anthropic's word, passed through by proxies
+    "length": "length",
+    "max_tokens": "length",
+    "tool_calls": "toolUse",
+    "function_call": "toolUse",
+    "tool_use": "toolUse",
+}
+_ERROR_FINISH: Final[dict[str, ErrorKind]] = {
+    "content_filter": "content_filter",
+    "network_error": "network",
+    "error": "server",  # OpenRouter: the upstream provider failed mid-stream
+}
+_DONE: Final = b"[DONE]"
+_from_json = jiter.from_json  # bound once: looked up per chunk otherwise
+_OPEN_BRACE: Final = ord("{")
+_TEXT, _THINKING, _REFUSAL = 1, 2, 3
+
+
+class _Call:
+    """One tool call being assembled: its builder key and what the vendor has said about it."""
+
+    __slots__ = ("id", "key", "last", "name", "pending", "started")
+
+    def __init__(self, key: int) -> None:
+        self.key = key
+        self.id = ""
+        self.name = ""
+        self.started = False
+        #: Argument fragments that arrived before the call's name.
+        self.pending: list[str] = []
+        #: The last argument fragment (kept, not inspected, on the hot path).
+        self.last = ""
+
+    @property
+    def closed(self) -> bool:
+        """Whether the last fragment ended with ``}``: the arguments may be complete."""
+        return self.last.rstrip().endswith("}")
+
+
+def _dict(value: object) -> dict[str, Any] | None:
+    """``value`` when it is a JSON object (hot path: no copy, no isinstance walk)."""
+    return cast("dict[str, Any]", value) if type(value) is dict else None
+
+
+def _choice(choices: object) -> dict[str, Any] | None:
+    """Choice 0 of a chunk (``index`` 0, or no index), wherever it sits in the list."""
+    if type(choices) is not list or not choices:
+        return None
+    for item in cast("list[Any]", choices):
+        choice = _dict(item)
+        if choice is not None and choice.get("index", 0) in (0, None):
+            return choice
+    return None
+
+
+def _fragment(arguments: object) -> str:
+    if isinstance(arguments, str):
+        return arguments
+    if arguments is None:
+        return ""
+    # Some servers send the arguments as an object; the builder still parses them strictly.
+    return json.dumps(arguments, ensure_ascii=False, separators=(",", ":"))
+
+
+class CompletionsDecoder:
+    """Feeds one response's chunks to a :class:`MessageBuilder` (see the module docstring)."""
+
+    __slots__ = (
+        "_block",
+        "_builder",
+        "_by_id",
+        "_by_index",
+        "_calls",
+        "_fields",
+        "_finish",
+        "_finish_map",
+        "_kind",
+        "_last_call",
+        "_need_id",
+        "_refusal",
+        "_reliable",
+        "_seq",
+        "_signatures",
+    )
+
+    def __init__(self, builder: MessageBuilder, model: Model) -> None:
+        self._builder = builder
+        try:
+            compat = compat_for(model)
+        except (CompatError, TypeError, ValueError):
+            compat = PROFILES["generic"]  # the request builder has reported the mistake already
+        self._fields = compat.reasoning_fields
+        self._reliable = compat.finish_reason_reliable
+        # The profile's values were checked to be stop reasons (CompletionsCompat.__post_init__).
+        self._finish_map = cast("dict[str, StopReason]", {**FINISH_REASONS, **compat.finish_reasons})
+        #: The raw finish reason of choice 0 once it came ("" for a [DONE] that stands in for it).
+        self._finish: str | None = None
+        #: The open text/thinking/refusal block: its kind and builder key.
+        self._kind = 0
+        # Builder keys are ints (cheap to hash on every delta): text, thinking and refusal blocks
+        # count up from 1, tool calls count down from -1.
+        self._block = 0
+        self._seq = 0
+        self._calls: list[_Call] = []
+        self._by_index: dict[int, _Call] = {}
+        self._by_id: dict[str, _Call] = {}
+        self._last_call: _Call | None = None
+        #: Encrypted reasoning waiting for the tool call it names.
+        self._signatures: dict[str, str] = {}
+        self._refusal: list[str] = []
+        #: No chunk id seen yet (the first non-empty one is the response id).
+        self._need_id = True
+
+    # -- events -------------------------------------------------------------------------------------
+
+    def on_event(self, sse: ServerSentEvent) -> None:
+        """Apply one server-sent event; raises :class:`StreamFailure` for vendor errors."""
+        # The hot path (one call per token): lookups inlined, no allocation, no helper calls.
+        # ``x.__class__ is dict`` is the fastest exact type test, and it leaves ``Any`` values
+        # un-narrowed for the type checker (no casts needed on the way).
+        data = sse.data
+        event = sse.event
+        if event != "message":
+            if event == "error":
+                raise self._event_error(sse)
+            if event == "ping":
+                return  # a keep-alive some proxies send as a named event
+        if (not data or data[0] != _OPEN_BRACE) and data.strip() == _DONE:  # not an object: [DONE]?
+            self._on_done()
+            return
+        try:
+            value: Any = _from_json(data)
+        except ValueError:
+            value = load_json(data, VENDOR)  # repairs what it can, else a protocol error
+        if value.__class__ is not dict:
+            return  # null or a non-object: nothing to place (some servers send `data: null`)
+        chunk: dict[str, Any] = value
+        if chunk.get("error"):
+            raise ERRORS.from_event(chunk, output_started=self._builder.output_started)
+        if self._need_id:
+            self._response_id(chunk.get("id"))
+        choices: Any = chunk.get("choices")
+        choice: Any = None
+        if choices.__class__ is list and choices:
+            choice = choices[0]
+            # Choice 0 is nearly always first; look further only when it is not.
+            if choice.__class__ is not dict or choice.get("index", 0) not in (0, None):
+                choice = _choice(choices)
+        if choice is None:
+            # A usage-only chunk, or another choice's, or vLLM's flat error object.
+            if chunk.get("object") == "error":
+                raise ERRORS.from_event(chunk, output_started=self._builder.output_started)
+            self._chunk_usage(chunk, None)
+            return
+        delta: Any = choice.get("delta")
+        if delta and delta.__class__ is dict:
+            if self._finish is not None and self._carries_content(delta):
+                # Content after choice 0 finished belongs to another response spliced into this body.
+                self._complete()
+                return
+            if len(delta) != 1:
+                self._delta(delta)
+            else:
+                content: Any = delta.get("content")
+                if content.__class__ is str:
+                    if content:  # the common chunk: one text delta
+                        if self._kind == _TEXT:
+                            self._builder.text_delta(self._block, content)
+                        else:
+                            self._text(content)
+                else:
+                    # The common tool-call chunk: one argument fragment for a call already started,
+                    # {"tool_calls": [{"index": i, "function": {"arguments": "..."}}]}.
+                    calls: Any = delta.get("tool_calls")
+                    entry: Any = calls[0] if calls.__class__ is list and len(calls) == 1 else None
+                    function: Any = entry.get("function") if entry.__class__ is dict and len(entry) == 2 else None
+                    # (A name beside the fragment changes nothing for a call already started.)
+                    fragment: Any = function.get("arguments") if function.__class__ is dict else None
+                    index: Any = entry.get("index") if fragment.__class__ is str else None
+                    call = self._by_index.get(index) if index.__class__ is int else None
+                    if call is not None and call.started:
+                        if fragment:
+                            self._builder.tool_call_delta(call.key, fragment)
+                            call.last = fragment
+                    else:
+                        self._delta(delta)
+        reason: Any = choice.get("finish_reason")
+        if reason or chunk.get("usage"):
+            self._chunk_usage(chunk, choice)
+            if reason:
+                self._finish = str(reason)
+
+    def _response_id(self, value: object) -> None:
+        if isinstance(value, str) and value:
+            self._builder.message.response_id = value
+            self._need_id = False
+
+    def _chunk_usage(self, chunk: dict[str, Any], choice: dict[str, Any] | None) -> None:
+        """Usage from the chunk, else (Moonshot/Kimi) its choice, else (Groq) ``x_groq``. Servers
+        that put it elsewhere than the chunk do so in the finishing or a usage-only chunk."""
+        usage = _dict(chunk.get("usage"))
+        if not usage and choice is not None:
+            usage = _dict(choice.get("usage"))
+        if not usage:
+            usage = _dict(obj(chunk.get("x_groq")).get("usage"))
+        if usage:
+            self._usage(usage)
+
+    def on_eof(self) -> None:
+        """The body ended without ``[DONE]``: a stream whose choice finished is complete; otherwise
+        nothing is concluded (the kit reports ``truncated``)."""
+        if self._finish is not None:
+            self._complete()
+
+    # -- chunk parts --------------------------------------------------------------------------------
+
+    def _carries_content(self, delta: dict[str, Any]) -> bool:
+        if delta.get("content") or delta.get("refusal") or delta.get("tool_calls") or delta.get("function_call"):
+            return True
+        return any(delta.get(name) for name in self._fields)
+
+    def _delta(self, delta: dict[str, Any]) -> None:
+        reasoning_done = False
+        for name in self._fields:
+            piece = delta.get(name)
+            if type(piece) is str and piece:
+                self._thinking(piece, name)
+                reasoning_done = True
+                break
+        details = delta.get("reasoning_details")
+        if details:
+            detail_text = self._reasoning_details(array(details))
+            if detail_text and not reasoning_done:
+                self._thinking(detail_text, "reasoning_details")
+        content = delta.get("content")
+        if type(content) is str:
+            if content:
+                self._text(content)
+        elif type(content) is list:
+            self._content_parts(cast("list[Any]", content))
+        elif content is not None:
+            raise StreamFailure(
+                ErrorInfo.of("protocol", output_started=self._builder.output_started),
+                f"{VENDOR} sent delta.content that is neither text nor a list of parts: {content!r:.100}",
+            )
+        refusal = delta.get("refusal")
+        if type(refusal) is str and refusal:
+            self._refusal_text(refusal)
+        tool_calls = delta.get("tool_calls")
+        if type(tool_calls) is list:
+            for entry in cast("list[Any]", tool_calls):
+                self._tool_delta(entry)
+        elif tool_calls is not None:
+            raise StreamFailure(
+                ErrorInfo.of("protocol", output_started=self._builder.output_started),
+                f"{VENDOR} sent delta.tool_calls that is not a list: {tool_calls!r:.100}",
+            )
+        function_call = _dict(delta.get("function_call"))
+        if function_call:
+            # The legacy single-function protocol: one call, no id, continued by name-less deltas.
+            self._tool_delta({"index": -1, "function": function_call})
+
+    def _content_parts(self, parts: list[Any]) -> None:
+        for part in parts:
+            item = obj(part)
+            kind = item.get("type")
+            if kind == "text":
+                piece = text(item.get("text"))
+                if piece:
+                    self._text(piece)
+            elif kind == "thinking":
+                inner = item.get("thinking")
+                piece = inner if isinstance(inner, str) else "".join(text(obj(p).get("text")) for p in array(inner))
+                if piece:
+                    self._thinking(piece, None)
+            # Other parts (Mistral's "reference" ids …) carry no text of the message.
+
+    def _reasoning_details(self, details: list[Any]) -> str:
+        texts: list[str] = []
+        for entry in details:
+            item = obj(entry)
+            kind = item.get("type")
+            if kind == "reasoning.text":
+                texts.append(text(item.get("text")))
+            elif kind == "reasoning.summary":
+                texts.append(text(item.get("summary")))
+            elif kind == "reasoning.encrypted":
+                detail_id = text(item.get("id"))
+                if detail_id and item.get("data"):
+                    signature = json.dumps(item, ensure_ascii=False, separators=(",", ":"))
+                    call = self._by_id.get(detail_id)
+                    if call is not None and call.started:
+                        self._builder.block_signature(call.key, signature)
+                    else:
+                        self._signatures[detail_id] = signature
+        return "".join(texts)
+
+    # -- text and thinking --------------------------------------------------------------------------
+
+    def _open(self, kind: int, signature: str | None = None) -> int:
+        builder = self._builder
+        if self._kind:
+            builder.block_end(self._block)
+        self._seq += 1
+        self._kind = kind
+        if kind == _THINKING:
+            self._block = self._seq
+            builder.thinking_start(self._block, signature=signature)
+        else:
+            self._block = self._seq
+            builder.text_start(self._block)
+        return self._block
+
+    def _text(self, piece: str) -> None:
+        key = self._block if self._kind == _TEXT else self._open(_TEXT)
+        self._builder.text_delta(key, piece)
+
+    def _thinking(self, piece: str, field_name: str | None) -> None:
+        key = self._block if self._kind == _THINKING else self._open(_THINKING, field_name)
+        self._builder.thinking_delta(key, piece)
+
+    def _refusal_text(self, piece: str) -> None:
+        key = self._block if self._kind == _REFUSAL else self._open(_REFUSAL)
+        self._refusal.append(piece)
+        self._builder.text_delta(key, piece)
+
+    def _close_text(self) -> None:
+        if self._kind:
+            self._builder.block_end(self._block)
+            self._kind = 0
+
+    # -- tool calls ---------------------------------------------------------------------------------
+
+    def _tool_delta(self, value: object) -> None:
+        entry = _dict(value)
+        if entry is None:
+            raise StreamFailure(
+                ErrorInfo.of("protocol", output_started=self._builder.output_started),
+                f"{VENDOR} sent a tool-call delta that is not an object: {value!r:.100}",
+            )
+        if entry.get("type") == "custom" or "custom" in entry:
+            raise StreamFailure(
+                ErrorInfo.of("protocol", output_started=self._builder.output_started),
+                f"{VENDOR} sent a custom (grammar) tool call, which this adapter does not request",
+            )
+        index = entry.get("index")
+        if type(index) is not int:
+            index = None
+        call_id = text(entry.get("id"))
+        function = obj(entry.get("function"))
+        name = text(function.get("name"))
+        fragment = _fragment(function.get("arguments"))
+
+        call: _Call | None = None
+        if index is not None:
+            call = self._by_index.get(index)
+            if call is not None and call_id and call.id and call_id != call.id and name and call.closed:
+                call = None  # a server numbering every call 0: a new call at the same index
+        elif call_id:
+            call = self._by_id.get(call_id)
+        elif not name:
+            call = self._last_call
+        if call is None:
+            call = _Call(-1 - len(self._calls))
+            self._calls.append(call)
+            if index is not None:
+                self._by_index[index] = call
+        if call_id:
+            if not call.id and not call.started:
+                call.id = call_id  # ids that change later keep the first
+            self._by_id.setdefault(call_id, call)
+        if name and not call.name:
+            call.name = name
+        self._last_call = call
+
+        builder = self._builder
+        if not call.started:
+            if not call.name:
+                if fragment:
+                    call.pending.append(fragment)
+                return
+            self._close_text()
+            builder.tool_call_start(
+                call.key, call.id, call.name, thought_signature=self._signatures.pop(call.id, None) if call.id else None
+            )
+            call.started = True
+            for held in call.pending:
+                builder.tool_call_delta(call.key, held)
+                call.last = held
+            call.pending.clear()
+        if fragment:
+            builder.tool_call_delta(call.key, fragment)
+            call.last = fragment
+
+    # -- usage --------------------------------------------------------------------------------------
+
+    def _usage(self, usage: dict[str, Any]) -> None:
+        builder = self._builder
+        prompt = int_or_none(usage.get("prompt_tokens"))
+        completion = int_or_none(usage.get("completion_tokens"))
+        reasoning = int_or_none(obj(usage.get("completion_tokens_details")).get("reasoning_tokens"))
+        # Reasoning is a breakdown of the output: never more than it (OpenRouter has reported more,
+        # and a later chunk may lower the output without restating the reasoning).
+        output = max(0, completion) if completion is not None else builder.message.usage.output
+        if reasoning is None:
+            earlier = builder.message.usage.reasoning
+            if earlier is not None and earlier > output:
+                reasoning = output
+        else:
+            reasoning = max(0, min(reasoning, output))
+        if prompt is None:
+            builder.usage(output=completion, reasoning=reasoning)
+            return
+        details = obj(usage.get("prompt_tokens_details"))
+        cache_read = int_or_none(details.get("cached_tokens"))
+        if cache_read is None:
+            cache_read = int_or_none(usage.get("prompt_cache_hit_tokens"))
+        if cache_read is None:
+            cache_read = int_or_none(usage.get("cached_tokens"))
+        prompt = max(0, prompt)
+        cache_read = min(max(0, cache_read or 0), prompt)
+        cache_write = min(max(0, int_or_none(details.get("cache_write_tokens")) or 0), prompt - cache_read)
+        builder.usage(
+            input=prompt - cache_read - cache_write,
+            output=completion,
+            cache_read=cache_read,
+            cache_write=cache_write,
+            reasoning=reasoning,
+        )
+
+    # -- the end ------------------------------------------------------------------------------------
+
+    def _on_done(self) -> None:
+        if self._finish is None:
+            if self._reliable:
+                raise StreamFailure(
+                    ErrorInfo.of("truncated", output_started=self._builder.output_started),
+                    f"{VENDOR} stream sent [DONE] without a finish_reason (set the model's compat "
+                    "finish_reason_reliable=false for a server that never sends one)",
+                )
+            self._finish = ""
+        self._complete()
+
+    def _complete(self) -> None:
+        """Record the stop reason and finish (the terminal marker was seen)."""
+        builder = self._builder
+        if builder.finished:
+            return
+        unnamed = next((call for call in self._calls if not call.started), None)
+        if unnamed is not None:
+            raise StreamFailure(
+                ErrorInfo.of("protocol", output_started=builder.output_started),
+                f"{VENDOR} sent a tool call ({unnamed.id or 'no id'}) that never got a name",
+            )
+        raw = self._finish or ""
+        if self._refusal:
+            refusal = "".join(self._refusal).strip()
+            builder.stop(
+                raw or None, "error", error=ErrorInfo.of("refusal"), error_message=f"The model refused: {refusal}"
+            )
+        elif not raw:
+            builder.stop(None, "stop")  # a server that never sends finish_reason (the profile says so)
+        elif (mapped := self._finish_map.get(raw)) is not None:
+            builder.stop(raw, mapped)
+        elif (kind := _ERROR_FINISH.get(raw)) is not None:
+            builder.stop(
+                raw,
+                "error",
+                error=ErrorInfo.of(kind),
+                error_message=f"{VENDOR} stopped the response: finish_reason {raw}",
+            )
+        else:
+            builder.stop(
+                raw,
+                "error",
+                error=ErrorInfo.of("protocol"),
+                error_message=f"{VENDOR} sent an unknown finish_reason {raw!r} "
+                "(map it with the model's compat finish_reasons)",
+            )
+        builder.finish()
+
+    def _event_error(self, sse: ServerSentEvent) -> StreamFailure:
+        output_started = self._builder.output_started
+        try:
+            value = load_json(sse.data, VENDOR)
+        except StreamFailure:
+            value = None
+        if ERRORS.extract(value) is None:
+            value = VendorError(message=sse.text.strip()[:300] or "no message")
+        return ERRORS.from_event(value, output_started=output_started)
