@@ -22,9 +22,9 @@ Generated tool-call ids (for vendors that send none) are derived from the respon
 content index, so two replays of one recording give identical events.
 
 Cost is linear in the stream: text grows in place (amortized O(1) per delta), tool arguments keep a
-raw fragment buffer whose best-effort preview is re-parsed only when the buffer has grown by a
-quarter since the last preview. Arguments that need repair (raw control characters) are repaired
-incrementally, each character once.
+raw fragment buffer whose best-effort preview is re-parsed only when the buffer has doubled since
+the last preview (so all previews together parse about twice the final arguments). Arguments that
+need repair (raw control characters) are repaired incrementally, each character once.
 
 Events accumulate in :attr:`events`; the adapter hands them to the stream with :meth:`drain`.
 """
@@ -61,7 +61,7 @@ from normalize.usage import calculate_cost
 __all__ = ["MessageBuilder"]
 
 #: The preview of growing tool arguments is refreshed when the buffer has grown by this factor.
-_PREVIEW_GROWTH = 1.25
+_PREVIEW_GROWTH = 2.0
 #: Stop reasons a decoder may map a vendor's reason to (``pending`` is not a stop).
 _STOP_REASONS = frozenset(reason for reason in get_args(StopReason) if reason != "pending")
 #: Token counts above this are not counts (a hostile or broken server); they are capped.
@@ -163,7 +163,6 @@ class MessageBuilder:
     """
 
     __slots__ = (
-        "_finished",
         "_model",
         "_open",
         "_output_started",
@@ -172,6 +171,7 @@ class MessageBuilder:
         "_stop_error",
         "_tools",
         "events",
+        "finished",
         "message",
     )
 
@@ -183,17 +183,14 @@ class MessageBuilder:
         self._open: dict[Hashable, _BlockState] = {}
         self._tools: list[_ToolState] = []
         self._started = False
-        self._finished = False
+        #: True once a terminal event has been emitted (read it; the builder sets it). A plain
+        #: attribute, not a property: the kit reads it after every event.
+        self.finished = False
         self._output_started = False
         self._stop: StopReason | None = None
         self._stop_error: tuple[ErrorInfo, str] | None = None
 
     # -- lifecycle --------------------------------------------------------------------------------
-
-    @property
-    def finished(self) -> bool:
-        """True once a terminal event has been emitted."""
-        return self._finished
 
     @property
     def output_started(self) -> bool:
@@ -212,7 +209,7 @@ class MessageBuilder:
         Only possible before any content block started and before a terminal; returns whether the
         builder was reset. ``start`` stays emitted: a retried call still has exactly one.
         """
-        if self._output_started or self._finished:
+        if self._output_started or self.finished:
             return False
         message = self.message
         message.usage = type(message.usage)()
@@ -226,7 +223,7 @@ class MessageBuilder:
 
     def start(self) -> None:
         """Emit ``start`` (once)."""
-        if not self._started and not self._finished:
+        if not self._started and not self.finished:
             self._started = True
             self.events.append(StartEvent(self.message))
 
@@ -255,7 +252,7 @@ class MessageBuilder:
 
     def text_start(self, key: Hashable, initial: str = "") -> None:
         """Open a text block for ``key``; ``initial`` text (if any) is emitted as its first delta."""
-        if self._finished or not self._claim(key):
+        if self.finished or not self._claim(key):
             return
         block = TextContent()
         self._open[key] = _TextState(self._append_block(block), block)
@@ -267,7 +264,7 @@ class MessageBuilder:
         """Append ``delta`` to the text block for ``key``, opening it first if needed."""
         state = self._open.get(key)
         if state is None:
-            if self._finished:
+            if self.finished:
                 return
             self.text_start(key)
             state = self._open[key]
@@ -288,7 +285,7 @@ class MessageBuilder:
         self, key: Hashable, initial: str = "", *, signature: str | None = None, redacted: bool = False
     ) -> None:
         """Open a thinking block; a redacted block carries its opaque payload in ``signature``."""
-        if self._finished or not self._claim(key):
+        if self.finished or not self._claim(key):
             return
         block = ThinkingContent(thinking_signature=signature, redacted=redacted)
         self._open[key] = _ThinkingState(self._append_block(block), block)
@@ -300,7 +297,7 @@ class MessageBuilder:
         """Append ``delta`` to the thinking block for ``key``, opening it first if needed."""
         state = self._open.get(key)
         if state is None:
-            if self._finished:
+            if self.finished:
                 return
             self.thinking_start(key)
             state = self._open[key]
@@ -351,7 +348,7 @@ class MessageBuilder:
 
         An empty ``id`` gets one derived from the response id and the content index.
         """
-        if self._finished:
+        if self.finished:
             return
         if arguments is not None and not isinstance(arguments, dict):
             self.fail(
@@ -383,7 +380,7 @@ class MessageBuilder:
         """
         state = self._open.get(key)
         if type(state) is not _ToolState:
-            if self._finished:
+            if self.finished:
                 return
             if state is not None:
                 self._kind_mismatch(key, "tool-call arguments")
@@ -405,7 +402,7 @@ class MessageBuilder:
         """End the block for ``key``. ``final_text`` replaces the text where the vendor sends an
         authoritative final version. Unknown keys are ignored."""
         state = self._open.pop(key, None)
-        if state is None or self._finished:
+        if state is None or self.finished:
             return
         if type(state) is _TextState:
             if final_text is not None:
@@ -485,7 +482,7 @@ class MessageBuilder:
         ``mapped`` must be one of ``stop|length|toolUse|error|aborted``: a decoder mapping to anything
         else is a ``protocol`` error at once.
         """
-        if self._finished:
+        if self.finished:
             return
         if mapped not in _STOP_REASONS:
             self.fail(
@@ -517,7 +514,7 @@ class MessageBuilder:
         A ``length`` stop stays ``length`` even after complete tool calls (the vendor's word is
         never overwritten): the calls are kept, the message is not ``toolUse``, so nothing runs them.
         """
-        if self._finished:
+        if self.finished:
             return
         stop = self._stop
         if stop is None or stop == "pending":
@@ -548,13 +545,13 @@ class MessageBuilder:
             return
         self.start()
         self.message.stop_reason = stop
-        self._finished = True
+        self.finished = True
         self._open.clear()
         self.events.append(DoneEvent(stop, self.message))  # pyright: ignore[reportArgumentType]
 
     def fail(self, info: ErrorInfo, message: str) -> None:
         """Emit the ``error`` terminal, keeping partial content and usage. Open blocks stay open."""
-        if self._finished:
+        if self.finished:
             return
         self.start()
         for state in self._open.values():
@@ -566,7 +563,7 @@ class MessageBuilder:
         msg.stop_reason = reason
         msg.error_message = message or "unknown error"
         msg.error_info = info
-        self._finished = True
+        self.finished = True
         self._open.clear()
         self.events.append(ErrorEvent(reason, msg))
 

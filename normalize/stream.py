@@ -29,7 +29,21 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Self
 
 from normalize.errors import ErrorInfo, ErrorKind
-from normalize.events import AssistantMessageEvent, DoneEvent, ErrorEvent, StartEvent
+from normalize.events import (
+    AssistantMessageEvent,
+    DoneEvent,
+    ErrorEvent,
+    StartEvent,
+    TextDeltaEvent,
+    TextEndEvent,
+    TextStartEvent,
+    ThinkingDeltaEvent,
+    ThinkingEndEvent,
+    ThinkingStartEvent,
+    ToolCallDeltaEvent,
+    ToolCallEndEvent,
+    ToolCallStartEvent,
+)
 from normalize.messages import AssistantMessage
 
 if TYPE_CHECKING:
@@ -41,6 +55,21 @@ __all__ = ["AssistantMessageEventStream", "classify_exception"]
 
 #: A tuple, not ``DoneEvent | ErrorEvent``: the union would be rebuilt on every event (the hot path).
 _TERMINALS = (DoneEvent, ErrorEvent)
+#: The exact classes of content events: a batch of nothing else is taken whole (``_fill``); any
+#: other class (a terminal, ``start``, a subclass) goes through ``_accept`` one event at a time.
+_CONTENT_TYPES = frozenset(
+    {
+        TextStartEvent,
+        TextDeltaEvent,
+        TextEndEvent,
+        ThinkingStartEvent,
+        ThinkingDeltaEvent,
+        ThinkingEndEvent,
+        ToolCallStartEvent,
+        ToolCallDeltaEvent,
+        ToolCallEndEvent,
+    }
+)
 
 _CLOSED_EARLY = "the consumer closed the stream before it completed"
 
@@ -240,10 +269,16 @@ class AssistantMessageEventStream:
             for ready in waiters:
                 if not ready.done():
                     ready.set_result(None)
-        for event in batch:
-            if self._terminal is not None:
-                break
-            self._accept(event)
+        if self._started and _CONTENT_TYPES.issuperset(map(type, batch)):
+            # The common batch (one network read of content events): taken whole, at C speed.
+            self._pending.extend(batch)
+            self._partial = batch[-1].partial
+            self._content_seen = True
+        else:
+            for event in batch:
+                if self._terminal is not None:
+                    break
+                self._accept(event)
         if self._terminal is not None:
             # Whatever the producer would send after its terminal is ignored: close it now, so an
             # adapter's finally (closing its HTTP response) runs at the terminal, not later.

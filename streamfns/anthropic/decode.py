@@ -42,6 +42,10 @@ _STOPS: dict[str, StopReason] = {
 }
 
 
+#: What a delta without an object reads as (never mutated).
+_NO_DELTA: dict[str, Any] = {}
+
+
 def map_stop_reason(
     raw: str | None, details: dict[str, Any] | None = None
 ) -> tuple[StopReason, ErrorInfo | None, str | None]:
@@ -83,7 +87,9 @@ class AnthropicDecoder:
                 raise self._unplaced(index)
             if block_kind == _SKIP:
                 return  # a server-tool block's input or result: not part of the normalized message
-            delta = obj(data.get("delta"))
+            delta: Any = data.get("delta")
+            if delta.__class__ is not dict:
+                delta = _NO_DELTA
             delta_type = delta.get("type")
             if delta_type == "text_delta" and block_kind == _TEXT:
                 piece = delta.get("text")
