@@ -153,7 +153,7 @@ class ArgumentsWriter:
 
     :attr:`arguments` is the live view of what has arrived, kept current as it is written (the
     builder shows it as the call's preview): every value is in place at once except the string
-    still streaming, which is refreshed each time it has grown by a quarter (a long string is not
+    still streaming, which is refreshed each time it has doubled (a long string is not
     re-joined per piece).
     """
 
@@ -258,13 +258,13 @@ class ArgumentsWriter:
     # -- the live view of a streaming string --------------------------------------------------------
 
     def _show(self) -> None:
-        """Put the streaming string's text so far in the live view (at most every quarter of growth)."""
+        """Put the streaming string's text so far in the live view (at most each time it doubles)."""
         slot = self._slot
         if slot is not None:
             joined = "".join(self._pieces)
             self._pieces = [joined]
             slot[0][slot[1]] = joined
-        self._shown = self._size + (self._size >> 2) + 1
+        self._shown = 2 * self._size + 1
 
     def _end_string(self, piece: str) -> None:
         if piece:
@@ -334,7 +334,7 @@ class ArgumentsWriter:
             self._slot = (obj, segment)
             self._pieces = [text] if text else []
             self._size = len(text or "")
-            self._shown = self._size + (self._size >> 2) + 1
+            self._shown = 2 * self._size + 1
             return out + comma + encode_basestring(text or "")[:-1]
         return out + comma + (text or "null")
 
