@@ -30,21 +30,25 @@ from normalize import (
 from streamfns.demo import model_for_cassette
 from tests.agent_loop._agent import Recorder
 
+_TEXT_THEN_CALL = [
+    "text_start",
+    "text_delta",
+    "text_delta",
+    "text_end",
+    "toolcall_start",
+    "toolcall_delta",
+    "toolcall_delta",
+    "toolcall_end",
+]
+_ANSWER = ["text_start", "text_delta", "text_delta", "text_end"]
+
 #: Per wire api: the ``message_update`` events of the tool-calling reply, then of the final answer.
 REPLY_UPDATES: dict[str, tuple[list[str], list[str]]] = {
-    "anthropic-messages": (
-        [
-            "text_start",
-            "text_delta",
-            "text_delta",
-            "text_end",
-            "toolcall_start",
-            "toolcall_delta",
-            "toolcall_delta",
-            "toolcall_end",
-        ],
-        ["text_start", "text_delta", "text_delta", "text_end"],
-    ),
+    "anthropic-messages": (_TEXT_THEN_CALL, _ANSWER),
+    "openai-completions": (_TEXT_THEN_CALL, _ANSWER),
+    "openai-responses": (_TEXT_THEN_CALL, _ANSWER),
+    # Gemini sends a call's arguments whole: one delta.
+    "google-generative-ai": ([*_TEXT_THEN_CALL[:5], "toolcall_delta", "toolcall_end"], _ANSWER),
 }
 
 
