@@ -39,7 +39,7 @@ from typing import Any, Literal
 from cassettes import library
 from cassettes.mutations import drop_terminal, truncate
 from conformance.loopback import LoopbackServer, ReceivedRequest, Scripted
-from conformance.plans import plan, with_reset
+from conformance.plans import marker_offset, plan, with_reset
 from conformance.recordings import library_recordings
 from conformance.targets import builtin_targets
 from normalize import AbortController, Context, Model, StreamOptions, UserMessage
@@ -117,6 +117,9 @@ def _plan_for(name: str, fault: str, attempt: int) -> Scripted:
         return _LONG[api]
     cassette = library.load(name)
     body = cassette.interactions[0].response.body
+    # Cuts land before the api's terminal marker: a body may hold a whole response (even several)
+    # before its half, and a stream that saw its terminal rightly ends done.
+    half = min(len(body) // 2, marker_offset(cassette, cassette.api))
     if fault.startswith("retry-") and attempt == 0:
         status = int(fault.removeprefix("retry-"))
         return Scripted(
@@ -127,16 +130,16 @@ def _plan_for(name: str, fault: str, attempt: int) -> Scripted:
     if fault == "slow":
         return _slowed(plan(cassette), 0.002)
     if fault == "stall":
-        cut = truncate(cassette, after_bytes=len(body) // 2, end="timeout")
+        cut = truncate(cassette, after_bytes=half, end="timeout")
         return plan(cut)
     if fault == "reset":
-        return with_reset(plan(truncate(cassette, after_bytes=len(body) // 2, end="eof")))
+        return with_reset(plan(truncate(cassette, after_bytes=half, end="eof")))
     if fault == "truncate":
         api = cassette.api
         return plan(truncate(drop_terminal(cassette, api=api), after_bytes=len(body) * 2, end="eof"))
     if fault in ("abort", "cancel", "break"):
         # Half the body, then silence: only the client's own action can end these.
-        return plan(truncate(cassette, after_bytes=len(body) // 2, end="timeout"))
+        return plan(truncate(cassette, after_bytes=half, end="timeout"))
     return plan(cassette)
 
 
@@ -169,6 +172,7 @@ class Outcome:
 
     api: str
     fault: Fault
+    recording: str = ""
     events: int = 0
     terminals: int = 0
     result: str = ""
@@ -189,7 +193,7 @@ def _peak_rss_kib() -> int:
 async def _one(
     fn: Callable[..., Any], api: str, name: str, fault: Fault, *, index: int, base_url: str, rng: random.Random
 ) -> Outcome:
-    outcome = Outcome(api=api, fault=fault)
+    outcome = Outcome(api=api, fault=fault, recording=name)
     model_id = "soak-model" if name.startswith("long:") else library.load(name).model or "soak-model"
     model = Model(id=model_id, api=api, provider="soak", base_url=base_url)
     controller = AbortController()
@@ -306,7 +310,14 @@ async def soak(streams: int, seed: int, base_url: str) -> dict[str, Any]:
             if outcome.fault in _ENDS_DONE and outcome.result not in ("stop", "toolUse", "length")
         ),
         "faults": Counter(outcome.fault for outcome in faulted.outcomes),
-        "problems": [f"{o.api}/{o.fault}: {p}" for o in outcomes for p in o.problems][:10],
+        "problems": [
+            *(f"{o.api}/{o.fault}: {p}" for o in outcomes for p in o.problems),
+            *(
+                f"{o.api}/{o.fault} ({o.recording}): ended {o.result}"
+                for o in outcomes
+                if o.fault not in _ENDS_DONE and o.result in ("stop", "toolUse")
+            ),
+        ][:12],
     }
 
 

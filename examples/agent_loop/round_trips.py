@@ -129,7 +129,7 @@ def _chat_reply(call: bool) -> tuple[bytes, ...]:
     if not call:
         pieces = [_chat({"content": "1234 × 5678 = "}), _chat({"content": "7,006,652."})]
         return (first, *pieces, _chat({}, "stop"), _chat_usage(689, 17), b"data: [DONE]\n\n")
-    start = {"index": 0, "id": "call_RoundTripCalc0001", "type": "function"}
+    start: dict[str, Any] = {"index": 0, "id": "call_RoundTripCalc0001", "type": "function"}
     start["function"] = {"name": "calculator", "arguments": ""}
     return (
         first,
@@ -156,7 +156,8 @@ def _responses_text_item(index: int, item_id: str, *pieces: str) -> tuple[list[b
     done: dict[str, Any] = {"id": item_id, "type": "message", "status": "completed", "role": "assistant"}
     done["content"] = [{"type": "output_text", "annotations": [], "text": text}]
     part = {"item_id": item_id, "output_index": index, "content_index": 0}
-    added = {"id": item_id, "type": "message", "status": "in_progress", "content": [], "role": "assistant"}
+    added: dict[str, Any] = {"id": item_id, "type": "message", "status": "in_progress", "content": []}
+    added["role"] = "assistant"
     events = [
         _responses("response.output_item.added", {"output_index": index, "item": added}),
         _responses(
