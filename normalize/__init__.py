@@ -22,11 +22,14 @@ from normalize.context import (
     CacheRetention,
     Context,
     EffectiveSystem,
+    SplitTranscript,
     StreamOptions,
     ThinkingLevel,
     effective_system,
     messages_from_json,
     normalize_context,
+    split_transcript,
+    system_update_text,
 )
 from normalize.errors import ERROR_KINDS, RETRYABLE_KINDS, ErrorInfo, ErrorKind, error_kind_for_status
 from normalize.events import (
@@ -99,6 +102,7 @@ __all__ = [
     "MessageBuilder",
     "Model",
     "ModelCost",
+    "SplitTranscript",
     "StartEvent",
     "StopReason",
     "StreamOptions",
@@ -140,6 +144,8 @@ __all__ = [
     "request_problem",
     "sanitize_surrogates",
     "sleep_unless_aborted",
+    "split_transcript",
+    "system_update_text",
     "transform_messages",
     "validate_events",
 ]

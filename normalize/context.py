@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, cast
 
 from normalize._jsonmodel import JsonModel, adapter_for
 from normalize.content import TextContent
 from normalize.messages import Message, SystemMessage, Tool
+from normalize.transcript import sanitize_surrogates
 
 if TYPE_CHECKING:
     import httpx
@@ -21,10 +22,13 @@ __all__ = [
     "CacheRetention",
     "Context",
     "EffectiveSystem",
+    "SplitTranscript",
     "StreamOptions",
     "ThinkingLevel",
     "effective_system",
     "normalize_context",
+    "split_transcript",
+    "system_update_text",
 ]
 
 ThinkingLevel = Literal["off", "minimal", "low", "medium", "high", "xhigh", "max"]
@@ -98,6 +102,39 @@ def effective_system(messages: list[Message]) -> EffectiveSystem:
             tools[added.name] = added
     prompt = "\n\n".join([*parts, *(value for value in sections.values() if value)])
     return EffectiveSystem(prompt=prompt, tools=list(tools.values()))
+
+
+@dataclass(slots=True)
+class SplitTranscript:
+    """A transcript as request builders send it: the leading system prompt, the tool set in force
+    at the end, and the turns from the first non-system message on (later system messages stay in
+    ``turns``, where each vendor renders them its own way — see :func:`system_update_text`)."""
+
+    prompt: str
+    tools: list[Tool]
+    turns: list[Message]
+
+
+def split_transcript(messages: Sequence[Message]) -> SplitTranscript:
+    """Split ``messages`` (see :class:`SplitTranscript`); the prompt is scrubbed of lone surrogates."""
+    first_turn = next((i for i, m in enumerate(messages) if not isinstance(m, SystemMessage)), len(messages))
+    prompt = sanitize_surrogates(effective_system(list(messages[:first_turn])).prompt)
+    tools = effective_system(list(messages)).tools
+    return SplitTranscript(prompt=prompt, tools=tools, turns=list(messages[first_turn:]))
+
+
+def system_update_text(message: SystemMessage) -> str:
+    """The text a system message adds mid-conversation — its content, then its sections' values —
+    as the paragraphs of one string, blank parts dropped and lone surrogates scrubbed."""
+    parts: list[str] = []
+    content = message.content
+    if isinstance(content, str):
+        parts.append(content)
+    elif content:
+        parts.extend(block.text for block in content)
+    if message.sections:
+        parts.extend(message.sections.values())
+    return sanitize_surrogates("\n\n".join(part for part in parts if part.strip()))
 
 
 def messages_from_json(data: Any) -> list[Message]:

@@ -28,9 +28,10 @@ from normalize import (
     ToolCall,
     ToolResultMessage,
     UserMessage,
-    effective_system,
     normalize_context,
     sanitize_surrogates,
+    split_transcript,
+    system_update_text,
     transform_messages,
 )
 from streamfns.kit import WireRequest, parse_compat
@@ -157,18 +158,6 @@ def _tool_result_block(result: ToolResultMessage) -> dict[str, Any]:
     }
 
 
-def _system_update_text(message: SystemMessage) -> str:
-    parts: list[str] = []
-    content = message.content
-    if isinstance(content, str):
-        parts.append(content)
-    elif content:
-        parts.extend(block.text for block in content)
-    if message.sections:
-        parts.extend(message.sections.values())
-    return sanitize_surrogates("\n\n".join(part for part in parts if part.strip()))
-
-
 def _as_blocks(content: str | list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [{"type": "text", "text": content}] if isinstance(content, str) else content
 
@@ -204,7 +193,7 @@ def _convert_messages(messages: Sequence[Message], allow_empty_signature: bool) 
 
     for message in messages:
         if isinstance(message, SystemMessage):
-            text = _system_update_text(message)
+            text = system_update_text(message)
             if text:
                 updates.append(text)
         elif isinstance(message, ToolResultMessage):
@@ -340,10 +329,9 @@ def build_request(model: Model, context: Context, options: StreamOptions | None 
     transcript = transform_messages(
         normalize_context(context).messages, model, normalize_tool_call_id=anthropic_tool_call_id
     )
-    first_turn = next((i for i, m in enumerate(transcript) if not isinstance(m, SystemMessage)), len(transcript))
-    prompt = sanitize_surrogates(effective_system(transcript[:first_turn]).prompt)
-    tools = effective_system(transcript).tools
-    messages = _convert_messages(transcript[first_turn:], compat.allow_empty_signature)
+    split = split_transcript(transcript)
+    prompt, tools = split.prompt, split.tools
+    messages = _convert_messages(split.turns, compat.allow_empty_signature)
     cache_control = _cache_control(compat, opts)
 
     payload: dict[str, Any] = {

@@ -28,9 +28,10 @@ from normalize import (
     Tool,
     ToolResultMessage,
     UserMessage,
-    effective_system,
     normalize_context,
     sanitize_surrogates,
+    split_transcript,
+    system_update_text,
     transform_messages,
 )
 from streamfns.google.compat import GEMINI_API_BASE_URL, GoogleCompat, is_vertex, vertex_placement
@@ -168,18 +169,6 @@ def _function_response(
     return {"functionResponse": response}
 
 
-def _system_update_text(message: SystemMessage) -> str:
-    parts: list[str] = []
-    content = message.content
-    if isinstance(content, str):
-        parts.append(content)
-    elif content:
-        parts.extend(block.text for block in content)
-    if message.sections:
-        parts.extend(message.sections.values())
-    return sanitize_surrogates("\n\n".join(part for part in parts if part.strip()))
-
-
 def _convert_messages(messages: Sequence[Message], call_ids: bool, nested_images: bool) -> list[dict[str, Any]]:
     turns: list[dict[str, Any]] = []
     responses: list[dict[str, Any]] = []
@@ -205,7 +194,7 @@ def _convert_messages(messages: Sequence[Message], call_ids: bool, nested_images
 
     for message in messages:
         if isinstance(message, SystemMessage):
-            text = _system_update_text(message)
+            text = system_update_text(message)
             if text:
                 updates.append(text)
         elif isinstance(message, ToolResultMessage):
@@ -335,13 +324,12 @@ def build_request(model: Model, context: Context, options: StreamOptions | None 
     transcript = transform_messages(
         normalize_context(context).messages, model, normalize_tool_call_id=google_tool_call_id
     )
-    first_turn = next((i for i, m in enumerate(transcript) if not isinstance(m, SystemMessage)), len(transcript))
-    prompt = sanitize_surrogates(effective_system(transcript[:first_turn]).prompt)
-    tools = effective_system(transcript).tools
+    split = split_transcript(transcript)
+    prompt, tools = split.prompt, split.tools
     nested_images = (_generation(model.id) or 0) >= 3
 
     payload: dict[str, Any] = {
-        "contents": _convert_messages(transcript[first_turn:], _sends_call_ids(model, compat), nested_images)
+        "contents": _convert_messages(split.turns, _sends_call_ids(model, compat), nested_images)
     }
     if prompt.strip():
         payload["systemInstruction"] = {"parts": [{"text": prompt}]}

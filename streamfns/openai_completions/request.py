@@ -29,9 +29,10 @@ from normalize import (
     ToolCall,
     ToolResultMessage,
     UserMessage,
-    effective_system,
     normalize_context,
     sanitize_surrogates,
+    split_transcript,
+    system_update_text,
     transform_messages,
 )
 from streamfns.kit import WireRequest
@@ -207,18 +208,6 @@ def _tool_message(result: ToolResultMessage, compat: CompletionsCompat) -> tuple
     return message, images
 
 
-def _system_update(message: SystemMessage) -> str:
-    parts: list[str] = []
-    content = message.content
-    if isinstance(content, str):
-        parts.append(content)
-    elif content:
-        parts.extend(block.text for block in content)
-    if message.sections:
-        parts.extend(message.sections.values())
-    return sanitize_surrogates("\n\n".join(part for part in parts if part.strip()))
-
-
 def _convert(messages: Sequence[Message], model: Model, compat: CompletionsCompat) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     images: list[ImageContent] = []
@@ -237,7 +226,7 @@ def _convert(messages: Sequence[Message], model: Model, compat: CompletionsCompa
 
     for message in messages:
         if isinstance(message, SystemMessage):
-            text = _system_update(message)
+            text = system_update_text(message)
             if text:
                 updates.append(text)
         elif isinstance(message, ToolResultMessage):
@@ -430,16 +419,15 @@ def build_request(model: Model, context: Context, options: StreamOptions | None 
     opts = options if options is not None else StreamOptions()
     compat = compat_for(model)
     transcript = transform_messages(normalize_context(context).messages, model, normalize_tool_call_id=_id_rule(compat))
-    first_turn = next((i for i, m in enumerate(transcript) if not isinstance(m, SystemMessage)), len(transcript))
-    prompt = sanitize_surrogates(effective_system(transcript[:first_turn]).prompt)
-    tools = effective_system(transcript).tools
+    split = split_transcript(transcript)
+    prompt, tools = split.prompt, split.tools
 
     messages: list[dict[str, Any]] = []
     if prompt.strip():
         messages.append(
             {"role": "developer" if model.reasoning and compat.developer_role else "system", "content": prompt}
         )
-    messages.extend(_convert(transcript[first_turn:], model, compat))
+    messages.extend(_convert(split.turns, model, compat))
 
     payload: dict[str, Any] = {"model": model.id, "messages": messages, "stream": True}
     if compat.usage_in_stream:

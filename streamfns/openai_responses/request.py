@@ -37,6 +37,8 @@ from normalize import (
     is_same_model,
     normalize_context,
     sanitize_surrogates,
+    split_transcript,
+    system_update_text,
     transform_messages,
 )
 from streamfns.kit import CompatError, WireRequest, obj, parse_compat
@@ -275,28 +277,15 @@ def _tool_output(result: ToolResultMessage) -> str | list[dict[str, Any]]:
     return parts
 
 
-def _system_text(message: SystemMessage) -> str:
-    parts: list[str] = []
-    content = message.content
-    if isinstance(content, str):
-        parts.append(content)
-    elif content:
-        parts.extend(block.text for block in content)
-    if message.sections:
-        parts.extend(message.sections.values())
-    return sanitize_surrogates("\n\n".join(part for part in parts if part.strip()))
-
-
 def _input_items(transcript: Sequence[Message], model: Model, system_role: str) -> list[dict[str, Any]]:
     items: list[dict[str, Any]] = []
-    first_turn = next((i for i, m in enumerate(transcript) if not isinstance(m, SystemMessage)), len(transcript))
-    prompt = sanitize_surrogates(effective_system(list(transcript[:first_turn])).prompt)
-    if prompt.strip():
-        items.append({"role": system_role, "content": prompt})
-    for message in transcript[first_turn:]:
+    split = split_transcript(transcript)
+    if split.prompt.strip():
+        items.append({"role": system_role, "content": split.prompt})
+    for message in split.turns:
         if isinstance(message, SystemMessage):
             # The Responses API takes system/developer messages anywhere in the input.
-            text = _system_text(message)
+            text = system_update_text(message)
             if text:
                 items.append({"role": system_role, "content": text})
         elif isinstance(message, UserMessage):
@@ -421,7 +410,7 @@ def build_request(model: Model, context: Context, options: StreamOptions | None 
         "stream": True,
         "store": False,
     }
-    tools = effective_system(transcript).tools
+    tools = effective_system(list(transcript)).tools
     if tools:
         payload["tools"] = [_tool_definition(tool) for tool in tools]
     if opts.max_tokens is not None:

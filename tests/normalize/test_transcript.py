@@ -409,3 +409,23 @@ def test_foreign_ids_that_normalize_alike_stay_distinct() -> None:
     assert all(len(i) <= 64 for i in ids)
     results = [m.tool_call_id for m in out if isinstance(m, ToolResultMessage)]
     assert results == ids, "each result still answers its own call"
+
+
+def test_split_transcript_and_system_update_text() -> None:
+    from normalize import SystemMessage, Tool, ToolRef, split_transcript, system_update_text
+
+    messages: list[Message] = [
+        SystemMessage(content="Be brief.", tools_added=[Tool(name="a"), Tool(name="b")]),
+        SystemMessage(sections={"style": "Use \ud83d metric units."}),
+        UserMessage(content="hi"),
+        SystemMessage(content="  ", sections={"late": "Now answer in French."}, tools_removed=[ToolRef(name="a")]),
+        UserMessage(content="again"),
+    ]
+    split = split_transcript(messages)
+    assert split.prompt == "Be brief.\n\nUse  metric units."
+    assert [tool.name for tool in split.tools] == ["b"], "the tool set in force at the end"
+    assert split.turns == messages[2:]
+    late = messages[3]
+    assert isinstance(late, SystemMessage)
+    assert system_update_text(late) == "Now answer in French."
+    assert split_transcript([]).turns == []
