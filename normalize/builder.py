@@ -163,6 +163,7 @@ class MessageBuilder:
     """
 
     __slots__ = (
+        "_ids",
         "_model",
         "_open",
         "_output_started",
@@ -182,6 +183,8 @@ class MessageBuilder:
         self.events: list[AssistantMessageEvent] = []
         self._open: dict[Hashable, _BlockState] = {}
         self._tools: list[_ToolState] = []
+        #: Every tool-call id given out, so a duplicate is told apart in one lookup.
+        self._ids: set[str] = set()
         self._started = False
         #: True once a terminal event has been emitted (read it; the builder sets it). A plain
         #: attribute, not a property: the kit reads it after every event.
@@ -594,13 +597,14 @@ class MessageBuilder:
             # Derived, not random: two replays of one recording must give identical events.
             seed = f"{self.message.response_id or ''}:{index}"
             candidate = f"call_gen_{hashlib.sha256(seed.encode()).hexdigest()[:12]}"
-        taken = {block.id for block in self.message.content if isinstance(block, ToolCall)}
-        if candidate not in taken:
-            return candidate
-        n = 2
-        while f"{candidate}_{n}" in taken:
-            n += 1
-        return f"{candidate}_{n}"
+        taken = self._ids
+        if candidate in taken:
+            n = 2
+            while f"{candidate}_{n}" in taken:
+                n += 1
+            candidate = f"{candidate}_{n}"
+        taken.add(candidate)
+        return candidate
 
 
 def _count(value: int) -> int:

@@ -56,7 +56,9 @@ class ImageContent(JsonModel):
 
 @dataclass(slots=True, kw_only=True)
 class ToolCall(JsonModel):
-    """A request to run a tool. ``arguments`` is always a dict, strictly parsed from complete JSON."""
+    """A request to run a tool. ``arguments`` is always a dict. In a message whose stop reason is
+    ``toolUse`` every call's arguments were strictly parsed from complete JSON; a ``length`` message
+    may hold a call whose arguments are the best-effort view of a cut-off prefix (not executable)."""
 
     type: Literal["toolCall"] = "toolCall"
     id: str

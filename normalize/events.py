@@ -119,7 +119,10 @@ class ToolCallDeltaEvent:
 
 @dataclass(slots=True)
 class ToolCallEndEvent:
-    """The tool call is complete; ``tool_call.arguments`` came from a strict parse."""
+    """The tool call's block ended. Its ``arguments`` came from a strict parse of complete JSON —
+    except in a response the vendor cut at its token limit (it ends ``done`` with reason ``length``),
+    where a call cut mid-arguments ends with the best-effort view of what arrived. Only the calls
+    of a ``toolUse`` message are executable; never run a tool from ``toolcall_end`` alone."""
 
     content_index: int
     tool_call: ToolCall

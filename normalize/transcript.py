@@ -145,7 +145,25 @@ def _transform_user(message: UserMessage, images_ok: bool) -> UserMessage:
     return dataclasses.replace(message, content=cleaned)
 
 
-def _transform_tool_result(message: ToolResultMessage, images_ok: bool, id_map: dict[str, str]) -> ToolResultMessage:
+class _IdMap:
+    """Foreign tool-call ids rewritten for the target, looked up both ways (one dict lookup per call:
+    a scan of every earlier mapping per call made long transcripts quadratic)."""
+
+    __slots__ = ("new", "owner")
+
+    def __init__(self) -> None:
+        self.new: dict[str, str] = {}
+        self.owner: dict[str, str] = {}
+
+    def get(self, original: str, default: str) -> str:
+        return self.new.get(original, default)
+
+    def record(self, original: str, new: str) -> None:
+        self.new[original] = new
+        self.owner[new] = original
+
+
+def _transform_tool_result(message: ToolResultMessage, images_ok: bool, id_map: _IdMap) -> ToolResultMessage:
     raw: Any = message.content
     blocks = cast("list[ToolResultContent]", _content_list(raw))
     cleaned = _clean_user_blocks(blocks, TOOL_IMAGE_OMITTED, images_ok)
@@ -159,7 +177,7 @@ def _transform_assistant_block(
     block: AssistantContent,
     same: bool,
     normalize_id: Callable[[str], str] | None,
-    id_map: dict[str, str],
+    id_map: _IdMap,
 ) -> AssistantContent | None:
     if isinstance(block, ThinkingContent):
         if block.redacted:
@@ -187,13 +205,13 @@ def _transform_assistant_block(
     new_id = block.id
     if normalize_id is not None:
         new_id = normalize_id(block.id)
-        if new_id in {mapped for original, mapped in id_map.items() if original != block.id}:
+        if id_map.owner.get(new_id, block.id) != block.id:
             # Two foreign ids normalized alike (e.g. cut to the same 64-character prefix): keep them
             # apart with a digest of the original, or one call's result would answer the other.
             digest = hashlib.sha256(block.id.encode()).hexdigest()[:8]
             new_id = normalize_id(f"{new_id[: max(1, len(new_id) - 9)]}_{digest}")
         if new_id != block.id:
-            id_map[block.id] = new_id
+            id_map.record(block.id, new_id)
     return dataclasses.replace(block, id=new_id, arguments=arguments, thought_signature=None)
 
 
@@ -201,7 +219,7 @@ def _transform_assistant(
     message: AssistantMessage,
     target: Model,
     normalize_id: Callable[[str], str] | None,
-    id_map: dict[str, str],
+    id_map: _IdMap,
 ) -> AssistantMessage:
     same = is_same_model(message, target)
     raw: Any = message.content
@@ -263,7 +281,7 @@ def transform_messages(
     - System messages pass through unchanged.
     """
     images_ok = "image" in target.input
-    id_map: dict[str, str] = {}
+    id_map = _IdMap()
     out: list[Message] = []
     pending: dict[str, ToolCall] = {}
     pending_since = 0

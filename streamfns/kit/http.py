@@ -213,6 +213,8 @@ async def run_sse(
                 # not whenever the garbage collector finalizes the suspended generator.
                 async with contextlib.aclosing(attempt_events) as batches:
                     async for batch in batches:
+                        if builder.finished:
+                            _scrub(builder, call)
                         yield batch
                 if builder.finished:
                     return
@@ -243,6 +245,20 @@ async def run_sse(
         scope.close()
         if owned:
             await client.aclose()
+
+
+def _scrub(builder: MessageBuilder, call: SseCall) -> None:
+    """Redact the terminal message the decoder ended with: vendor text can reach it through
+    ``builder.stop(error_message=...)`` (a finish message, an unknown reason) without a
+    :class:`StreamFailure`, whose messages are redacted where they are raised."""
+    message = builder.message
+    if message.error_message:
+        message.error_message = redact(message.error_message, call.secrets)
+    if message.raw_stop_reason:
+        message.raw_stop_reason = redact(message.raw_stop_reason, call.secrets)
+    info = message.error_info
+    if info is not None and info.code:
+        info.code = redact(info.code, call.secrets)
 
 
 def _interrupted(

@@ -31,6 +31,7 @@ from normalize import (
     TextContent,
     Tool,
     UserMessage,
+    event_to_json,
     validate_events,
 )
 from streamfns.kit import ApiKey, ServerSentEvent
@@ -553,3 +554,16 @@ async def test_a_model_that_cannot_be_called_or_priced_is_refused_before_sending
         assert result.error_info.kind == "config"
         assert field in (result.error_message or "")
         assert server.requests == []
+
+
+async def test_vendor_text_in_a_stop_reason_is_redacted_too() -> None:
+    # Not a StreamFailure: the decoder maps an unknown stop reason through builder.stop(), and the
+    # builder quotes it in the error message. A server echoing the key there must not leak it.
+    echo = sse({"type": "text", "text": "x"}, {"type": "stop", "reason": f"denied for key {KEY}"}, "[END]")
+    async with LoopbackServer(reply(echo)) as server:
+        events, result = await run(server.base_url)
+        assert result.stop_reason == "error"
+        assert KEY not in (result.error_message or "")
+        assert "[redacted]" in (result.error_message or "")
+        assert KEY not in (result.raw_stop_reason or "")
+        assert all(KEY not in str(event_to_json(event, include_partial=True)) for event in events)
