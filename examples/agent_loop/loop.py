@@ -140,9 +140,12 @@ class Agent:
         controller = self._controller = AbortController()
         emit: Listener = on_event or (lambda _event: None)
         added: list[Message] = []
+        # Steering that an earlier run ended before delivering (it failed, or was aborted) goes out
+        # now, ahead of the new prompt it preceded — never in the middle of this run's tool loop.
+        pending, self._steering = [*self._steering, *_as_messages(prompt)], []
         try:
             emit(AgentStart())
-            await self._turns(_as_messages(prompt), controller.signal, emit, added)
+            await self._turns(pending, controller.signal, emit, added)
             emit(AgentEnd(messages=added))
         finally:
             self._controller = None

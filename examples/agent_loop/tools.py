@@ -40,6 +40,8 @@ __all__ = [
 ]
 
 ABORTED_TEXT = "Operation aborted"
+#: How long an aborted tool gets to clean up before the agent answers "Operation aborted" without it.
+_CLEANUP_S = 1.0
 
 Execute = Callable[[str, dict[str, Any], AbortSignal], Awaitable[str | Sequence[ToolResultContent]]]
 
@@ -108,6 +110,20 @@ def _is_type(value: object, name: str) -> bool:
             return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
 
+def _json_equal(a: object, b: object) -> bool:
+    """Equality as JSON Schema means it: ``true`` is not ``1``, ``1`` is ``1.0``, containers compare
+    element by element (Python's ``==`` says ``True == 1``)."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    if isinstance(a, list) and isinstance(b, list):
+        left, right = cast("list[object]", a), cast("list[object]", b)
+        return len(left) == len(right) and all(_json_equal(x, y) for x, y in zip(left, right, strict=True))
+    if isinstance(a, dict) and isinstance(b, dict):
+        left_map, right_map = cast("dict[object, object]", a), cast("dict[object, object]", b)
+        return left_map.keys() == right_map.keys() and all(_json_equal(left_map[k], right_map[k]) for k in left_map)
+    return a == b
+
+
 def _json_type(value: object) -> str:
     for name in ("null", "boolean", "integer", "number", "string", "array", "object"):
         if _is_type(value, name):
@@ -124,9 +140,9 @@ def validate_arguments(value: object, schema: Mapping[str, Any], path: str = "")
         if not any(_is_type(value, name) for name in allowed):
             return [f"{here}: expected {' or '.join(allowed)}, got {_json_type(value)}"]
     problems: list[str] = []
-    if "const" in schema and value != schema["const"]:
+    if "const" in schema and not _json_equal(value, schema["const"]):
         problems.append(f"{here}: must be {json.dumps(schema['const'])}")
-    if "enum" in schema and value not in schema["enum"]:
+    if "enum" in schema and not any(_json_equal(value, option) for option in schema["enum"]):
         problems.append(f"{here}: must be one of {json.dumps(schema['enum'])}")
     if "anyOf" in schema and all(validate_arguments(value, option, path) for option in schema["anyOf"]):
         problems.append(f"{here}: matches none of the allowed forms")
@@ -263,7 +279,9 @@ async def run_tool_call(tool: AgentTool, call: ToolCall, signal: AbortSignal) ->
         aborted.cancel()
         if not work.done():
             work.cancel()  # the abort came first (or we are being cancelled): stop the tool
-            await asyncio.wait((work,))  # and let its cleanup run
+            # and let its cleanup run — for a while: a tool that ignores cancellation must not hold
+            # the agent after an abort (it is left to finish on its own; its result is dropped).
+            await asyncio.wait((work,), timeout=_CLEANUP_S)
     if signal.aborted or work.cancelled():
         return error_result(call, ABORTED_TEXT)
     failure = work.exception()

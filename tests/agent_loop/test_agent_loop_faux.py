@@ -533,3 +533,64 @@ async def test_an_empty_prompt_continues_from_the_transcript() -> None:
     ]
     assert seen == [["user"]]
     assert added == agent.messages[1:]
+
+
+async def test_steering_left_over_from_a_failed_run_goes_out_before_the_next_prompt() -> None:
+    provider = faux()
+    seen: list[list[str]] = []
+
+    def reply(context: Context, *_rest: Any) -> AssistantMessage:
+        seen.append([_texts(m) if not isinstance(m, UserMessage) else str(m.content) for m in context.messages])
+        if len(seen) == 1:
+            return faux_message("x", stop_reason="error", error_message="boom", error_info=ErrorInfo.of("server"))
+        return faux_message("fine")
+
+    provider.set_responses([reply, reply])
+    agent = Agent(provider.model(), stream_fn=provider)
+
+    def steer_during_the_reply(event: AgentEvent) -> None:
+        if event.type == "message_start" and getattr(event.message, "role", "") == "assistant":
+            agent.steer("STEER from run 1")
+
+    await agent.run("first", steer_during_the_reply)
+    await agent.run("second")
+    assert len(seen) == 2, "no extra request for the leftover steering"
+    assert seen[1][-2:] == ["STEER from run 1", "second"], "delivered with the next prompt, in the order given"
+
+
+async def test_an_abort_does_not_wait_for_a_tool_that_ignores_cancellation() -> None:
+    provider = faux()
+    release = asyncio.Event()
+
+    async def deaf(_id: str, _args: dict[str, Any], _signal: AbortSignal) -> str:
+        while not release.is_set():
+            try:
+                await release.wait()
+            except asyncio.CancelledError:
+                continue  # a tool that swallows cancellation
+        return "finally"
+
+    provider.set_responses([faux_message([faux_tool_call("deaf", {})], stop_reason="toolUse")])
+    agent = Agent(provider.model(), tools=[_tool("deaf", deaf)], stream_fn=provider)
+
+    def abort_once_running(event: AgentEvent) -> None:
+        if event.type == "tool_execution_start":
+            asyncio.get_running_loop().call_later(0.05, agent.abort)
+
+    try:
+        await asyncio.wait_for(agent.run("Go", abort_once_running), timeout=10)
+        assert _texts(_results(agent)[0]) == ABORTED_TEXT
+    finally:
+        release.set()
+        await asyncio.sleep(0)
+
+
+@pytest.mark.parametrize(
+    ("schema", "value"),
+    [({"const": True}, 1), ({"enum": [0, 1]}, False), ({"const": [True]}, [1]), ({"enum": [{"a": 1}]}, {"a": True})],
+)
+def test_const_and_enum_do_not_confuse_booleans_with_numbers(schema: dict[str, Any], value: object) -> None:
+    from examples.agent_loop.tools import validate_arguments
+
+    assert validate_arguments(value, schema) != []
+    assert validate_arguments(1.0, {"const": 1}) == []
