@@ -24,6 +24,8 @@ Pieces for the vendor parts: :class:`WireRequest`; the :class:`Decoder` protocol
 accessors :func:`obj`, :func:`array`, :func:`int_or_none`, :func:`str_or_none`, :func:`text` for
 untrusted JSON; :class:`StreamFailure`;
 :class:`ErrorTable` and :class:`VendorError`; :func:`parse_compat` for typed ``Model.compat`` flags;
+:func:`provider_key_env` (a provider's ``<PROVIDER>_API_KEY``) and :func:`prompt_cache_key` (a session
+id capped for a prompt-cache key);
 :class:`Adapter`, the declaration that lists a package in the registry, the catalog and
 ``conformance.targets``. None of these import httpx: a decoder stays pure and cheap to import.
 """
@@ -32,7 +34,7 @@ from streamfns.kit.adapter import ENTRY_POINT_GROUP, Adapter
 from streamfns.kit.compat import CompatError, parse_compat
 from streamfns.kit.errors import ErrorTable, VendorError, error_object, parse_retry_after, retry_hint
 from streamfns.kit.failure import StreamFailure
-from streamfns.kit.keys import ApiKey, redact
+from streamfns.kit.keys import ApiKey, prompt_cache_key, provider_key_env, redact
 from streamfns.kit.payload import array, int_or_none, load_event, load_json, obj, str_or_none, text
 from streamfns.kit.sse import ServerSentEvent, SSEDecoder, SSEEventTooLarge
 from streamfns.kit.wire import Decoder, DecoderFactory, RequestBuilder, WireApi, WireRequest
@@ -61,6 +63,8 @@ __all__ = [
     "obj",
     "parse_compat",
     "parse_retry_after",
+    "prompt_cache_key",
+    "provider_key_env",
     "redact",
     "retry_hint",
     "str_or_none",

@@ -5,11 +5,16 @@ A key is looked up in ``StreamOptions.api_key`` first, then in the environment v
 quote it. Every error message a stream ends with is passed through :func:`redact`, which blanks the
 key in the forms servers and libraries echo it back in: raw, escaped for JSON or Python, URL-encoded,
 and base64-encoded at any alignment.
+
+Two naming rules shared by adapters: :func:`provider_key_env` (the ``<PROVIDER>_API_KEY`` variable
+of a provider without a known one) and :func:`prompt_cache_key` (a session id as a length-capped
+prompt-cache key).
 """
 
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 import os
 import re
@@ -20,7 +25,16 @@ from urllib.parse import quote, quote_plus
 from normalize import ErrorInfo
 from streamfns.kit.failure import StreamFailure
 
-__all__ = ["CREDENTIAL_HEADERS", "ApiKey", "credentials_in", "redact", "secret_forms"]
+__all__ = [
+    "CREDENTIAL_HEADERS",
+    "PROMPT_CACHE_KEY_MAX",
+    "ApiKey",
+    "credentials_in",
+    "prompt_cache_key",
+    "provider_key_env",
+    "redact",
+    "secret_forms",
+]
 
 #: Request headers whose values are credentials (lower case).
 CREDENTIAL_HEADERS = frozenset(
@@ -29,6 +43,11 @@ CREDENTIAL_HEADERS = frozenset(
 #: Shorter strings are not redacted: blanking every "test" in a message would help nobody.
 _MIN_SECRET = 8
 _REDACTED = "[redacted]"
+_ENV_UNSAFE = re.compile(r"[^A-Z0-9]+")
+#: The longest ``prompt_cache_key`` OpenAI accepts (and the default cap of :func:`prompt_cache_key`).
+PROMPT_CACHE_KEY_MAX = 64
+#: Marks a prompt-cache key derived from a session id too long to send as is.
+_CACHE_KEY_PREFIX = "sfn_"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -69,6 +88,35 @@ class ApiKey:
         if key is None:
             return {}
         return {self.header.lower(): f"{self.scheme} {key}" if self.scheme else key}
+
+
+def provider_key_env(provider: str) -> tuple[str, ...]:
+    """The environment variable holding the key of ``provider`` when nothing better is known, as
+    ``ApiKey.env`` takes it: ``(<PROVIDER>_API_KEY,)``.
+
+    The provider name is upper-cased (so ``Acme`` and ``acme`` share a variable), every run of
+    characters other than ASCII letters and digits becomes one ``_``, and ``_`` at either end is
+    dropped: ``my-gateway`` → ``MY_GATEWAY_API_KEY``, ``-edge-`` → ``EDGE_API_KEY``. Empty when no
+    letter or digit is left: no variable is guessed, the key must be given explicitly.
+    """
+    stem = _ENV_UNSAFE.sub("_", provider.upper()).strip("_")
+    return (f"{stem}_API_KEY",) if stem else ()
+
+
+def prompt_cache_key(session_id: str, max_length: int = PROMPT_CACHE_KEY_MAX) -> str:
+    """``session_id`` as a prompt-cache key of at most ``max_length`` characters.
+
+    A session id that fits is sent as is; a longer one becomes ``sfn_`` and a SHA-256 hex digest of
+    it filling the rest, so the same session always gets the same key and different sessions
+    (practically) never share one. Raises ``ValueError`` for a cap too small to hold a digest.
+    """
+    if len(session_id) <= max_length:
+        return session_id
+    digest_length = max_length - len(_CACHE_KEY_PREFIX)
+    if digest_length < 16:
+        raise ValueError(f"a prompt-cache key cap of {max_length} characters leaves no room for a digest")
+    digest = hashlib.sha256(session_id.encode("utf-8", "surrogatepass")).hexdigest()
+    return _CACHE_KEY_PREFIX + digest[:digest_length]
 
 
 def credentials_in(headers: Mapping[str, str]) -> list[str]:

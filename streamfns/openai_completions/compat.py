@@ -26,14 +26,13 @@ error before anything is sent. Plugging a new server is therefore data, not code
 from __future__ import annotations
 
 import dataclasses
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 from urllib.parse import urlsplit
 
 from normalize import Model
-from streamfns.kit import ApiKey, CompatError, parse_compat
+from streamfns.kit import ApiKey, CompatError, parse_compat, provider_key_env
 
 __all__ = [
     "HOSTS",
@@ -95,8 +94,10 @@ class CompletionsCompat:
         ``long_cache_retention``: ``cache_retention="long"`` sends ``prompt_cache_retention: "24h"``.
         ``cache_control``: Anthropic-style ``cache_control`` markers on the system prompt and the last
         user turn (OpenRouter with ``anthropic/*`` models). ``empty_tools_with_history``: send
-        ``tools: []`` when the history has tool calls but no tools are given (proxies in front of
-        Anthropic require it). ``tool_call_id_format``: how foreign tool-call ids are rewritten
+        ``tools: []`` when the history has tool calls but no tools are given. Off by default:
+        OpenAI, DeepSeek and DashScope reject an empty list; on for OpenRouter's ``anthropic/*``
+        models, and to be switched on for other proxies in front of Anthropic (LiteLLM-style),
+        which need the history's tool calls declared. ``tool_call_id_format``: how foreign tool-call ids are rewritten
         (``mistral``: exactly nine letters and digits). ``requires_tool_result_name``: tool messages
         carry the tool ``name``. ``requires_assistant_after_tool_result``: a short assistant message
         goes between tool results and a following user message. ``replay_thinking``: the model's
@@ -132,7 +133,7 @@ class CompletionsCompat:
     prompt_cache_key: bool = False
     long_cache_retention: bool = False
     cache_control: bool = False
-    empty_tools_with_history: bool = True
+    empty_tools_with_history: bool = False
     tool_call_id_format: ToolCallIdFormat = "openai"
     requires_tool_result_name: bool = False
     requires_assistant_after_tool_result: bool = False
@@ -292,7 +293,6 @@ HOSTS: Final[tuple[tuple[str, str], ...]] = (
 )
 
 _LOOPBACK = frozenset({"localhost", "127.0.0.1", "::1", "0.0.0.0"})
-_ENV_UNSAFE = re.compile(r"[^A-Z0-9]+")
 
 
 def _host(base_url: str) -> str:
@@ -325,12 +325,13 @@ def _refined(name: str, profile: CompletionsCompat, model: Model) -> Completions
     """Model-dependent facts of a profile (applied before the model's own overrides)."""
     changes: dict[str, Any] = {}
     if not profile.key_env:
-        # A server without a known variable: ``<PROVIDER>_API_KEY``.
-        stem = _ENV_UNSAFE.sub("_", model.provider.upper()).strip("_")
-        if stem:
-            changes["key_env"] = (f"{stem}_API_KEY",)
+        # A server without a known variable: ``<PROVIDER>_API_KEY`` (the kit's rule, shared by adapters).
+        key_env = provider_key_env(model.provider)
+        if key_env:
+            changes["key_env"] = key_env
     if name == "openrouter" and model.id.startswith("anthropic/"):
         changes["cache_control"] = True
+        changes["empty_tools_with_history"] = True
     return dataclasses.replace(profile, **changes) if changes else profile
 
 

@@ -5,6 +5,9 @@ What is read, and how it lands in the normalized message:
 - A ``data:`` value that is ``null`` or not an object is skipped; SSE comments (OpenRouter's
   ``: OPENROUTER PROCESSING``) never reach the decoder, nor do ``event: ping`` keep-alives.
   ``[DONE]`` ends the stream.
+- A choice's ``delta`` must be an object (or absent/``null``); anything else, and a choice carrying
+  the non-streaming ``message`` instead of a delta, is a ``protocol`` error: its content cannot be
+  placed, and dropping it would end a shortened answer as ``done``.
 - Only choice ``index`` 0 is read: with ``n > 1`` the other choices are ignored (one assistant
   message per call).
 - ``delta.content`` is text; a content *list* (Mistral's magistral) holds ``text`` and ``thinking``
@@ -39,9 +42,14 @@ What is read, and how it lands in the normalized message:
 
 How the stream ends: ``finish_reason`` of choice 0 is the vendor's terminal marker; the stream then
 ends at ``[DONE]`` (usage usually arrives in a chunk between the two) or at EOF, or when content for
-a *new* response follows it (a server splicing two responses into one body). ``[DONE]`` without a
-``finish_reason`` is ``truncated`` — unless the profile says the server never sends one
-(``finish_reason_reliable=False``); EOF without either is ``truncated`` (the kit reports it).
+a *new* response follows it: a chunk whose ``id`` differs from the response id (a server splicing
+two responses into one body). Content after the ``finish_reason`` in a chunk of the *same* (or no)
+id cannot be placed and is a ``protocol`` error, never dropped. EOF after the ``finish_reason``
+but before any usage is ``truncated`` when the profile asked for usage in the stream
+(``usage_in_stream``: the usage chunk was cut off); a ``[DONE]`` still ends such a stream ``done``
+(a server may ignore the request). ``[DONE]`` without a ``finish_reason`` is ``truncated`` — unless
+the profile says the server never sends one (``finish_reason_reliable=False``); EOF without either
+is ``truncated`` (the kit reports it).
 Finish reasons: ``stop``/``end`` (and ``eos``, ``eos_token``, ``stop_sequence``, ``end_turn``) →
 ``stop``; ``length``/``max_tokens`` → ``length``; ``tool_calls``/``function_call``/``tool_use`` →
 ``toolUse``; the profile's ``finish_reasons`` add more; ``content_filter`` → error
@@ -167,6 +175,8 @@ class CompletionsDecoder:
         "_reliable",
         "_seq",
         "_signatures",
+        "_usage_expected",
+        "_usage_seen",
     )
 
     def __init__(self, builder: MessageBuilder, model: Model) -> None:
@@ -177,6 +187,9 @@ class CompletionsDecoder:
             compat = PROFILES["generic"]  # the request builder has reported the mistake already
         self._fields = compat.reasoning_fields
         self._reliable = compat.finish_reason_reliable
+        #: The request asked for usage in the stream (``stream_options.include_usage``).
+        self._usage_expected = compat.usage_in_stream
+        self._usage_seen = False
         # The profile's values were checked to be stop reasons (CompletionsCompat.__post_init__).
         self._finish_map = cast("dict[str, StopReason]", {**FINISH_REASONS, **compat.finish_reasons})
         #: The raw finish reason of choice 0 once it came ("" for a [DONE] that stands in for it).
@@ -239,10 +252,9 @@ class CompletionsDecoder:
             self._chunk_usage(chunk, None)
             return
         delta: Any = choice.get("delta")
-        if delta and delta.__class__ is dict:
+        if delta.__class__ is dict and delta:
             if self._finish is not None and self._carries_content(delta):
-                # Content after choice 0 finished belongs to another response spliced into this body.
-                self._complete()
+                self._after_finish(chunk)
                 return
             if len(delta) != 1:
                 self._delta(delta)
@@ -270,11 +282,36 @@ class CompletionsDecoder:
                             call.last = fragment
                     else:
                         self._delta(delta)
+        elif (delta is not None and delta.__class__ is not dict) or choice.get("message") is not None:
+            raise self._unplaceable(choice)
         reason: Any = choice.get("finish_reason")
         if reason or chunk.get("usage"):
             self._chunk_usage(chunk, choice)
             if reason:
                 self._finish = str(reason)
+
+    def _unplaceable(self, choice: dict[str, Any]) -> StreamFailure:
+        delta = choice.get("delta")
+        if delta is None or isinstance(delta, dict):
+            what = f"a non-streaming choice.message instead of a delta: {choice.get('message')!r:.100}"
+        else:
+            what = f"a delta that is not an object: {delta!r:.100}"
+        return StreamFailure(
+            ErrorInfo.of("protocol", output_started=self._builder.output_started), f"{VENDOR} sent {what}"
+        )
+
+    def _after_finish(self, chunk: dict[str, Any]) -> None:
+        """Content after choice 0 finished: the start of another response spliced into this body (a
+        chunk id that differs from the response id) ends this one; otherwise it cannot be placed."""
+        chunk_id: Any = chunk.get("id")
+        response_id = self._builder.message.response_id
+        if chunk_id.__class__ is str and chunk_id and response_id and chunk_id != response_id:
+            self._complete()
+            return
+        raise StreamFailure(
+            ErrorInfo.of("protocol", output_started=self._builder.output_started),
+            f"{VENDOR} sent content after the finish_reason ({self._finish!r}) of the same response",
+        )
 
     def _response_id(self, value: object) -> None:
         if isinstance(value, str) and value:
@@ -293,10 +330,17 @@ class CompletionsDecoder:
             self._usage(usage)
 
     def on_eof(self) -> None:
-        """The body ended without ``[DONE]``: a stream whose choice finished is complete; otherwise
-        nothing is concluded (the kit reports ``truncated``)."""
-        if self._finish is not None:
-            self._complete()
+        """The body ended without ``[DONE]``: a stream whose choice finished is complete, unless the
+        usage it asked for never came (the body was cut before the usage chunk: ``truncated``);
+        otherwise nothing is concluded (the kit reports ``truncated``)."""
+        if self._finish is None:
+            return
+        if self._usage_expected and not self._usage_seen:
+            raise StreamFailure(
+                ErrorInfo.of("truncated", output_started=self._builder.output_started),
+                f"{VENDOR} stream ended after the finish_reason but before the usage it was asked for",
+            )
+        self._complete()
 
     # -- chunk parts --------------------------------------------------------------------------------
 
@@ -482,6 +526,7 @@ class CompletionsDecoder:
 
     def _usage(self, usage: dict[str, Any]) -> None:
         builder = self._builder
+        self._usage_seen = True
         prompt = int_or_none(usage.get("prompt_tokens"))
         completion = int_or_none(usage.get("completion_tokens"))
         reasoning = int_or_none(obj(usage.get("completion_tokens_details")).get("reasoning_tokens"))

@@ -35,7 +35,7 @@ from normalize import (
     system_update_text,
     transform_messages,
 )
-from streamfns.kit import WireRequest
+from streamfns.kit import WireRequest, prompt_cache_key
 from streamfns.openai_completions.compat import CompletionsCompat, compat_for, profile_name_for
 
 __all__ = [
@@ -85,7 +85,6 @@ _DEFAULT_EFFORT: Final[dict[str, str]] = {"minimal": "low", "low": "low", "mediu
 _ID_UNSAFE = re.compile(r"[^a-zA-Z0-9_-]")
 _NOT_ALNUM = re.compile(r"[^a-zA-Z0-9]")
 _MAX_ID = 40
-_MAX_CACHE_KEY = 64
 
 
 # ------------------------------------------------------------------------------------ tool-call ids
@@ -162,7 +161,9 @@ def _assistant_message(message: AssistantMessage, model: Model, compat: Completi
                 detail = _reasoning_detail(block.thought_signature)
                 if detail is not None:
                     details.append(detail)
-    text = "".join(texts)
+    # Separate blocks stay separate paragraphs: glued together, another model's reasoning (turned
+    # into text by transform_messages) would run into the answer's first word.
+    text = "\n\n".join(piece for piece in texts if piece.strip())
     if compat.thinking_as_text and "" in thinking:
         text = "\n\n".join([*thinking.pop(""), *([text] if text.strip() else [])])
     if not text.strip() and not calls and not thinking:
@@ -280,18 +281,12 @@ def _has_tool_history(messages: Sequence[Message]) -> bool:
 # ------------------------------------------------------------------------------------ options
 
 
-def _cache_key(session_id: str) -> str:
-    if len(session_id) <= _MAX_CACHE_KEY:
-        return session_id
-    return "sfn_" + hashlib.sha256(session_id.encode("utf-8", "surrogatepass")).hexdigest()[: _MAX_CACHE_KEY - 4]
-
-
 def _apply_caching(payload: dict[str, Any], compat: CompletionsCompat, options: StreamOptions) -> None:
     retention = options.cache_retention
     if retention == "none":
         return
     if compat.prompt_cache_key and options.session_id:
-        payload["prompt_cache_key"] = _cache_key(options.session_id)
+        payload["prompt_cache_key"] = prompt_cache_key(options.session_id)
     if compat.long_cache_retention and retention == "long":
         payload["prompt_cache_retention"] = "24h"
     if compat.cache_control:
@@ -408,10 +403,12 @@ def build_request(model: Model, context: Context, options: StreamOptions | None 
     transcript from any model is accepted. Leading system messages become one ``system`` message
     (``developer`` for reasoning models where the profile says so); later ones become
     ``<system_update>`` user text after any tool results in flight (their tool changes apply to
-    ``tools``). Assistant text is one string; the model's own thinking goes back through the field it
-    arrived in; tool calls carry their arguments as JSON; tool results are ``tool`` messages, their
-    images one user message after the batch. ``tools: []`` is sent when the history has tool calls
-    but no tools are given (where the profile says so). ``session_id`` becomes ``prompt_cache_key``
+    ``tools``). Assistant text is one string, its text blocks separated by a blank line (a foreign
+    model's reasoning turned into text never runs into the answer); the model's own thinking goes
+    back through the field it arrived in; tool calls carry their arguments as JSON; tool results are
+    ``tool`` messages, their images one user message after the batch. ``tools: []`` is sent when the
+    history has tool calls but no tools are given only where the profile says so (most servers
+    reject an empty list). ``session_id`` becomes ``prompt_cache_key``
     and ``reasoning`` a thinking request, both per profile. ``Model.compat`` is read by
     :func:`~streamfns.openai_completions.compat.compat_for` (a mistake raises
     :class:`~streamfns.kit.CompatError`); the profile's ``extra_body`` is merged last.

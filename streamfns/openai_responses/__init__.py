@@ -9,7 +9,7 @@ provider's variable: ``OPENAI_API_KEY`` (``Authorization: Bearer``) for ``openai
 """
 
 from normalize import Model
-from streamfns.kit import Adapter, ApiKey, WireApi
+from streamfns.kit import Adapter, ApiKey, WireApi, provider_key_env
 from streamfns.openai_responses.decode import OpenAIResponsesDecoder
 from streamfns.openai_responses.errors import ERRORS
 from streamfns.openai_responses.request import build_request
@@ -21,14 +21,13 @@ AZURE_KEY = ApiKey(env=("AZURE_OPENAI_API_KEY",), header="api-key", scheme=None)
 
 
 def api_key_for(model: Model) -> ApiKey:
-    """The key rule for ``model``'s provider (see the module docstring)."""
-    provider = model.provider
+    """The key rule for ``model``'s provider (see the module docstring); the name's case does not matter."""
+    provider = model.provider.lower()
     if provider == "openai":
         return OPENAI_KEY
     if provider.startswith("azure"):
         return AZURE_KEY
-    variable = "".join(ch if ch.isalnum() else "_" for ch in provider.upper()) or "OPENAI_COMPATIBLE"
-    return ApiKey(env=(f"{variable}_API_KEY",))
+    return ApiKey(env=provider_key_env(provider))
 
 
 WIRE = WireApi(

@@ -41,7 +41,7 @@ from normalize import (
     system_update_text,
     transform_messages,
 )
-from streamfns.kit import CompatError, WireRequest, obj, parse_compat
+from streamfns.kit import CompatError, WireRequest, obj, parse_compat, prompt_cache_key
 
 __all__ = [
     "AZURE_BASE_URL_PLACEHOLDER",
@@ -71,8 +71,6 @@ _LEVELS: Final[tuple[ThinkingLevel, ...]] = ("minimal", "low", "medium", "high",
 _DEFAULT_EFFORT: Final[dict[str, str]] = {"minimal": "minimal", "low": "low", "medium": "medium", "high": "high"}
 _BAD_ID_CHARS = re.compile(r"[^A-Za-z0-9_-]")
 _MAX_ID = 64
-#: OpenAI caps ``prompt_cache_key``; longer session ids are sent as a digest.
-_MAX_CACHE_KEY = 64
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -363,10 +361,6 @@ def _apply_reasoning(
     return True
 
 
-def _cache_key(session_id: str) -> str:
-    return session_id if len(session_id) <= _MAX_CACHE_KEY else f"session_{_digest(session_id, 48)}"
-
-
 def _base_url(model: Model) -> str:
     base_url = (model.base_url or DEFAULT_BASE_URL).rstrip("/")
     if "<resource>" in base_url:
@@ -419,7 +413,7 @@ def build_request(model: Model, context: Context, options: StreamOptions | None 
     if opts.temperature is not None and compat.supports_temperature and not reasoning:
         payload["temperature"] = opts.temperature
     if opts.session_id and opts.cache_retention != "none" and compat.supports_prompt_cache_key:
-        payload["prompt_cache_key"] = _cache_key(opts.session_id)
+        payload["prompt_cache_key"] = prompt_cache_key(opts.session_id)
         if opts.cache_retention == "long" and compat.supports_long_cache_retention:
             payload["prompt_cache_retention"] = "24h"
     headers = {"accept": "text/event-stream", "content-type": "application/json"}

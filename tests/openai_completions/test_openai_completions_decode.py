@@ -27,6 +27,36 @@ def test_null_and_non_object_chunks_are_skipped() -> None:
     assert texts(result.message) == "Hi"
 
 
+@pytest.mark.parametrize("delta", ["lost text", ["lost"], 42, True])
+def test_a_delta_that_is_not_an_object_is_a_protocol_error(delta: object) -> None:
+    bad = {"id": "c1", "choices": [{"index": 0, "delta": delta, "finish_reason": None}]}
+    result = decode(sse_body(chunk({"content": "Hi"}), bad, chunk(finish="stop")))
+    _clean(result)
+    assert result.failure is not None, f"delta {delta!r} was skipped"
+    assert result.failure.info.kind == "protocol"
+    assert result.failure.info.output_started
+    assert texts(result.message) == "Hi"
+
+
+def test_a_non_streaming_choice_message_in_the_stream_is_a_protocol_error() -> None:
+    message = {"role": "assistant", "content": "full answer"}
+    for choice in (
+        {"index": 0, "message": message, "finish_reason": "stop"},
+        {"index": 0, "delta": {}, "message": message, "finish_reason": "stop"},
+        {"index": 0, "delta": None, "message": message, "finish_reason": None},
+    ):
+        result = decode(sse_body({"id": "c1", "choices": [choice]}))
+        _clean(result)
+        assert result.failure is not None, f"{choice} ended {result.message.stop_reason}"
+        assert result.failure.info.kind == "protocol"
+        assert "choice.message" in result.failure.message
+    # A null or empty delta (a finishing chunk) is fine.
+    empties: tuple[dict[str, Any] | None, ...] = (None, {})
+    for empty in empties:
+        finishing: dict[str, Any] = {"id": "c1", "choices": [{"index": 0, "delta": empty, "finish_reason": "stop"}]}
+        assert decode(sse_body(chunk({"content": "x"}), finishing)).events[-1].type == "done"
+
+
 def test_sse_comments_and_unknown_event_names_are_ignored_or_read_as_chunks() -> None:
     body = (
         b": OPENROUTER PROCESSING\n\n"
@@ -67,9 +97,33 @@ def test_finish_reason_then_done_reads_the_usage_chunk_between_them() -> None:
     assert (result.message.usage.input, result.message.usage.output) == (10, 3)
 
 
-def test_finish_reason_then_eof_is_a_success() -> None:
-    result = decode(sse_body(chunk({"content": "x"}, finish="stop"), done=False))
+def test_finish_reason_then_eof_is_a_success_once_the_usage_asked_for_came() -> None:
+    with_usage = sse_body(
+        chunk({"content": "x"}, finish="stop"), usage_chunk(prompt_tokens=5, completion_tokens=1), done=False
+    )
+    result = decode(with_usage)
+    _clean(result)
     assert result.events[-1].type == "done"
+    assert result.message.usage.output == 1
+    # Usage in the finishing chunk counts too (Moonshot puts it in the choice).
+    in_choice = chunk({"content": "x"}, finish="stop")
+    in_choice["choices"][0]["usage"] = {"prompt_tokens": 5, "completion_tokens": 1}
+    assert decode(sse_body(in_choice, done=False)).events[-1].type == "done"
+    # A profile that does not ask for usage in the stream: the finish_reason and EOF are enough.
+    no_usage = model(compat={"usage_in_stream": False})
+    assert decode(sse_body(chunk({"content": "x"}, finish="stop"), done=False), no_usage).events[-1].type == "done"
+
+
+def test_eof_after_the_finish_reason_but_before_the_usage_asked_for_is_truncated() -> None:
+    result = decode(sse_body(chunk({"content": "x"}, finish="stop"), done=False))
+    _clean(result)
+    assert result.failure is not None
+    assert (result.failure.info.kind, result.failure.info.retryable) == ("truncated", True)
+    assert "before the usage" in result.failure.message
+    assert texts(result.message) == "x"  # what arrived is kept
+    assert result.message.stop_reason == "error"
+    # A [DONE] ends it done: the server sent its whole answer and may simply omit usage.
+    assert decode(sse_body(chunk({"content": "x"}, finish="stop"))).events[-1].type == "done"
 
 
 def test_done_without_a_finish_reason_is_truncated_unless_the_profile_says_none_comes() -> None:
@@ -87,6 +141,30 @@ def test_eof_without_either_is_left_to_the_kit() -> None:
     result = decode(sse_body(chunk({"content": "x"}), done=False), model(compat={"finish_reason_reliable": False}))
     assert result.failure is None
     assert not result.finished  # the kit reports truncated
+
+
+@pytest.mark.parametrize("later_id", ["r1", "", None])
+def test_content_after_the_finish_reason_of_the_same_response_is_a_protocol_error(later_id: str | None) -> None:
+    later = chunk({"content": " and the rest of the answer"}, id=later_id)
+    if later_id is None:
+        del later["id"]
+    body = sse_body(chunk({"content": "Hello"}, id="r1"), chunk(finish="stop", id="r1"), later)
+    result = decode(body)
+    _clean(result)
+    assert result.failure is not None, "content after the finish_reason was dropped"
+    assert result.failure.info.kind == "protocol"
+    assert "after the finish_reason" in result.failure.message
+    assert texts(result.message) == "Hello"
+    # Also a tool call or reasoning after the finish_reason.
+    for delta in (
+        {"tool_calls": [{"index": 0, "id": "c", "function": {"name": "rm", "arguments": "{}"}}]},
+        {"reasoning_content": "more"},
+    ):
+        late = decode(
+            sse_body(chunk({"content": "Hello"}, id="r1"), chunk(finish="stop", id="r1"), chunk(delta, id="r1"))
+        )
+        assert late.failure is not None
+        assert late.failure.info.kind == "protocol"
 
 
 def test_content_after_the_finish_reason_is_another_response_and_ends_this_one() -> None:

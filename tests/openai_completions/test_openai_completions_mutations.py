@@ -12,10 +12,11 @@ import pytest
 from cassettes import Cassette, library
 from cassettes.model import Chunk
 from cassettes.mutations import corrupt_json, drop_terminal, status_override, truncate
-from cassettes.sse import split_events
+from cassettes.sse import SSEEvent, split_events
 from conformance.plans import marker_offset
 from normalize import ErrorKind, validate_events
-from tests.openai_completions._oc import calls, replay, success_names, texts, thinking
+from streamfns.openai_completions.compat import compat_for
+from tests.openai_completions._oc import calls, recorded_model, replay, success_names, texts, thinking
 
 SUCCESS = success_names()
 #: Recordings that end in an `event: error` and have no terminal marker to drop.
@@ -49,6 +50,54 @@ async def test_truncation_anywhere_before_the_end_is_an_error_never_done(name: s
         # What arrived is kept, and is a prefix of what the whole stream gives.
         assert texts(full).startswith(texts(result))
         assert thinking(full).startswith(thinking(result))
+
+
+def _usage_in(event: SSEEvent) -> bool:
+    value = event.json()
+    if not isinstance(value, dict):
+        return False
+    choices = value.get("choices")
+    choice = choices[0] if isinstance(choices, list) and choices and isinstance(choices[0], dict) else {}
+    groq = value.get("x_groq")
+    return any(
+        isinstance(usage, dict) and usage
+        for usage in (value.get("usage"), choice.get("usage"), groq.get("usage") if isinstance(groq, dict) else None)
+    )
+
+
+@pytest.mark.parametrize("name", WITH_MARKER)
+async def test_a_cut_after_the_finish_chunk_before_the_usage_asked_for_is_truncated(name: str) -> None:
+    cassette = library.load(name)
+    body = cassette.interactions[0].response.body
+    marker = marker_offset(cassette, "openai-completions")
+    events = split_events(body)
+    finish = next(event for event in events if event.start <= marker < event.end)
+    events, result = await replay(truncate(cassette, after_bytes=finish.end, end="eof"))
+    assert validate_events(events) == []
+    asked = compat_for(recorded_model(cassette)).usage_in_stream
+    usage_came = any(_usage_in(event) for event in split_events(body[: finish.end]))
+    if asked and not usage_came:
+        # The finish chunk arrived, the usage chunk (and [DONE]) did not: never done with zero usage.
+        assert result.error_info is not None, f"{name}: ended {result.stop_reason} without its usage"
+        assert result.error_info.kind == "truncated", result.error_message
+        assert result.error_info.retryable
+    else:
+        # Nothing missing: the cut body ends as the whole one does.
+        _, full = await replay(cassette)
+        assert (result.stop_reason, result.error_message) == (full.stop_reason, full.error_message)
+
+
+async def test_the_real_gpt4o_body_cut_before_its_usage_chunk_is_not_done_with_zero_usage() -> None:
+    # The reviewer's case: OpenAI always sends the usage chunk it was asked for, then [DONE].
+    cassette = library.load("oai__text_usage_gpt4o")
+    body = cassette.interactions[0].response.body
+    cut = body.index(b"\n\n", body.index(b'"finish_reason":"stop"')) + 2
+    _, whole = await replay(cassette)
+    assert (whole.stop_reason, whole.usage.input, whole.usage.output) == ("stop", 14, 30)
+    _, result = await replay(truncate(cassette, after_bytes=cut, end="eof"))
+    assert result.error_info is not None
+    assert result.error_info.kind == "truncated"
+    assert texts(result) == texts(whole)
 
 
 @pytest.mark.parametrize("name", SUCCESS)

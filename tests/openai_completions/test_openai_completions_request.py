@@ -20,7 +20,7 @@ from normalize import (
     ToolResultMessage,
     UserMessage,
 )
-from streamfns.kit import CompatError
+from streamfns.kit import CompatError, prompt_cache_key
 from streamfns.openai_completions.request import build_request, mistral_tool_call_id, openai_tool_call_id
 from tests.openai_completions._oc import model
 
@@ -86,11 +86,36 @@ def test_mid_conversation_system_text_waits_for_the_tool_results() -> None:
     assert [t["function"]["name"] for t in sent["tools"]] == ["lookup"]
 
 
-def test_tools_empty_list_when_history_has_tool_calls_but_no_tools() -> None:
-    assert payload(messages=history())["tools"] == []
-    assert "tools" not in payload()
-    no_empty = model(compat={"empty_tools_with_history": False})
-    assert "tools" not in payload(no_empty, messages=history(target=no_empty))
+@pytest.mark.parametrize(
+    ("provider", "base_url", "model_id"),
+    [
+        ("openai", "https://api.openai.com/v1", "gpt-4o"),
+        ("deepseek", "https://api.deepseek.com", "deepseek-chat"),
+        ("qwen", "https://dashscope-intl.aliyuncs.com/compatible-mode/v1", "qwen-plus"),
+        ("groq", "https://api.groq.com/openai/v1", "llama-3.3-70b-versatile"),
+        ("openrouter", "https://openrouter.ai/api/v1", "openai/gpt-4o"),
+        ("my-gateway", "https://gw.example/v1", "some-model"),
+    ],
+)
+def test_no_empty_tools_list_for_servers_that_reject_it(provider: str, base_url: str, model_id: str) -> None:
+    # OpenAI answers `tools: []` with 400 empty_array, DeepSeek and DashScope with "[] is too short".
+    target = model(base_url, model_id, provider=provider)
+    assert "tools" not in payload(target, messages=history(target=target))
+    assert "tools" not in payload(target)
+
+
+def test_tools_empty_list_with_tool_history_for_anthropic_behind_a_proxy() -> None:
+    # Anthropic needs the history's tool calls declared: OpenRouter's anthropic/* models by default,
+    # a LiteLLM-style proxy when its model says so.
+    claude = model("https://openrouter.ai/api/v1", "anthropic/claude-sonnet-4.5", provider="openrouter")
+    assert payload(claude, messages=history(target=claude))["tools"] == []
+    assert "tools" not in payload(claude)
+    proxy = model(
+        "https://litellm.example/v1", "claude-sonnet", provider="litellm", compat={"empty_tools_with_history": True}
+    )
+    assert payload(proxy, messages=history(target=proxy))["tools"] == []
+    opted_out = model(claude.base_url, claude.id, provider="openrouter", compat={"empty_tools_with_history": False})
+    assert "tools" not in payload(opted_out, messages=history(target=opted_out))
 
 
 def test_strict_tools_only_where_the_server_accepts_them() -> None:
@@ -171,7 +196,8 @@ def test_own_thinking_goes_back_through_its_field_and_foreign_thinking_becomes_t
         model="claude",
     )
     sent = payload(messages=[UserMessage(content="q"), foreign, UserMessage(content="q2")])["messages"][1]
-    assert sent == {"role": "assistant", "content": "theirsanswer"}
+    # The foreign reasoning (now text) and the answer stay separate paragraphs, not glued words.
+    assert sent == {"role": "assistant", "content": "theirs\n\nanswer"}
 
 
 def test_thinking_without_a_field_to_go_back_through_is_not_replayed() -> None:
@@ -215,6 +241,7 @@ def test_session_id_becomes_a_prompt_cache_key_where_the_profile_takes_one() -> 
     assert "prompt_cache_key" not in payload(session_id="s1", cache_retention="none")
     long_key = payload(session_id="s" * 200)["prompt_cache_key"]
     assert len(long_key) == 64
+    assert long_key == prompt_cache_key("s" * 200)  # the kit's rule, shared with the Responses adapter
     assert payload(session_id="s", cache_retention="long")["prompt_cache_retention"] == "24h"
     groq = model("https://api.groq.com/openai/v1", provider="groq")
     assert "prompt_cache_key" not in payload(groq, session_id="s1")
