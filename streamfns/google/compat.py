@@ -64,6 +64,11 @@ class GoogleCompat:
       models that need them — Gemini 3 and later, Claude and gpt-oss served through Vertex).
     - ``stream_function_call_arguments``: ask Vertex to stream function-call arguments as they are
       generated (``partialArgs``); the decoder assembles them either way.
+    - ``thought_signature_sentinel``: give the first function call of a model turn that has no signed
+      call Google's documented ``skip_thought_signature_validator`` signature, so that another
+      model's calls (whose signatures never cross models) are accepted mid tool loop (None: on the
+      Gemini API — provider ``google`` — for Gemini 3 and later, which reject unsigned calls; never
+      by default on Vertex, which rejects the sentinel).
     """
 
     vertex: bool | None = None
@@ -73,6 +78,7 @@ class GoogleCompat:
     thinking: Literal["level", "budget"] | None = None
     call_ids: bool | None = None
     stream_function_call_arguments: bool = False
+    thought_signature_sentinel: bool | None = None
 
 
 def is_vertex(model: Model, compat: GoogleCompat) -> bool:

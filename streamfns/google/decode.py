@@ -21,12 +21,18 @@ Every event is one ``GenerateContentResponse``; only candidate 0 is read. Its pa
   normalized message: they are left out and take no content index (the text around them stays one
   block), so a transcript replays as plain text.
 
-Gemini has no terminal event: ``finishReason`` is the marker, and the usage may come in the same chunk
-or a later one, so the stop is recorded when it arrives and the message finishes at the end of the
-body (:meth:`GoogleDecoder.on_eof`); a body that ends without a finish reason is ``truncated``. The
-finish reasons map as :func:`map_finish_reason` says; an error reason, once seen, is never overridden
-by a later one. ``promptFeedback.blockReason`` with no candidates is a ``content_filter`` error. An
-``{"error": {...}}`` event is a vendor error (:data:`~streamfns.google.errors.ERRORS`).
+Gemini has no terminal event: ``finishReason`` (or a blocked prompt's ``blockReason``) is the marker.
+The message finishes at the chunk that carries it — whatever the reason — when that chunk also
+carries the final usage (``usageMetadata`` with counts, as the last chunk of every recorded Gemini 2+
+and Vertex stream does), no streamed call is still open and only candidate 0 has been seen: nothing
+that follows could change the message, so the read stops there, and a server that keeps the
+connection open afterwards cannot turn a complete answer into a ``timeout``. Otherwise (the usage
+still to come, a streamed call to be closed, several candidates) the stop is recorded and the
+message finishes at the end of the body (:meth:`GoogleDecoder.on_eof`); a body that ends without a
+finish reason is ``truncated``.
+The finish reasons map as :func:`map_finish_reason` says; an error reason, once seen, is never
+overridden by a later one. ``promptFeedback.blockReason`` with no candidates is a ``content_filter``
+error. An ``{"error": {...}}`` event is a vendor error (:data:`~streamfns.google.errors.ERRORS`).
 
 Usage is cumulative: the last ``usageMetadata`` that carries counts wins, applied once per network
 read (:meth:`GoogleDecoder.on_batch_end`: the events of a read reach the consumer together, so this
@@ -34,10 +40,6 @@ is what they would see per chunk, at a fraction of the cost) and before any term
 prompt − cached (+ tool-use prompt tokens, which Google bills as input); ``output`` = candidates +
 thoughts; ``cache_read`` = cached; ``reasoning`` = thoughts. ``responseId`` becomes ``response_id``
 and ``modelVersion`` ``response_model``.
-
-A server that keeps the connection open after the finish reason delays ``done`` until it closes (the
-idle timeout would end it as a ``timeout`` error): the finish reason alone does not say the usage is
-final, so the decoder does not stop the read there.
 """
 
 # Vendor JSON is untrusted and untyped: every value is checked with ``type(...) is`` where it is used
@@ -84,6 +86,13 @@ _ERROR_KINDS: dict[str, ErrorKind] = {
 #: The proto default: no finish reason yet.
 _UNSPECIFIED = "FINISH_REASON_UNSPECIFIED"
 _NO_COUNTS: tuple[object, ...] = (None, None, None, None, None)
+_COUNT_FIELDS = (
+    "promptTokenCount",
+    "candidatesTokenCount",
+    "thoughtsTokenCount",
+    "cachedContentTokenCount",
+    "toolUsePromptTokenCount",
+)
 
 
 def map_finish_reason(raw: str, finish_message: str = "") -> tuple[StopReason, ErrorInfo | None, str | None]:
@@ -138,6 +147,7 @@ class GoogleDecoder:
         "_counts",
         "_identified",
         "_next_key",
+        "_other_candidates",
         "_stop_is_error",
         "_stopped",
         "_usage_seen",
@@ -156,6 +166,9 @@ class GoogleDecoder:
         self._counts = _NO_COUNTS
         self._usage_seen: object = None
         self._identified = False
+        #: A candidate other than 0 was seen (candidateCount > 1): the usage counts them all, so the
+        #: message waits for the end of the body.
+        self._other_candidates = False
 
     # -- the decoder protocol -------------------------------------------------------------------------
 
@@ -171,12 +184,14 @@ class GoogleDecoder:
             self._usage_seen = usage  # cumulative: the last one wins, applied once per read
         candidates = data.get("candidates")
         if not candidates:
-            self._prompt_feedback(data.get("promptFeedback"))
+            if self._prompt_feedback(data.get("promptFeedback")) and usage is not None:
+                self._finish_with(usage)
             return
         if type(candidates) is not list:
             raise _protocol(self._builder, "sent candidates that are not a list")
         candidate = candidates[0]
-        if type(candidate) is not dict or candidate.get("index", 0) != 0:
+        if len(candidates) != 1 or type(candidate) is not dict or candidate.get("index", 0) != 0:
+            self._other_candidates = True
             candidate = _first_candidate(candidates)
             if candidate is None:
                 return
@@ -195,6 +210,15 @@ class GoogleDecoder:
                 raise _protocol(self._builder, f"sent a finishReason that is not a string: {raw!r}")
             finish_message = candidate.get("finishMessage")
             self._record_stop(raw, *map_finish_reason(raw, finish_message if type(finish_message) is str else ""))
+            if usage is not None and self._call is None and not self._other_candidates:
+                self._finish_with(usage)
+
+    def _finish_with(self, usage: object) -> None:
+        """Finish at the chunk that carries the finish reason, when it also carries the usage counts
+        (see the module docstring): the usage is applied first, as the end of the read would."""
+        if type(usage) is dict and any(field in usage for field in _COUNT_FIELDS):
+            self.on_batch_end()
+            self._builder.finish()
 
     def _identify(self, data: dict[str, Any]) -> None:
         message = self._builder.message
@@ -216,8 +240,8 @@ class GoogleDecoder:
             self._usage(meta)
 
     def on_eof(self) -> None:
-        """The body ended: finish when a finish reason arrived; otherwise leave the message unfinished
-        (the kit reports ``truncated``)."""
+        """The body ended: finish when a finish reason arrived (and the message did not finish at
+        it already); otherwise leave the message unfinished (the kit reports ``truncated``)."""
         self.on_batch_end()
         if self._stopped:
             self._builder.finish()
@@ -390,12 +414,13 @@ class GoogleDecoder:
         self._stopped = True
         self._stop_is_error = mapped == "error"
 
-    def _prompt_feedback(self, feedback: object) -> None:
+    def _prompt_feedback(self, feedback: object) -> bool:
+        """Record a blocked prompt as a ``content_filter`` stop; True when it was one."""
         if type(feedback) is not dict:
-            return
+            return False
         reason = feedback.get("blockReason")
         if type(reason) is not str or not reason or reason == "BLOCK_REASON_UNSPECIFIED":
-            return
+            return False
         detail = feedback.get("blockReasonMessage")
         suffix = f": {detail.strip()}" if type(detail) is str and detail.strip() else ""
         self._record_stop(
@@ -404,6 +429,7 @@ class GoogleDecoder:
             ErrorInfo.of("content_filter", code=reason),
             f"{VENDOR} blocked the prompt ({reason}){suffix}",
         )
+        return True
 
     def _usage(self, meta: object) -> None:
         if type(meta) is not dict:

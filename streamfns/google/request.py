@@ -40,6 +40,7 @@ from streamfns.kit import WireRequest, parse_compat
 __all__ = [
     "DEFAULT_THINKING_BUDGETS",
     "SEE_ATTACHED_IMAGE",
+    "SKIP_THOUGHT_SIGNATURE",
     "TOOL_RESULT_IMAGE",
     "build_request",
     "google_tool_call_id",
@@ -51,6 +52,9 @@ __all__ = [
 SEE_ATTACHED_IMAGE: Final = "(see attached image)"
 #: Text before a tool result's images for models that take them as separate parts (Gemini 2.x).
 TOOL_RESULT_IMAGE: Final = "Tool result image:"
+#: The thought signature Google documents for function calls it did not sign (history from another
+#: model): the Gemini API then skips its signature check for that call.
+SKIP_THOUGHT_SIGNATURE: Final = "skip_thought_signature_validator"
 
 #: Thinking budgets (tokens) by model-id prefix, longest prefix first; ``off`` is the lowest the
 #: model accepts (Gemini 2.5 Pro cannot stop thinking). Unknown budget models think dynamically (-1).
@@ -98,6 +102,13 @@ def _sends_call_ids(model: Model, compat: GoogleCompat) -> bool:
         return compat.call_ids
     short = _short_id(model.id)
     return (_generation(model.id) or 0) >= 3 or short.startswith(("claude-", "gpt-oss"))
+
+
+def _uses_signature_sentinel(model: Model, compat: GoogleCompat) -> bool:
+    if compat.thought_signature_sentinel is not None:
+        return compat.thought_signature_sentinel
+    # Vertex answers the sentinel with 400 "Invalid JSON in request body" (pi #4032).
+    return model.provider == "google" and not is_vertex(model, compat) and (_generation(model.id) or 0) >= 3
 
 
 # ---------------------------------------------------------------------------------------- content
@@ -209,6 +220,22 @@ def _convert_messages(messages: Sequence[Message], call_ids: bool, nested_images
     return turns
 
 
+def _sign_unsigned_calls(turns: list[dict[str, Any]]) -> None:
+    """Give the first function call of every model turn without a signed one the sentinel signature.
+
+    Gemini 3 rejects a model turn of the current tool loop whose first function call is unsigned
+    ("Function call is missing a thought_signature"); only the first call of a parallel batch carries
+    one, so a turn with any signed call is left as it is. Unsigned calls come from other models (a
+    handoff, whose signatures never cross models) or from history stored without them.
+    """
+    for turn in turns:
+        if turn["role"] != "model":
+            continue
+        calls = [part for part in turn["parts"] if "functionCall" in part]
+        if calls and not any("thoughtSignature" in part for part in calls):
+            calls[0]["thoughtSignature"] = SKIP_THOUGHT_SIGNATURE
+
+
 def _tool_declaration(tool: Tool) -> dict[str, Any]:
     declaration: dict[str, Any] = {"name": tool.name}
     if tool.description:
@@ -305,7 +332,10 @@ def build_request(model: Model, context: Context, options: StreamOptions | None 
     Promises: the transcript goes through :func:`normalize.normalize_context` and
     :func:`normalize.transform_messages` (foreign tool-call ids via :func:`google_tool_call_id`), so a
     transcript from any model is accepted; thought signatures therefore come back only to the model
-    that made them, and only when they are valid base64. Leading system messages become
+    that made them, and only when they are valid base64. On the Gemini API, Gemini 3 and later get
+    :data:`SKIP_THOUGHT_SIGNATURE` on the first function call of each model turn that has no signed
+    one (``GoogleCompat.thought_signature_sentinel``), so a conversation handed over mid tool loop is
+    accepted. Leading system messages become
     ``systemInstruction``; later ones become ``<system_update>`` user text (their tool changes apply
     to ``tools``). Turns alternate ``user``/``model`` (consecutive turns of one role merge); a batch of
     tool results is one user turn of ``functionResponse`` parts (``{"output"}`` or ``{"error"}``),
@@ -328,9 +358,10 @@ def build_request(model: Model, context: Context, options: StreamOptions | None 
     prompt, tools = split.prompt, split.tools
     nested_images = (_generation(model.id) or 0) >= 3
 
-    payload: dict[str, Any] = {
-        "contents": _convert_messages(split.turns, _sends_call_ids(model, compat), nested_images)
-    }
+    contents = _convert_messages(split.turns, _sends_call_ids(model, compat), nested_images)
+    if _uses_signature_sentinel(model, compat):
+        _sign_unsigned_calls(contents)
+    payload: dict[str, Any] = {"contents": contents}
     if prompt.strip():
         payload["systemInstruction"] = {"parts": [{"text": prompt}]}
     generation: dict[str, Any] = {}

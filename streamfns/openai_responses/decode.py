@@ -23,8 +23,15 @@ The payload an item ends with (``function_call_arguments.done``, ``custom_tool_c
 emitted as a delta (all of it when nothing streamed), so the deltas always add up to the final block.
 Tool-call arguments or text that contradict what streamed end the stream as a ``protocol`` error;
 reasoning text that does (a summary joined differently) keeps what streamed — the signature carries
-the item itself. Deltas for a slot never added, or after its item ended, are ignored: the item's
-final payload decides.
+the item itself. Deltas after an item ended are ignored: its final payload decided. Deltas (or
+final argument and input payloads) for an output item never announced by ``output_item.added`` cannot
+be placed: the stream ends as a ``protocol`` error naming the item at its terminal event (the vendor's
+own error still wins), never as a ``done`` message with that content missing.
+
+Tool calls are executable only when their arguments arrived: a ``function_call`` without a name is a
+``protocol`` error, and one that reaches ``response.completed`` without ever receiving its arguments
+(no delta, no ``function_call_arguments.done``, no ``output_item.done``; a proxy lost them) is a
+retryable ``truncated`` error rather than a call with ``{}``.
 
 Terminals: ``response.completed`` → ``stop`` (``toolUse`` with a complete call);
 ``response.incomplete`` → ``length`` for ``max_output_tokens``, otherwise an error (``content_filter``
@@ -65,13 +72,14 @@ _PART_SEPARATOR: Final = "\n\n"
 class _Slot:
     """One output item: what kind of block it feeds and what the decoder tracks for it."""
 
-    __slots__ = ("args_final", "block", "key", "kind", "part", "source", "streamed_input")
+    __slots__ = ("args_final", "block", "key", "kind", "name", "part", "source", "streamed_input")
 
     def __init__(self, key: int, kind: int) -> None:
         self.key = key  # the output_index: the builder key of the slot's block
         self.kind = kind
         self.block: ThinkingContent | None = None  # a reasoning slot's block, to backfill its signature
         self.args_final = False  # function_call_arguments.done was applied
+        self.name = ""  # a tool call's name
         self.part: int | None = None  # the reasoning part the last thinking delta belonged to
         self.source: str | None = None  # "summary" or "content": which reasoning the block shows
         self.streamed_input: list[str] = []  # a custom tool call's raw input, as it streamed
@@ -93,7 +101,16 @@ def _parts_text(parts: list[Any], kind: str) -> list[str]:
 class OpenAIResponsesDecoder:
     """Feeds one response's events to a :class:`MessageBuilder` (see the module docstring)."""
 
-    __slots__ = ("_builder", "_by_item", "_pending_signatures", "_refusal", "_response_id", "_slots")
+    __slots__ = (
+        "_builder",
+        "_by_item",
+        "_pending_signatures",
+        "_refusal",
+        "_response_id",
+        "_slots",
+        "_unplaced",
+        "_unplaced_count",
+    )
 
     def __init__(self, builder: MessageBuilder, model: Model | None = None) -> None:
         del model  # the Responses stream needs nothing from the model
@@ -104,6 +121,10 @@ class OpenAIResponsesDecoder:
         self._refusal: str | None = None
         # Reasoning blocks whose item ended without encrypted_content: item id -> (block, item).
         self._pending_signatures: dict[str, tuple[ThinkingContent, dict[str, Any]]] = {}
+        # Payloads for output items never added: the first one (event type, where it pointed) and how
+        # many there were. Reported at the terminal event (see the module docstring).
+        self._unplaced: tuple[str, str] | None = None
+        self._unplaced_count = 0
 
     # -- dispatch ---------------------------------------------------------------------------------
 
@@ -125,6 +146,8 @@ class OpenAIResponsesDecoder:
             if slot is not None and slot.kind == _TEXT:
                 delta = data.get("delta")
                 builder.text_delta(slot.key, delta if type(delta) is str else "")
+            elif slot is None:
+                self._unannounced(kind, data)
             return
         if kind == "response.function_call_arguments.delta":
             index = data.get("output_index")
@@ -132,18 +155,22 @@ class OpenAIResponsesDecoder:
             if slot is not None and slot.kind == _CALL:
                 delta = data.get("delta")
                 builder.tool_call_delta(slot.key, delta if type(delta) is str else "")
+            elif slot is None:
+                self._unannounced(kind, data)
             return
         if type(kind) is not str:
             kind = sse.event
         if kind == "response.reasoning_summary_text.delta":
-            self._thinking_delta(data, "summary", "summary_index")
+            self._thinking_delta(kind, data, "summary", "summary_index")
             return
         if kind == "response.reasoning_text.delta":
-            self._thinking_delta(data, "content", "content_index")
+            self._thinking_delta(kind, data, "content", "content_index")
             return
         if kind == "response.refusal.delta":
             slot = self._slot(data)
-            if slot is not None and slot.kind == _TEXT:
+            if slot is None:
+                self._unannounced(kind, data)
+            elif slot.kind == _TEXT:
                 if self._refusal is None:
                     self._refusal = ""
                 builder.text_delta(slot.key, text(data.get("delta")))
@@ -152,16 +179,20 @@ class OpenAIResponsesDecoder:
         elif kind == "response.output_item.done":
             self._item_done(data)
         elif kind == "response.function_call_arguments.done":
-            self._arguments_done(data)
+            self._arguments_done(kind, data)
         elif kind == "response.custom_tool_call_input.delta":
             slot = self._slot(data)
-            if slot is not None and slot.kind == _CUSTOM:
+            if slot is None:
+                self._unannounced(kind, data)
+            elif slot.kind == _CUSTOM:
                 fragment = text(data.get("delta"))
                 slot.streamed_input.append(fragment)
                 builder.tool_call_delta(slot.key, _escaped(fragment))
         elif kind == "response.custom_tool_call_input.done":
             slot = self._slot(data)
-            if slot is not None and slot.kind == _CUSTOM:
+            if slot is None:
+                self._unannounced(kind, data)
+            elif slot.kind == _CUSTOM:
                 self._settle_input(slot, text(data.get("input")))
         elif kind in ("response.created", "response.in_progress", "response.queued"):
             self._lifecycle(kind, obj(data.get("response")))
@@ -188,6 +219,43 @@ class OpenAIResponsesDecoder:
 
     def _protocol(self, message: str) -> StreamFailure:
         return StreamFailure(ErrorInfo.of("protocol", output_started=self._builder.output_started), message)
+
+    def _unannounced(self, kind: str, data: dict[str, Any]) -> None:
+        """Note a payload for an output item never added (reported at the terminal event)."""
+        self._unplaced_count += 1
+        if self._unplaced is None:
+            index = data.get("output_index")
+            if type(index) is int:
+                where = f"output_index {index}"
+            else:
+                item_id = data.get("item_id")
+                where = f"item_id {item_id[:64]!r}" if isinstance(item_id, str) and item_id else "no output_index"
+            self._unplaced = (kind, where)
+
+    def _check_unplaced(self) -> None:
+        """Fail closed: content sent for an item never announced would otherwise be missing from a
+        message that ends ``done``."""
+        if self._unplaced is None:
+            return
+        kind, where = self._unplaced
+        count = self._unplaced_count
+        raise self._protocol(
+            f"{_VENDOR} sent {count} payload{'s' if count != 1 else ''} for an output item it never announced "
+            f"with response.output_item.added (first: {kind} for {where}); that content cannot be placed"
+        )
+
+    def _check_calls_received(self) -> None:
+        """A function call whose arguments never arrived must not run with ``{}`` (see the module
+        docstring): the item is still open, no final arguments came, and nothing streamed."""
+        builder = self._builder
+        for index in sorted(self._slots):
+            slot = self._slots[index]
+            if slot.kind == _CALL and not slot.args_final and not builder.streamed(index):
+                raise StreamFailure(
+                    ErrorInfo.of("truncated", output_started=builder.output_started),
+                    f"{_VENDOR} completed the response before the arguments of function call "
+                    f"{slot.name!r} (output item {index}) arrived",
+                )
 
     def _item_added(self, data: dict[str, Any]) -> None:
         index = data.get("output_index")
@@ -217,25 +285,37 @@ class OpenAIResponsesDecoder:
         elif kind == _CALL:
             call_id = text(item.get("call_id"))
             tool_id = f"{call_id}|{item_id}" if call_id and item_id else call_id
-            builder.tool_call_start(index, tool_id, text(item.get("name")))
+            slot.name = self._call_name(index, item)
+            builder.tool_call_start(index, tool_id, slot.name)
             initial = text(item.get("arguments"))
             if initial:
                 builder.tool_call_delta(index, initial)
         elif kind == _CUSTOM:
             call_id = text(item.get("call_id"))
             tool_id = f"{call_id}|{item_id}" if call_id and item_id else call_id
-            builder.tool_call_start(index, tool_id, text(item.get("name")))
+            slot.name = self._call_name(index, item)
+            builder.tool_call_start(index, tool_id, slot.name)
             initial = text(item.get("input"))
             builder.tool_call_delta(index, _INPUT_OPEN + _escaped(initial))
             if initial:
                 slot.streamed_input.append(initial)
         return slot
 
+    def _call_name(self, index: int, item: dict[str, Any]) -> str:
+        """A tool call's name; a call without one could never run the right tool: ``protocol``."""
+        name = text(item.get("name"))
+        if not name:
+            raise self._protocol(f"{_VENDOR} started a tool call without a name (output item {index})")
+        return name
+
     # -- deltas and final payloads ----------------------------------------------------------------
 
-    def _thinking_delta(self, data: dict[str, Any], source: str, part_field: str) -> None:
+    def _thinking_delta(self, kind: str, data: dict[str, Any], source: str, part_field: str) -> None:
         slot = self._slot(data)
-        if slot is None or slot.kind != _THINKING:
+        if slot is None:
+            self._unannounced(kind, data)
+            return
+        if slot.kind != _THINKING:
             return
         if slot.source is None:
             slot.source = source
@@ -285,9 +365,12 @@ class OpenAIResponsesDecoder:
             f"{_VENDOR} ended the arguments of output item {key} with JSON that contradicts what it streamed"
         )
 
-    def _arguments_done(self, data: dict[str, Any]) -> None:
+    def _arguments_done(self, kind: str, data: dict[str, Any]) -> None:
         slot = self._slot(data)
-        if slot is None or slot.kind != _CALL:
+        if slot is None:
+            self._unannounced(kind, data)
+            return
+        if slot.kind != _CALL:
             return
         self._settle_arguments(slot.key, text(data.get("arguments")), authoritative=True)
         slot.args_final = True
@@ -395,6 +478,7 @@ class OpenAIResponsesDecoder:
         if isinstance(tier, str) and tier:
             builder.message.service_tier = tier
             self._price_tier(tier)
+        self._check_unplaced()
         if kind == "response.incomplete" or status == "incomplete":
             self._incomplete(obj(response.get("incomplete_details")).get("reason"))
         elif self._refusal is not None:
@@ -402,6 +486,7 @@ class OpenAIResponsesDecoder:
                 "refusal", "error", error=ErrorInfo.of("refusal"), error_message=self._refusal or "the model refused"
             )
         else:
+            self._check_calls_received()
             builder.stop(status if isinstance(status, str) and status else "completed", "stop")
         builder.finish()
 

@@ -344,10 +344,12 @@ async def test_a_blocked_prompt_is_a_content_filter_error() -> None:
 
 
 async def test_usage_is_cumulative_the_last_counts_win_and_may_follow_the_finish_reason() -> None:
+    # The finish chunk carries no counts (only trafficType): the message waits for the end of the
+    # body, and the usage chunk after it counts.
     events, result = await run_chunks(
         chunk({"text": "a"}, usageMetadata={"trafficType": "ON_DEMAND"}),
         chunk({"text": "b"}, usageMetadata=usage(100, 5, thoughts=20, cached=40)),
-        chunk({"text": "c"}, finish="STOP", usageMetadata=usage(100, 9, thoughts=20, cached=40)),
+        chunk({"text": "c"}, finish="STOP", usageMetadata={"trafficType": "ON_DEMAND"}),
         {"usageMetadata": usage(100, 12, thoughts=30, cached=40) | {"toolUsePromptTokenCount": 3}},
     )
     assert validate_events(events) == []
@@ -355,6 +357,54 @@ async def test_usage_is_cumulative_the_last_counts_win_and_may_follow_the_finish
     assert (u.input, u.output, u.cache_read, u.cache_write, u.reasoning) == (60 + 3, 42, 40, 0, 30)
     assert u.total_tokens == 63 + 42 + 40
     assert result.stop_reason == "stop"
+
+
+async def test_the_finish_chunk_with_usage_ends_the_message_with_that_usage_applied() -> None:
+    # Every recorded stream ends so: the last chunk carries finishReason and the final counts.
+    events, result = await run_chunks(
+        chunk({"text": "a"}, usageMetadata=usage(10, 1)),
+        chunk({"text": "b"}, finish="STOP", usageMetadata=usage(10, 2, thoughts=5)),
+    )
+    assert validate_events(events) == []
+    assert events[-1].type == "done"
+    assert (result.usage.input, result.usage.output, result.usage.reasoning) == (10, 7, 5)
+    assert (result.stop_reason, first_text(result)) == ("stop", "ab")
+
+
+async def test_a_streamed_call_still_open_at_the_finish_chunk_is_not_finished_there() -> None:
+    # STOP and usage arrive while the streamed call is open: the message must not finish (that would
+    # settle the call as truncated); the part that closes it still counts.
+    events, result = await run_chunks(
+        chunk(streamed(name="f", id="fc1")),
+        chunk(streamed({"jsonPath": "$.a", "stringValue": "par", "willContinue": True})),
+        chunk(streamed({"jsonPath": "$.a", "stringValue": "is"}), finish="STOP", usageMetadata=usage(5, 3)),
+        chunk({"functionCall": {}}, usageMetadata=usage(5, 4)),
+    )
+    assert validate_events(events) == []
+    assert result.stop_reason == "toolUse"
+    (call,) = calls(result)
+    assert call.arguments == {"a": "paris"}
+    assert result.usage.output == 4
+
+
+async def test_with_several_candidates_the_message_waits_for_the_end_of_the_body() -> None:
+    # Candidate 0 finishing says nothing about the others, whose tokens the usage also counts.
+    events, result = await run_chunks(
+        {
+            "candidates": [
+                {"index": 0, "content": {"parts": [{"text": "mine"}]}, "finishReason": "STOP"},
+                {"index": 1, "content": {"parts": [{"text": "other"}]}},
+            ],
+            "usageMetadata": usage(5, 3),
+        },
+        {
+            "candidates": [{"index": 1, "content": {"parts": [{"text": " more"}]}, "finishReason": "STOP"}],
+            "usageMetadata": usage(5, 6),
+        },
+    )
+    assert validate_events(events) == []
+    assert (result.stop_reason, first_text(result)) == ("stop", "mine")
+    assert result.usage.output == 6
 
 
 async def test_usage_seen_before_an_error_survives_it() -> None:

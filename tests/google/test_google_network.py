@@ -234,7 +234,9 @@ async def test_eof_before_a_finish_reason_is_truncated_and_a_late_usage_chunk_st
         assert result.error_info is not None
         assert result.error_info.kind == "truncated"
         assert result.error_message == "Google stream ended before a finishReason"
-    late = [*TEXT, sse({"usageMetadata": usage(4, 9)})]
+    # A finish chunk without the usage: the message waits for the end of the body, so a later usage
+    # chunk still counts.
+    late = [TEXT[0], sse(chunk({"text": "lo"}, finish="STOP")), sse({"usageMetadata": usage(4, 9)})]
     async with LoopbackServer(scripted(late)) as server:
         result = await stream_google(model(base_url=server.base_url), CONTEXT, StreamOptions(api_key=KEY)).result()
         assert (result.stop_reason, result.usage.output) == ("stop", 9)
@@ -258,3 +260,60 @@ async def test_a_retry_starts_from_a_fresh_decoder_so_ids_and_usage_are_read_aga
         assert len(server.requests) == 2
         assert (result.stop_reason, result.response_id, result.response_model) == ("stop", "r1", "gemini-2.5-flash")
         assert (result.usage.input, result.usage.output) == (4, 2)
+
+
+CALL = {"functionCall": {"name": "get_weather", "args": {"city": "Paris"}, "id": "fc1"}}
+
+
+@pytest.mark.parametrize(
+    ("last", "stop", "kind"),
+    [
+        (chunk({"text": "lo"}, finish="STOP", usageMetadata=usage(4, 2)), "stop", None),
+        # The "done + usage" tail: the finish reason and the counts, no parts.
+        ({"candidates": [{"finishReason": "STOP", "index": 0}], "usageMetadata": usage(4, 2)}, "stop", None),
+        (chunk(CALL, finish="STOP", usageMetadata=usage(4, 2)), "toolUse", None),
+        (chunk({"text": "lo"}, finish="MAX_TOKENS", usageMetadata=usage(4, 2)), "length", None),
+        (chunk({"text": "lo"}, finish="SAFETY", usageMetadata=usage(4, 2)), "error", "content_filter"),
+        (
+            {"promptFeedback": {"blockReason": "PROHIBITED_CONTENT"}, "usageMetadata": usage(4, 2)},
+            "error",
+            "content_filter",
+        ),
+    ],
+    ids=["stop", "tail-frame", "tool-use", "max-tokens", "safety", "blocked-prompt"],
+)
+async def test_a_server_that_keeps_the_connection_open_after_the_last_chunk_still_ends_the_message(
+    last: dict[str, object], stop: str, kind: str | None
+) -> None:
+    # Was: the decoder waited for EOF, and the idle timeout turned the complete answer into a
+    # `timeout` error (r10). The last chunk carries the finish reason and the final counts.
+    async with LoopbackServer(scripted([TEXT[0], sse(last)], end="stall")) as server:
+        options = StreamOptions(api_key=KEY, timeout=1.5, max_retries=0)
+        stream = stream_google(model(base_url=server.base_url), CONTEXT, options)
+        events = [event async for event in stream]
+        result = await stream.result()
+        assert validate_events(events) == []
+        assert result.stop_reason == stop
+        assert (result.error_info.kind if result.error_info else None) == kind
+        assert (result.usage.input, result.usage.output) == (4, 2)
+        assert len(server.requests) == 1
+        await server.all_connections_closed()
+
+
+async def test_a_streamed_call_still_open_at_the_finish_chunk_waits_for_the_body_to_end() -> None:
+    # The call's closing part may still come: the message is not finished at the finish reason, so a
+    # server holding the connection ends it by the idle timeout, never as a complete call.
+    opened = chunk({"functionCall": {"name": "f", "id": "fc1", "willContinue": True}})
+    stopped = chunk(
+        {"functionCall": {"partialArgs": [{"jsonPath": "$.a", "stringValue": "x"}], "willContinue": True}},
+        finish="STOP",
+        usageMetadata=usage(4, 2),
+    )
+    async with LoopbackServer(scripted([sse(opened), sse(stopped)], end="stall")) as server:
+        options = StreamOptions(api_key=KEY, timeout=0.5, max_retries=0)
+        result = await stream_google(model(base_url=server.base_url), CONTEXT, options).result()
+        assert result.stop_reason == "error"
+        assert result.error_info is not None
+        assert result.error_info.kind == "timeout"
+        assert (result.usage.input, result.usage.output) == (4, 2)
+        await server.all_connections_closed()

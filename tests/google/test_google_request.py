@@ -25,7 +25,7 @@ from normalize import (
     UserMessage,
 )
 from streamfns.google.compat import GoogleCompat, google_key, vertex_placement
-from streamfns.google.request import build_request, google_tool_call_id, is_valid_signature
+from streamfns.google.request import SKIP_THOUGHT_SIGNATURE, build_request, google_tool_call_id, is_valid_signature
 from streamfns.kit import CompatError
 from tests.google._google import model
 
@@ -297,7 +297,10 @@ def test_handoff_from_an_anthropic_transcript() -> None:
             "parts": [
                 {"text": "I should call double."},
                 {"text": "Calling the tool."},
-                {"functionCall": {"name": "double", "args": {"n": 21}, "id": "toolu_01A_weird_id"}},
+                {
+                    "functionCall": {"name": "double", "args": {"n": 21}, "id": "toolu_01A_weird_id"},
+                    "thoughtSignature": SKIP_THOUGHT_SIGNATURE,
+                },
             ],
         },
         {
@@ -310,6 +313,110 @@ def test_handoff_from_an_anthropic_transcript() -> None:
         {"role": "user", "parts": [{"text": "And doubled again?"}]},
     ]
     assert body["generationConfig"] == {"thinkingConfig": {"thinkingLevel": "LOW", "includeThoughts": True}}
+
+
+CLAUDE = Model(id="claude-sonnet-4-5", api="anthropic-messages", provider="anthropic")
+
+
+def handed_over_mid_tool_loop() -> list[Message]:
+    """An Anthropic tool loop handed to Gemini while it runs: Claude's calls, then the user's results."""
+    return [
+        UserMessage(content="Weather in Paris and Rome?"),
+        reply(
+            ThinkingContent(thinking="Two cities.", thinking_signature="EqQBCkYIBxgCKkD+anthropic"),
+            TextContent(text="Checking both."),
+            ToolCall(id="toolu_01", name="get_weather", arguments={"city": "Paris"}),
+            ToolCall(id="toolu_02", name="get_weather", arguments={"city": "Rome"}),
+            of=CLAUDE,
+            stop="toolUse",
+        ),
+        ToolResultMessage(tool_call_id="toolu_01", tool_name="get_weather", content=[TextContent(text="18C")]),
+        ToolResultMessage(tool_call_id="toolu_02", tool_name="get_weather", content=[TextContent(text="21C")]),
+    ]
+
+
+def test_a_handoff_mid_tool_loop_to_gemini_3_signs_the_foreign_call_with_the_documented_sentinel() -> None:
+    # Gemini 3 validates the calls of the current turn: without a signature on the first one the
+    # request is a 400 "Function call is missing a thought_signature". Another model's signatures never
+    # cross over, so the first call of the turn carries Google's sentinel; the second (a parallel call)
+    # needs none, as Gemini's own parallel calls carry one only on the first.
+    target = model("gemini-3-flash-preview", reasoning=True)
+    body = payload(target, handed_over_mid_tool_loop())
+    assert body["contents"] == [
+        {"role": "user", "parts": [{"text": "Weather in Paris and Rome?"}]},
+        {
+            "role": "model",
+            "parts": [
+                {"text": "Two cities."},
+                {"text": "Checking both."},
+                {
+                    "functionCall": {"name": "get_weather", "args": {"city": "Paris"}, "id": "toolu_01"},
+                    "thoughtSignature": "skip_thought_signature_validator",
+                },
+                {"functionCall": {"name": "get_weather", "args": {"city": "Rome"}, "id": "toolu_02"}},
+            ],
+        },
+        {
+            "role": "user",
+            "parts": [
+                {"functionResponse": {"name": "get_weather", "response": {"output": "18C"}, "id": "toolu_01"}},
+                {"functionResponse": {"name": "get_weather", "response": {"output": "21C"}, "id": "toolu_02"}},
+            ],
+        },
+    ]
+
+
+@pytest.mark.parametrize(
+    "target",
+    [
+        model("gemini-2.5-flash"),  # does not validate signatures
+        model("gemini-3-pro-preview", provider="google-vertex", compat={"project": "p", "location": "global"}),
+        model("gemini-3-pro-preview", compat={"vertex": True, "project": "p", "location": "global"}),
+        model("gemini-3-pro-preview", provider="openrouter", base_url="https://proxy.example/v1beta"),
+        model("gemini-3-pro-preview", compat={"thought_signature_sentinel": False}),
+    ],
+    ids=["gemini-2.5", "vertex-provider", "vertex-compat", "another-provider", "opted-out"],
+)
+def test_the_sentinel_goes_only_to_gemini_3_on_the_gemini_api(target: Model) -> None:
+    # Vertex rejects it ("Invalid JSON in request body", pi #4032).
+    contents = payload(target, handed_over_mid_tool_loop())["contents"]
+    assert not any("thoughtSignature" in part for turn in contents for part in turn["parts"])
+
+
+def test_the_sentinel_can_be_asked_for_where_it_is_not_the_default() -> None:
+    target = model("gemini-2.5-flash", compat={"thought_signature_sentinel": True})
+    parts = payload(target, handed_over_mid_tool_loop())["contents"][1]["parts"]
+    assert [part.get("thoughtSignature") for part in parts] == [None, None, SKIP_THOUGHT_SIGNATURE, None]
+
+
+def test_the_sentinel_never_replaces_or_joins_a_real_signature() -> None:
+    target = model("gemini-3-pro-preview")
+    history: list[Message] = [
+        UserMessage(content="Q"),
+        # Gemini 3's own parallel calls: only the first is signed.
+        reply(
+            ToolCall(id="c1", name="f", arguments={}, thought_signature=SIG),
+            ToolCall(id="c2", name="f", arguments={}),
+            of=target,
+            stop="toolUse",
+        ),
+        ToolResultMessage(tool_call_id="c1", tool_name="f", content=[TextContent(text="1")]),
+        ToolResultMessage(tool_call_id="c2", tool_name="f", content=[TextContent(text="2")]),
+        # Its own next step, whose signature is not valid base64 (so it is not sent back).
+        reply(ToolCall(id="c3", name="f", arguments={}, thought_signature="not base64!"), of=target, stop="toolUse"),
+        ToolResultMessage(tool_call_id="c3", tool_name="f", content=[TextContent(text="3")]),
+        # A text-only turn has nothing to sign.
+        reply(TextContent(text="Done."), of=target),
+        UserMessage(content="Again?"),
+    ]
+    contents = payload(target, history)["contents"]
+    signatures = [
+        [part.get("thoughtSignature") for part in turn["parts"]] for turn in contents if turn["role"] == "model"
+    ]
+    assert signatures == [[SIG, None], [SKIP_THOUGHT_SIGNATURE], [None]]
+    # The transcript itself is untouched.
+    calls = [block for message in history if isinstance(message, AssistantMessage) for block in message.content]
+    assert [getattr(block, "thought_signature", None) for block in calls] == [SIG, None, "not base64!", None]
 
 
 def test_turns_merge_blank_text_is_dropped_and_later_system_messages_become_updates() -> None:

@@ -156,16 +156,101 @@ def test_a_refusal_keeps_its_text_and_ends_as_a_refusal_error() -> None:
     assert message.content[0] == TextContent(text="I can't help.", text_signature='{"v":1,"id":"msg_1"}')
 
 
-def test_deltas_for_a_slot_never_added_or_already_ended_are_ignored() -> None:
+def test_deltas_after_an_item_ended_are_ignored() -> None:
     builder = run(
-        text_delta(3, "stray"),
         added(0, message_item()),
         text_delta(0, "Hi"),
         done(0, message_item("Hi")),
         text_delta(0, " late"),
         completed(),
     )
+    assert terminal_type(builder) == "done"
     assert [b.text for b in builder.message.content if isinstance(b, TextContent)] == ["Hi"]
+
+
+UNANNOUNCED = [
+    text_delta(3, "stray"),
+    {"type": "response.refusal.delta", "output_index": 3, "delta": "no"},
+    args_delta(3, '{"path":"/"}'),
+    args_done(3, '{"path":"/"}'),
+    summary_delta(3, 0, "thinking"),
+    {"type": "response.reasoning_text.delta", "output_index": 3, "content_index": 0, "delta": "raw"},
+    {"type": "response.custom_tool_call_input.delta", "output_index": 3, "delta": "ls"},
+    {"type": "response.custom_tool_call_input.done", "output_index": 3, "input": "ls"},
+]
+
+
+@pytest.mark.parametrize("stray", UNANNOUNCED, ids=[str(event["type"]) for event in UNANNOUNCED])
+def test_a_payload_for_an_item_never_added_ends_as_a_protocol_error_naming_it(stray: dict[str, Any]) -> None:
+    # Was: ignored, and response.completed ended `done` with that content missing (silent data loss).
+    builder = run(
+        created(),
+        added(0, message_item()),
+        text_delta(0, "Hi"),
+        stray,
+        done(0, message_item("Hi")),
+        completed(usage={"input_tokens": 10, "output_tokens": 5}),
+    )
+    message = builder.message
+    assert terminal_type(builder) == "error"
+    assert message.error_info is not None
+    assert (message.error_info.kind, message.error_info.retryable) == ("protocol", False)
+    assert f"{stray['type']} for output_index 3" in (message.error_message or "")
+    # What was placed, and the usage of the terminal event, are kept.
+    assert message.content == [TextContent(text="Hi", text_signature='{"v":1,"id":"msg_1"}')]
+    assert (message.usage.input, message.usage.output) == (10, 5)
+
+
+def test_deltas_for_an_item_that_was_never_announced_at_all_are_counted_and_named_by_item_id() -> None:
+    # A proxy that sends bare deltas and the whole output only in response.completed (LiteLLM issue
+    # 22102): the text is not silently lost under a `done`.
+    item = message_item("The answer is 42.")
+    builder = run(
+        created(),
+        {"type": "response.output_text.delta", "item_id": "msg_1", "delta": "The answer "},
+        {"type": "response.output_text.delta", "item_id": "msg_1", "delta": "is 42."},
+        completed([item]),
+    )
+    message = builder.message
+    assert message.error_info is not None
+    assert message.error_info.kind == "protocol"
+    assert "sent 2 payloads" in (message.error_message or "")
+    assert "item_id 'msg_1'" in (message.error_message or "")
+
+
+def test_a_reasoning_delta_sent_before_its_item_was_added_is_not_silently_dropped() -> None:
+    # Reasoning settles leniently (what streamed stands), so without the check the first part would
+    # simply be missing from a `done` message.
+    builder = run(
+        summary_delta(0, 0, "First, "),
+        added(0, reasoning_item()),
+        summary_delta(0, 0, "think."),
+        done(0, reasoning_item(["First, think."])),
+        completed(),
+    )
+    assert builder.message.error_info is not None
+    assert builder.message.error_info.kind == "protocol"
+    assert "output_index 0" in (builder.message.error_message or "")
+
+
+def test_the_vendors_own_error_wins_over_an_unplaced_delta() -> None:
+    failed = {
+        "type": "response.failed",
+        "response": {"id": RESPONSE_ID, "status": "failed", "error": {"code": "server_error", "message": "boom"}},
+    }
+    builder = run(created(), text_delta(5, "stray"), failed)
+    assert builder.message.error_info is not None
+    assert builder.message.error_info.kind == "server"
+
+
+def test_an_unplaced_delta_under_max_output_tokens_is_still_a_protocol_error() -> None:
+    incomplete = {
+        "type": "response.incomplete",
+        "response": {"id": RESPONSE_ID, "status": "incomplete", "incomplete_details": {"reason": "max_output_tokens"}},
+    }
+    builder = run(added(0, message_item()), text_delta(0, "Cut"), text_delta(1, "lost"), incomplete)
+    assert builder.message.error_info is not None
+    assert builder.message.error_info.kind == "protocol"
 
 
 def test_deltas_without_an_output_index_find_their_slot_by_item_id() -> None:
@@ -325,6 +410,72 @@ def test_done_arguments_that_contradict_the_deltas_are_a_protocol_error() -> Non
 def test_arguments_in_the_added_item_count_as_streamed() -> None:
     builder = run(added(0, call_item('{"a":')), args_done(0, '{"a":true}'), completed())
     assert arguments_at(builder, 0) == {"a": True}
+
+
+def test_a_call_whose_arguments_never_arrived_is_truncated_never_run_with_empty_arguments() -> None:
+    # output_item.added, then straight to response.completed: no delta, no .done, no output_item.done
+    # (a proxy lost them). Was: done/toolUse with {} — the call would run.
+    builder = run(
+        created(),
+        added(0, message_item()),
+        text_delta(0, "Deleting."),
+        done(0, message_item("Deleting.")),
+        added(1, {**call_item(), "name": "delete_files"}),
+        completed(usage={"input_tokens": 10, "output_tokens": 5}),
+    )
+    message = builder.message
+    assert terminal_type(builder) == "error"
+    assert message.stop_reason == "error"
+    assert message.error_info is not None
+    assert (message.error_info.kind, message.error_info.retryable) == ("truncated", True)
+    assert "'delete_files'" in (message.error_message or "")
+    assert "output item 1" in (message.error_message or "")
+    assert [e.type for e in builder.events].count("toolcall_end") == 0
+    assert (message.usage.input, message.usage.output) == (10, 5)
+
+
+@pytest.mark.parametrize(
+    "ending",
+    [
+        [args_done(0, "{}")],  # the final arguments, without output_item.done
+        [done(0, call_item("{}"))],  # the item ended, its arguments say {}
+        [args_delta(0, "{}")],  # the arguments streamed (complete JSON)
+    ],
+    ids=["arguments-done", "item-done", "streamed"],
+)
+def test_a_call_without_parameters_still_runs_once_its_arguments_arrived(ending: list[dict[str, Any]]) -> None:
+    builder = run(added(0, call_item()), *ending, completed())
+    assert builder.message.stop_reason == "toolUse"
+    assert arguments_at(builder, 0) == {}
+
+
+def test_a_call_without_arguments_under_max_output_tokens_is_length_and_never_runs() -> None:
+    incomplete = {
+        "type": "response.incomplete",
+        "response": {"id": RESPONSE_ID, "status": "incomplete", "incomplete_details": {"reason": "max_output_tokens"}},
+    }
+    builder = run(added(0, call_item()), incomplete)
+    assert builder.message.stop_reason == "length"
+
+
+@pytest.mark.parametrize(
+    "events",
+    [
+        [added(0, {**call_item(), "name": ""}), args_done(0, "{}"), done(0, {**call_item("{}"), "name": ""})],
+        [added(0, {"type": "custom_tool_call", "id": "ct_1", "call_id": "call_c", "input": ""})],
+        [done(0, {**call_item("{}"), "name": None})],  # an item that arrives only whole
+    ],
+    ids=["function_call", "custom_tool_call", "whole-in-done"],
+)
+def test_a_tool_call_without_a_name_is_a_protocol_error(events: list[dict[str, Any]]) -> None:
+    # Was: done/toolUse ('', {}) — a call no tool can answer, handed out as executable.
+    builder = run(*events, completed())
+    message = builder.message
+    assert terminal_type(builder) == "error"
+    assert message.error_info is not None
+    assert message.error_info.kind == "protocol"
+    assert "without a name" in (message.error_message or "")
+    assert not any(isinstance(block, ToolCall) for block in message.content)
 
 
 def test_incomplete_arguments_at_completed_are_truncated_not_salvaged() -> None:

@@ -114,11 +114,18 @@ async def test_a_corrupt_event_is_a_protocol_error(name: str) -> None:
 async def test_argument_deltas_cut_and_followed_by_completed_never_reach_a_done_message() -> None:
     name = "pai__function_call_gpt4o"
     events = events_of(name)
+    announced = next(
+        i
+        for i, (kind, value, _) in enumerate(events)
+        if kind == "response.output_item.added" and value["item"]["type"] == "function_call"
+    )
     deltas = [i for i, (kind, _, _) in enumerate(events) if kind == "response.function_call_arguments.delta"]
     assert len(deltas) >= 3
+    assert announced < deltas[0]
     terminal = events[-1][2]
-    for keep in deltas[:-1]:
-        # The stream stops after some argument deltas and goes straight to response.completed.
+    for keep in [announced, *deltas[:-1]]:
+        # The stream stops at the call's output_item.added (no argument at all) or after some of its
+        # argument deltas, and goes straight to response.completed.
         pieces = [raw for _, _, raw in events[: keep + 1]] + [terminal]
         stream, message = await replay(with_body(library.load(name), pieces))
         assert validate_events(stream) == []
