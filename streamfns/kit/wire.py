@@ -52,9 +52,9 @@ class Decoder(Protocol):
     ``on_event`` applies an event: content to the builder, ``builder.stop(...)`` for the vendor's stop
     reason, ``builder.finish()`` at the terminal marker (which ends the read), and raises
     :class:`~streamfns.kit.StreamFailure` for a vendor error or a malformed event. ``on_eof`` runs when
-    the body ends before ``finish()``: an api whose last event is its marker (Gemini's finish reason,
-    a chat-completions ``finish_reason`` without ``[DONE]``) finishes there; leaving the builder
-    unfinished makes the stream ``truncated``.
+    the body ends before ``finish()``: an api whose marker is not a dedicated last event (a Gemini
+    finish reason that came without final usage, a chat-completions ``finish_reason`` without
+    ``[DONE]``) finishes there; leaving the builder unfinished makes the stream ``truncated``.
 
     A decoder may also define ``on_batch_end()``: the kit calls it after the events of one network
     read have been applied (also when one of them raised, unless the builder finished), before they
