@@ -19,7 +19,19 @@ from urllib.parse import quote
 import httpx
 import pytest
 
-from cassettes import CassetteError, SecretFound, load, use_cassette
+from cassettes import (
+    CassetteError,
+    CassetteWriter,
+    Chunk,
+    End,
+    RecordedRequest,
+    SecretFound,
+    load,
+    secret_scan,
+    use_cassette,
+)
+from cassettes.files import PartialFile
+from cassettes.secret_scan import SecretSet
 from conformance.loopback import LoopbackServer, ReceivedRequest, Scripted
 from tests.cassettes._helpers import SSE_EVENTS, upstream
 
@@ -209,3 +221,54 @@ async def test_a_json_body_too_deep_to_scrub_is_refused_before_it_is_sent(tmp_pa
                 await http.post(server.base_url + "/v1/messages", content=deep)
         assert server.requests == [], "nothing was sent"
     assert not path.exists()
+
+
+def test_a_body_in_one_byte_chunks_is_scanned_linearly_and_nothing_unscanned_is_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Chunks are held back until their batch is scanned, so the partial file never holds a whole
+    echo (spread here over hundreds of one-byte chunks), and the body costs O(N) bytes of scanning."""
+    scanned: list[int] = []
+    real_hits = secret_scan._hits  # pyright: ignore[reportPrivateUsage]
+
+    def counted(data: bytes, secrets: SecretSet | None, *, unescape: bool = True) -> list[tuple[str, int, int]]:
+        scanned.append(len(data))
+        return real_hits(data, secrets, unescape=unescape)
+
+    monkeypatch.setattr(secret_scan, "_hits", counted)
+    written: list[bytes] = []
+    real_write = PartialFile.write
+
+    def spy(self: PartialFile, data: bytes) -> None:
+        written.append(data)
+        real_write(self, data)
+
+    monkeypatch.setattr(PartialFile, "write", spy)
+    path = tmp_path / "drip.jsonl"
+    spelled = "".join(f"\\u{ord(c):04x}" for c in GATEWAY_KEY).encode()
+    body = b'data: {"n": 1}\n\n' * 200 + b'data: {"echo": "' + spelled + b'"}\n\n'
+    writer = CassetteWriter(path, env={})
+    request = RecordedRequest("POST", "https://api.example.test/v1/messages", body=b'{"model":"m"}')
+    index = writer.begin(request, 200, (), 0.0, credentials=[("x-api-key header", GATEWAY_KEY)])
+    scanned.clear()
+
+    def drip() -> None:
+        for n in range(len(body)):
+            writer.chunk(index, Chunk(body[n : n + 1], 1.0))
+        writer.end(index, End("eof", 1.0))  # the last batch is scanned here at the latest
+
+    try:
+        with pytest.raises(SecretFound, match="response body"):
+            drip()
+    finally:
+        writer.discard()
+    stored = b"".join(
+        base64.b64decode(record["b64"]) if "b64" in record else record["data"].encode()
+        for line in b"".join(written).splitlines()
+        if (record := json.loads(line))["type"] == "chunk"
+    )
+    assert stored, "the chunks before the echo's batch were written"
+    assert spelled not in stored
+    assert not path.exists()
+    assert not path.with_name(path.name + ".partial").exists()
+    assert sum(scanned) <= 3 * len(body), (sum(scanned), len(body))
