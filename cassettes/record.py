@@ -104,7 +104,9 @@ class CassetteWriter:
     keeps the interactions already in the file and numbers new ones after them. A session that
     records nothing leaves an existing file alone. The header (api, model) is written with the
     first interaction; missing values are guessed from that request. `env` (default `os.environ`)
-    is where credential-like variables are read, once, when the writer is created.
+    is where credential-like variables are read, once, when the writer is created. `scrub` (give
+    it the transport's policy) says which names hold credentials for the final scan, which refuses
+    a stored request that still carries one.
     """
 
     def __init__(
@@ -117,8 +119,10 @@ class CassetteWriter:
         source: Mapping[str, JSONValue] | None = None,
         extra: Mapping[str, JSONValue] | None = None,
         env: Mapping[str, str] | None = None,
+        scrub: ScrubPolicy = DEFAULT_SCRUB,
     ) -> None:
         self.path = Path(path)
+        self.scrub = scrub
         self._partial = PartialFile.acquire(self.path)
         try:
             # Read under the lock: nobody can replace the file between this read and our commit.
@@ -258,7 +262,7 @@ class CassetteWriter:
                 data = self._partial.read()
                 # Secrets learned from a later request were not looked for in what was written before it.
                 findings = scan_lines(data, str(self.path), self.secrets, unescape=False)
-                findings += scan_decoded(loads(data, source=str(self.path)), str(self.path), self.secrets)
+                findings += scan_decoded(loads(data, source=str(self.path)), str(self.path), self.secrets, self.scrub)
             except BaseException:
                 self._partial.release()  # keep what was recorded; the error says why it was not completed
                 raise

@@ -7,8 +7,11 @@ It works on bytes and looks for two things:
   decoded at every alignment;
 * the exact values in a `SecretSet`: the credentials a recording saw in its requests, and the
   values of environment variables whose names contain KEY, TOKEN or SECRET (trimmed, 8 bytes or
-  more) — raw, base64-encoded at any alignment, JSON- or URL-escaped in part or in full (see
-  `cassettes.secret_forms`), and split across chunks (`BodyScanner`).
+  more) — raw, re-cased, hex- or base64-encoded, JSON-, URL- or HTML-escaped in part or in full
+  (see `cassettes.secret_forms`), and split across chunks (`BodyScanner`);
+* in a stored request, a credential the scrubber should have removed
+  (`cassettes.scrub.stored_credentials`: a header, query parameter or body field whose name says
+  it holds one), whatever its value looks like.
 
 Findings name the kind, the spelling and the location, never the secret itself, so an error
 message or a CI log can not leak it.
@@ -25,6 +28,7 @@ from pathlib import Path
 from cassettes.errors import CassetteFormatError, SecretFinding, SecretFound
 from cassettes.format import dump_line, dumps, header_record, loads
 from cassettes.model import Cassette, Headers
+from cassettes.scrub import ScrubPolicy, stored_credentials
 from cassettes.secret_forms import MIN_SECRET_BYTES, View, needles, views
 
 __all__ = [
@@ -66,7 +70,9 @@ _HINTS = (b"sk-", b"AIza", b"xai-", b"gsk_", b"AKIA", b"ASIA", b"eyJ", b"Bearer"
 _BASE64_RUN = re.compile(rb"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{26,}")
 # The hints as they read inside base64 text (any alignment, either alphabet): base64 without one
 # of them can not hold a key shape, so it is not decoded at all.
-_BASE64_HINTS = re.compile(b"|".join(sorted({re.escape(n) for hint in _HINTS for n, _ in needles(hint)[1:]})))
+_BASE64_HINTS = re.compile(
+    b"|".join(sorted({re.escape(n) for hint in _HINTS for n, form in needles(hint) if form.startswith("base64")}))
+)
 _TO_STANDARD = bytes.maketrans(b"-_", b"+/")
 _ENV_NAME = re.compile(r"KEY|TOKEN|SECRET", re.IGNORECASE)
 #: A streaming scan checks a chunk at once when it comes this long after the previous scan (see
@@ -293,14 +299,21 @@ def scan_lines(data: bytes, source: str, secrets: SecretSet, *, unescape: bool =
     return findings
 
 
-def scan_decoded(cassette: Cassette, source: str, secrets: SecretSet) -> list[SecretFinding]:
+def scan_decoded(
+    cassette: Cassette, source: str, secrets: SecretSet, policy: ScrubPolicy | None = None
+) -> list[SecretFinding]:
     """Findings in the header's values and the decoded requests and responses (base64 chunks and
-    JSON-escaped text hide secrets from a line scan; a secret may also straddle two chunks)."""
+    JSON-escaped text hide secrets from a line scan; a secret may also straddle two chunks), and
+    the credentials a stored request still carries by name (`policy` says which names)."""
     header = dump_line(header_record(cassette)).encode("utf-8")  # api, model, source, extra keys
     findings = scan_bytes(header, f"{source} header", secrets=secrets)
     for index, interaction in enumerate(cassette.interactions):
         where = f"{source} interaction {index}"
         request, response = interaction.request, interaction.response
+        findings.extend(
+            SecretFinding(f"unscrubbed credential ({place})", f"{where} request")
+            for place in stored_credentials(request, policy)
+        )
         findings.extend(scan_bytes(request.url.encode("utf-8"), f"{where} request url", secrets=secrets))
         findings.extend(_scan_headers(request.headers, f"{where} request", secrets))
         findings.extend(scan_bytes(request.body, f"{where} request body", secrets=secrets))
