@@ -128,6 +128,8 @@ def _check_own_file(fd: int, partial: Path) -> None:
 
 def _open_partial(partial: Path) -> int:
     """A descriptor of `partial`, created if missing, and certainly a regular file of its own."""
+    if not hasattr(os, "O_NOFOLLOW") and partial.is_symlink():  # Windows: no O_NOFOLLOW, check first
+        raise _refuse_partial(partial, "a symbolic link")
     try:
         fd = os.open(partial, _PARTIAL_FLAGS, 0o644)
     except OSError as exc:
