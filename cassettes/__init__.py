@@ -52,7 +52,15 @@ from cassettes.mutations import (
 )
 from cassettes.record import CassetteWriter, RecordingTransport
 from cassettes.replay import Match, ReplayTransport, Timing
-from cassettes.scrub import ScrubPolicy, capture_request, request_credentials, scrub_body, scrub_url
+from cassettes.scrub import (
+    ScrubPolicy,
+    capture_request,
+    request_credentials,
+    scrub_body,
+    scrub_recorded,
+    scrub_url,
+    stored_credentials,
+)
 from cassettes.secret_scan import SecretSet, scan_bytes, scan_cassette, scan_file, scan_path, scan_text
 from cassettes.session import MODES, CassetteSession, Mode, use_cassette
 from cassettes.sse import SSEEvent, split_events
@@ -108,10 +116,12 @@ __all__ = [
     "scan_path",
     "scan_text",
     "scrub_body",
+    "scrub_recorded",
     "scrub_url",
     "split_events",
     "stall",
     "status_override",
+    "stored_credentials",
     "truncate",
     "use_cassette",
 ]

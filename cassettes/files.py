@@ -15,6 +15,10 @@ Promises:
 * A process killed while recording leaves its `<path>.partial` behind: the cut-off recording,
   which has no completion footer and so loads only with `allow_incomplete=True`. `path` itself is
   untouched; the next writer replaces the stale partial file.
+* The partial file is opened without following a symbolic link, and must be a regular file with
+  no other name (a hard link): a `<path>.partial` planted as a link (a hostile checkout, another
+  user in a shared directory) makes the writer refuse with `CassetteError` before anything is
+  truncated or written, so no write ever lands in a file other than the writer's own.
 * `save` serializes the cassette once, secret-scans that text and the decoded bodies, and writes
   nothing when it finds a secret (`SecretFound`).
 
@@ -24,13 +28,15 @@ The lock is POSIX `flock` (on Windows, `msvcrt.locking`, released just before th
 from __future__ import annotations
 
 import contextlib
+import errno
 import io
 import os
+import stat
 import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-from cassettes.errors import CassetteFormatError, CassetteLocked
+from cassettes.errors import CassetteError, CassetteFormatError, CassetteLocked
 from cassettes.format import MAX_FILE_BYTES, MAX_LINE_BYTES, dumps, loads
 from cassettes.model import Cassette
 from cassettes.secret_scan import raise_if_secrets, scan_cassette
@@ -87,13 +93,59 @@ def _try_lock(fd: int) -> bool:
 
 
 def _is_current(fd: int, path: Path) -> bool:
-    """True when `path` still names the file open as `fd` (it may have been renamed or removed)."""
+    """True when `path` itself (not a link's target) still names the file open as `fd` (it may
+    have been renamed, removed, or replaced by a link)."""
     try:
-        named = path.stat()
+        named = path.lstat()
     except FileNotFoundError:
         return False
     opened = os.fstat(fd)
     return (named.st_dev, named.st_ino) == (opened.st_dev, opened.st_ino)
+
+
+# No link is followed; O_NONBLOCK keeps a FIFO planted under the name from blocking the open (it is
+# then refused as not a regular file, and regular files ignore the flag).
+_PARTIAL_FLAGS = (
+    os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+)
+
+
+def _refuse_partial(partial: Path, what: str) -> CassetteError:
+    return CassetteError(
+        f"refusing to write through {partial}: it is {what}, not a file this recorder made; "
+        "remove it (or record to another path)"
+    )
+
+
+def _check_own_file(fd: int, partial: Path) -> None:
+    """Raise unless `fd` is a regular file with one name (a hard link would share its content)."""
+    opened = os.fstat(fd)
+    if not stat.S_ISREG(opened.st_mode):
+        raise _refuse_partial(partial, "not a regular file")
+    if opened.st_nlink != 1:
+        raise _refuse_partial(partial, f"a file with {opened.st_nlink} names (a hard link)")
+
+
+def _open_partial(partial: Path) -> int:
+    """A descriptor of `partial`, created if missing, and certainly a regular file of its own."""
+    if not hasattr(os, "O_NOFOLLOW") and partial.is_symlink():  # Windows: no O_NOFOLLOW, check first
+        raise _refuse_partial(partial, "a symbolic link")
+    try:
+        fd = os.open(partial, _PARTIAL_FLAGS, 0o644)
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.EMLINK) or partial.is_symlink():  # EMLINK: O_NOFOLLOW on BSD
+            raise _refuse_partial(partial, "a symbolic link") from None
+        if exc.errno == errno.EISDIR:
+            raise _refuse_partial(partial, "a directory") from None
+        raise
+    try:
+        _check_own_file(fd, partial)
+        if sys.platform != "win32":
+            os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
 
 
 class PartialFile:
@@ -114,13 +166,14 @@ class PartialFile:
     def acquire(cls, target: str | os.PathLike[str]) -> PartialFile:
         """Create (or take over a stale) `<target>.partial`, locked and empty.
 
-        Raises `CassetteLocked` when another writer holds it.
+        Raises `CassetteLocked` when another writer holds it, and `CassetteError` when the name is
+        taken by something that is not a plain file of its own (a link, a directory, a FIFO).
         """
         target = Path(target)
         target.parent.mkdir(parents=True, exist_ok=True)
         partial = target.with_name(target.name + PARTIAL_SUFFIX)
         while True:
-            fd = os.open(partial, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o644)
+            fd = _open_partial(partial)
             try:
                 # Between our open and our lock the previous holder may have renamed the file over
                 # the target (or deleted it): then we locked a file nobody writes any more; retry.

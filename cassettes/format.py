@@ -99,8 +99,11 @@ VERSION = 2
 READABLE_VERSIONS = (1, 2)
 #: Longest line accepted (a request body with large images fits; a runaway line does not).
 MAX_LINE_BYTES = 32 * 1024 * 1024
-#: Longest cassette text accepted.
-MAX_FILE_BYTES = 256 * 1024 * 1024
+#: Longest cassette text accepted. Loading holds about three times the text in memory (the records,
+#: then the chunks), so this bounds what one file can cost: about 200 MB and a few seconds at the
+#: cap. Real recordings are far smaller (the whole bundled library is under 5 MB); a caller with a
+#: bigger one passes `max_file_bytes`.
+MAX_FILE_BYTES = 64 * 1024 * 1024
 
 # -- writing -----------------------------------------------------------------------------------
 

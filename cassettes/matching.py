@@ -1,8 +1,9 @@
 """Request matching: method + normalized URL + canonical body, minus ignored JSON paths.
 
 Both sides go through the same scrubbing before comparison (the recording was scrubbed when
-it was written; the live request is scrubbed here), so a key in a live header or query string
-never prevents a match. When nothing matches, `explain` says how the nearest recording differs.
+it was written, and `ReplayTransport` scrubs it again under its policy; the live request is
+scrubbed as it arrives), so a key in a live header or query string never prevents a match.
+When nothing matches, `explain` says how the nearest recording differs.
 """
 
 from __future__ import annotations

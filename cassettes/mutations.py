@@ -67,6 +67,8 @@ def _slice(response: RecordedResponse, boundaries: Iterable[int]) -> RecordedRes
     inherits the stalls of the original chunks that began inside it."""
     chunks = [c for c in response.chunks if c.data]
     body = b"".join(c.data for c in chunks)
+    if not body:
+        return response  # nothing to re-cut (a 401 without a body, say)
     starts = _starts(chunks)
     cuts = sorted({b for b in boundaries if 0 < b < len(body)})
     pieces: list[Chunk] = []
@@ -86,7 +88,8 @@ def rechunk(
     max_size: int = 64,
     interaction: int | None = None,
 ) -> Cassette:
-    """Re-cut the body into different chunks; the bytes stay identical.
+    """Re-cut the body into different chunks; the bytes stay identical (an empty body is returned
+    as it is).
 
     * an int `n`: pieces of `n` bytes (1 = one byte per chunk), ignoring the old boundaries;
     * `"random"`: pieces of 1..`max_size` bytes drawn from `random.Random(seed)`;
@@ -278,27 +281,31 @@ def _apply_edits(response: RecordedResponse, edits: Sequence[Edit]) -> RecordedR
     """Apply non-overlapping body edits, keeping every other byte in its original chunk.
 
     An edit's replacement lands in the chunk where its span starts; chunks left empty disappear
-    and hand their stall on to the next chunk (or the end).
+    and hand their stall on to the next chunk (or the end). The sorted edits are walked once
+    alongside the chunks (linear in chunks + edits after the sort).
     """
     ordered = sorted(edits)
     total = sum(len(c.data) for c in response.chunks)
     chunks: list[Chunk] = []
     offset = 0
     pending_stall = 0.0
+    following = 0  # the next edit not yet applied
+    covered_to = 0  # where the latest applied edit's span ends (it may run on into later chunks)
     for index, chunk in enumerate(response.chunks):
         start, stop = offset, offset + len(chunk.data)
         offset = stop
         last = index == len(response.chunks) - 1
         parts: list[bytes] = []
-        position = start
-        for edit_start, edit_stop, replacement in ordered:
-            owns = start <= edit_start < stop or (last and edit_start == total)
-            if owns:
-                parts.append(chunk.data[position - start : max(edit_start, position) - start])
-                parts.append(replacement)
-                position = max(position, min(edit_stop, stop))
-            elif edit_start < start < edit_stop:
-                position = max(position, min(edit_stop, stop))
+        position = min(covered_to, stop) if covered_to > start else start
+        while following < len(ordered):
+            edit_start, edit_stop, replacement = ordered[following]
+            if not (edit_start < stop or (last and edit_start == total)):
+                break
+            parts.append(chunk.data[position - start : max(edit_start, position) - start])
+            parts.append(replacement)
+            position = max(position, min(edit_stop, stop))
+            covered_to = max(covered_to, edit_stop)
+            following += 1
         parts.append(chunk.data[position - start :])
         data = b"".join(parts)
         pending_stall += chunk.stall_s

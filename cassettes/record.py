@@ -3,9 +3,9 @@
 Promises:
 
 * The caller sees every chunk as soon as the real transport yields it; nothing is buffered.
-* Records are written as they happen to `<path>.partial`, which `CassetteWriter` holds locked
-  (see `cassettes.files`): a second recorder of the same path fails at once with
-  `CassetteLocked`. When the transport is closed the writer adds the completion footer and
+* Records are written as they happen (body chunks once scanned, below) to `<path>.partial`,
+  which `CassetteWriter` holds locked (see `cassettes.files`): a second recorder of the same path
+  fails at once with `CassetteLocked`. When the transport is closed the writer adds the completion footer and
   renames the file over `path`; until then `path` keeps its old content, and a process that dies
   mid-recording leaves only the partial file, which says on load that it was cut off.
 * Each body gets the end it really had. A body that raises gets `reset` (`timeout` for read
@@ -20,6 +20,10 @@ Promises:
   (`cassettes.secret_scan`). On a hit nothing more is written, the partial file is deleted, `path`
   stays as it was and `SecretFound` is raised (and kept in `CassetteWriter.failure`). The whole
   file is scanned once more, with every secret seen, before it replaces `path`.
+* Body chunks are scanned in batches, so the scan stays linear however finely a body is chunked
+  (`cassettes.secret_scan.BodyScanner`); a chunk record reaches the partial file once its batch is
+  scanned: at once for the first chunk and for one that follows a pause, else within a scan window
+  (about 1 KB) of bytes, and at the body's end.
 * Bodies are recorded decoded: `accept-encoding: identity` is sent, and a gzip/deflate body
   sent anyway is decompressed for the record (the caller still gets the bytes the server sent).
 """
@@ -32,7 +36,7 @@ import threading
 import time
 import zlib
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
 
@@ -82,6 +86,16 @@ def _now_ms(start: float) -> float:
     return round((time.monotonic() - start) * 1000, 1)
 
 
+@dataclass(slots=True)
+class _OpenBody:
+    """An interaction whose body is still arriving: its scanner, the chunks not scanned yet (held
+    back from the file), and the time of its latest chunk."""
+
+    scanner: BodyScanner
+    t_ms: float
+    held: list[Chunk] = field(default_factory=list[Chunk])
+
+
 class CassetteWriter:
     """Writes cassette records to `<path>.partial` as they happen; `close()` completes the file.
 
@@ -90,7 +104,9 @@ class CassetteWriter:
     keeps the interactions already in the file and numbers new ones after them. A session that
     records nothing leaves an existing file alone. The header (api, model) is written with the
     first interaction; missing values are guessed from that request. `env` (default `os.environ`)
-    is where credential-like variables are read, once, when the writer is created.
+    is where credential-like variables are read, once, when the writer is created. `scrub` (give
+    it the transport's policy) says which names hold credentials for the final scan, which refuses
+    a stored request that still carries one.
     """
 
     def __init__(
@@ -103,8 +119,10 @@ class CassetteWriter:
         source: Mapping[str, JSONValue] | None = None,
         extra: Mapping[str, JSONValue] | None = None,
         env: Mapping[str, str] | None = None,
+        scrub: ScrubPolicy = DEFAULT_SCRUB,
     ) -> None:
         self.path = Path(path)
+        self.scrub = scrub
         self._partial = PartialFile.acquire(self.path)
         try:
             # Read under the lock: nobody can replace the file between this read and our commit.
@@ -117,7 +135,7 @@ class CassetteWriter:
         self.secrets = SecretSet.from_env(env)
         self._started = False
         self._count = len(self._existing.interactions) if self._existing else 0
-        self._open: dict[int, tuple[BodyScanner, float]] = {}  # unfinished interactions: scanner, last t_ms
+        self._open: dict[int, _OpenBody] = {}  # unfinished interactions
         self._lock = threading.Lock()
         self.failure: SecretFound | None = None
 
@@ -181,26 +199,41 @@ class CassetteWriter:
             self._start(request)
             self._write(lines)
             self._count += 1
-            self._open[index] = (BodyScanner(f"{where} response body", self.secrets), t_ms)
+            self._open[index] = _OpenBody(BodyScanner(f"{where} response body", self.secrets), t_ms)
             return index
 
     def chunk(self, index: int | None, chunk: Chunk) -> None:
-        """Append one body chunk of interaction `index`."""
+        """Append one body chunk of interaction `index` (written once it has been scanned)."""
         with self._lock:
             if index is None or index not in self._open or not self._partial.active:
                 return
-            scanner, _ = self._open[index]
-            findings = scanner.feed(chunk.data)
+            body = self._open[index]
+            findings = body.scanner.feed(chunk.data, chunk.t_ms)
             if findings:
                 self._refuse(findings)
-            self._open[index] = (scanner, chunk.t_ms)
-            self._write([dump_line(chunk_record(index, chunk))])
+            body.held.append(chunk)
+            body.t_ms = chunk.t_ms
+            if not body.scanner.pending:
+                self._write_held(index, body)
+
+    def _write_held(self, index: int, body: _OpenBody) -> None:
+        self._write(dump_line(chunk_record(index, chunk)) for chunk in body.held)
+        body.held.clear()
+
+    def _settle(self, index: int, body: _OpenBody) -> None:
+        """Scan what is left of a body that ended and write its held chunks."""
+        findings = body.scanner.flush()
+        if findings:
+            self._refuse(findings)
+        self._write_held(index, body)
 
     def end(self, index: int | None, end: End) -> None:
-        """Append the end record of interaction `index` (only its first end counts)."""
+        """Append the end record of interaction `index` (only its first end counts), after its
+        remaining chunks; raises `SecretFound` when they hold a secret."""
         with self._lock:
-            if index is None or self._open.pop(index, None) is None or not self._partial.active:
+            if index is None or index not in self._open or not self._partial.active:
                 return
+            self._settle(index, self._open.pop(index))
             self._write([dump_line(end_record(index, end))])
 
     def discard(self) -> None:
@@ -220,15 +253,16 @@ class CassetteWriter:
             if self.failure is not None or not self._started:
                 self._partial.discard()
                 return
-            for index, (_, t_ms) in sorted(self._open.items()):
-                self._write([dump_line(end_record(index, End("client_closed", t_ms)))])
+            for index, body in sorted(self._open.items()):
+                self._settle(index, body)
+                self._write([dump_line(end_record(index, End("client_closed", body.t_ms)))])
             self._open.clear()
             try:
                 self._write([dump_line(footer_record(self._count))])
                 data = self._partial.read()
                 # Secrets learned from a later request were not looked for in what was written before it.
                 findings = scan_lines(data, str(self.path), self.secrets, unescape=False)
-                findings += scan_decoded(loads(data, source=str(self.path)), str(self.path), self.secrets)
+                findings += scan_decoded(loads(data, source=str(self.path)), str(self.path), self.secrets, self.scrub)
             except BaseException:
                 self._partial.release()  # keep what was recorded; the error says why it was not completed
                 raise
@@ -286,16 +320,22 @@ class _TeeStream(httpx.AsyncByteStream):
         if decoded:
             self._writer.chunk(self._index, Chunk(decoded, _now_ms(self._start)))
 
-    def _finish(self, kind: EndKind) -> None:
+    def _finish(self, kind: EndKind, *, quiet: bool = False) -> None:
+        """Record the body's end. `quiet` while another exception (a cancellation) is on its way
+        out: a refusal then must not replace it; it is kept in `CassetteWriter.failure`."""
         if self._finished:
             return
         self._finished = True
         t_ms = _now_ms(self._start)
-        if kind == "eof":
-            rest = self._flush()
-            if rest:
-                self._writer.chunk(self._index, Chunk(rest, t_ms))
-        self._writer.end(self._index, End(kind, t_ms))
+        try:
+            if kind == "eof":
+                rest = self._flush()
+                if rest:
+                    self._writer.chunk(self._index, Chunk(rest, t_ms))
+            self._writer.end(self._index, End(kind, t_ms))
+        except SecretFound:
+            if not quiet:
+                raise
 
     async def __anext__(self) -> bytes:
         if self._finished:
@@ -312,11 +352,11 @@ class _TeeStream(httpx.AsyncByteStream):
             raise
         except asyncio.CancelledError:
             # The caller gave up in the middle of a read; the server did nothing wrong.
-            self._finish("client_closed")
+            self._finish("client_closed", quiet=True)
             raise
-        except BaseException:
+        except BaseException as exc:
             # Connection lost, protocol error: the body ended abnormally here.
-            self._finish("reset")
+            self._finish("reset", quiet=not isinstance(exc, Exception))
             raise
         self._record(data)
         return data
@@ -325,7 +365,7 @@ class _TeeStream(httpx.AsyncByteStream):
         """Read what the caller left unread, to record how the body really ended (bounded)."""
         task = asyncio.current_task()
         if self._index is None or (task is not None and task.cancelling()):
-            self._finish("client_closed")  # nothing to record, or a cancelled caller must not wait
+            self._finish("client_closed", quiet=True)  # nothing to record, or a cancelled caller must not wait
             return
         if self._iterator is None:
             self._iterator = aiter(self._upstream)
@@ -340,11 +380,14 @@ class _TeeStream(httpx.AsyncByteStream):
         except StopAsyncIteration:
             kind = "eof"
         except SecretFound:
+            self._finish(kind, quiet=True)  # the writer has refused already; this only marks the end
             raise
         except Exception:  # too slow, or broken after the caller stopped: the end was not seen
             kind = "client_closed"
-        finally:
-            self._finish(kind)
+        except BaseException:
+            self._finish(kind, quiet=True)  # a cancellation goes on; a refusal stays in writer.failure
+            raise
+        self._finish(kind)
 
     async def aclose(self) -> None:
         try:

@@ -35,7 +35,7 @@ import httpx
 from cassettes.errors import RequestNotRecorded, UnplayedInteractions
 from cassettes.matching import MatchKey, match_key, nearest
 from cassettes.model import Cassette, EndKind, Interaction, RecordedRequest
-from cassettes.scrub import DEFAULT_SCRUB, ScrubPolicy, capture_request
+from cassettes.scrub import DEFAULT_SCRUB, ScrubPolicy, capture_request, scrub_recorded
 
 __all__ = ["Match", "ReplayTransport", "Timing", "timing_factor"]
 
@@ -189,7 +189,10 @@ class ReplayTransport(httpx.AsyncBaseTransport, httpx.BaseTransport):
         self._allow_repeats = allow_repeats
         self._scrub = scrub
         self._fallback = fallback
-        self._keys: list[MatchKey] = [match_key(i.request, self._ignore_paths) for i in cassette.interactions]
+        # Stored requests are scrubbed again, as live ones are: a cassette recorded under narrower
+        # rules (a field that now counts as a credential) still matches.
+        self._recorded = [scrub_recorded(i.request, scrub) for i in cassette.interactions]
+        self._keys: list[MatchKey] = [match_key(r, self._ignore_paths) for r in self._recorded]
         self._played: list[int] = []
         self.misses: list[RequestNotRecorded] = []
         self._lock = threading.Lock()
@@ -248,8 +251,8 @@ class ReplayTransport(httpx.AsyncBaseTransport, httpx.BaseTransport):
                 f"{head}): the identical request was recorded {len(repeats)} time(s) ({listed}) and each was "
                 "already played; record it again or pass allow_repeats=True"
             )
-        candidates = [(i, x.request) for i, x in enumerate(self.cassette.interactions) if i not in served]
-        everything = [(i, x.request) for i, x in enumerate(self.cassette.interactions)]
+        candidates = [(i, r) for i, r in enumerate(self._recorded) if i not in served]
+        everything = list(enumerate(self._recorded))
         best = nearest(candidates or everything, sent, self._ignore_paths)
         if best is None:
             return RequestNotRecorded(f"{head}, which holds no interactions)")

@@ -1,36 +1,58 @@
 """What is allowed onto disk: deny-by-default header filtering, URL and body credential removal,
 and the list of credentials a request carried.
 
-Only allow-listed headers are ever stored; credential headers (authorization, x-api-key, ...)
-can not be allow-listed at all. Credential query parameters (`key`, `api-key`, ...) and
-credential JSON / form body fields (`api_key`, `token`, `authorization_token`, ...) holding a
-string are removed wherever they appear (a field of that name holding an object, such as a tool
-schema's `token` property, is kept and scrubbed inside). The same functions run on live requests
-at replay time, so a live request carrying a real key still matches the scrubbed recording.
+Credentials are recognised by name, not from a fixed list of known names: a request header, a
+query parameter or a JSON / form body field whose name matches `CREDENTIAL_NAME` (key, token,
+secret, auth, password, credential, signature, session, cookie; "author" and "authority" are
+not "auth") holds one. So a gateway's own key header (`x-portkey-api-key`, `cf-aig-authorization`, `helicone-auth`), an
+MCP tool's `authorization` field or `headers: {"X-Api-Key": ...}` object, and `?auth=` are all
+credentials without anyone listing them. A few names the pattern misses are added per place
+(`code` and `sig` query parameters), and a few it matches are known not to be credentials
+(`prompt_cache_key`, which vendors echo back). Names are compared lower-case.
 
-`request_credentials` lists every credential value a live request carries (header values and the
-token after an auth scheme, the decoded parts of HTTP Basic credentials, cookies, URL user info,
-credential query parameters and body fields): the recorder adds them to the secrets it refuses to
-write, so an echo of any of them in a response — in any spelling — stops the recording.
+* Only allow-listed headers are ever stored, and a credential header can not be allow-listed.
+* Credential query parameters and URL user info are removed from the URL.
+* Credential body fields are removed wherever they appear, at any depth (nested `headers`
+  objects, and `headers` lists of `[name, value]` pairs, included), when they hold a string, or
+  strings inside a list; a field of that name
+  holding an object (an `auth: {...}` block) is kept and scrubbed inside. A string field holding
+  an `http(s)` URL loses the URL's credential query parameters and user info.
+* Data is not configuration: the conversation (`messages`, `contents`, `input`, `system`, ...),
+  tool and output schemas (`input_schema`, `parameters`, `schema`, ...) and tool-call arguments
+  and results (`arguments`, `args`, `output`, `response`) are kept exactly as sent. Names there are
+  chosen by users and models (a schema property or an argument called `token` is not a
+  credential) and their values come back in responses (a thinking block's `signature`), so they
+  are never collected as secrets. The secret scan still looks through them for key shapes and
+  for every credential value found elsewhere.
+
+The same functions run on live requests at replay time (and on the stored requests, so a cassette
+recorded under narrower rules still matches), so a live request carrying a real key still matches
+the scrubbed recording. `request_credentials` lists every credential value a live request carries
+(with the token after an auth scheme, the decoded parts of HTTP Basic credentials, and cookie
+values): the recorder adds them to the secrets it refuses to write, so an echo of any of them in a
+response — in any spelling — stops the recording. `stored_credentials` names the credentials a
+stored request still carries, for the secret scan.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
+import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from urllib.parse import parse_qsl, unquote, urlencode
 
 import httpx
 
 from cassettes.canonical import NotJSON, canonical_json, parse_json
 from cassettes.errors import CassetteError
-from cassettes.model import Headers, JSONValue, RecordedRequest
+from cassettes.model import Headers, JSONValue, RecordedRequest, header_value
 from cassettes.records import MAX_DEPTH, depth_within
 
 __all__ = [
     "CREDENTIAL_HEADERS",
+    "CREDENTIAL_NAME",
     "DEFAULT_SCRUB",
     "NEVER_STORED_HEADERS",
     "ScrubPolicy",
@@ -39,10 +61,17 @@ __all__ = [
     "request_credentials",
     "response_headers",
     "scrub_body",
+    "scrub_recorded",
     "scrub_url",
+    "stored_credentials",
 ]
 
-#: Request headers whose values are credentials (lower case).
+#: A header, query parameter or body field whose name matches holds a credential.
+CREDENTIAL_NAME = re.compile(
+    r"key|token|secret|auth(?!or(?!i[sz]))|passw(?:or)?d|credential|signature|session|cookie", re.IGNORECASE
+)
+
+#: Request headers known to hold credentials (lower case); every one matches `CREDENTIAL_NAME` too.
 CREDENTIAL_HEADERS = frozenset(
     {
         "authorization",
@@ -55,6 +84,8 @@ CREDENTIAL_HEADERS = frozenset(
         "cookie",
     }
 )
+#: Headers never stored, whatever the allow-list says (request headers whose name matches
+#: `CREDENTIAL_NAME` are never stored either).
 NEVER_STORED_HEADERS = CREDENTIAL_HEADERS | frozenset(
     {"set-cookie", "openai-organization", "openai-project", "anthropic-organization-id"}
 )
@@ -73,48 +104,77 @@ _RESPONSE_HEADERS = frozenset(
     }
 )
 _RESPONSE_PREFIXES = ("x-ratelimit-", "anthropic-ratelimit-")
-_QUERY_PARAMS = frozenset(
+# Credentials the name pattern misses: an Azure Functions key (`code`), a SAS signature (`sig`).
+_QUERY_PARAMS = frozenset({"code", "sig", "pwd"})
+_BODY_FIELDS = frozenset({"pwd"})
+# Names the pattern matches that are not credentials: a cache routing hint and a retry key, which
+# servers echo back (as secrets they would make every such recording fail).
+_NOT_CREDENTIALS = frozenset({"prompt_cache_key", "idempotency-key", "idempotency_key"})
+# Subtrees that are data, not configuration (compared lower-case without `_` and `-`).
+_DATA_FIELDS = frozenset(
     {
-        "key",
-        "api_key",
-        "apikey",
-        "api-key",
-        "x-goog-api-key",
-        "subscription-key",
-        "access_token",
-        "token",
-        "client_secret",
+        # the conversation
+        "messages",
+        "contents",
+        "input",
+        "system",
+        "systeminstruction",
+        "instructions",
+        "prompt",
+        # tool and output schemas, and tool examples
+        "inputschema",
+        "inputexamples",
+        "parameters",
+        "parametersjsonschema",
+        "schema",
+        "jsonschema",
+        "responseschema",
+        "responsejsonschema",
+        # tool-call arguments and results
+        "arguments",
+        "args",
+        "output",
+        "response",
     }
 )
-_BODY_FIELDS = frozenset(
-    {
-        "key",
-        "token",
-        "api_key",
-        "apikey",
-        "access_token",
-        "authorization_token",
-        "id_token",
-        "refresh_token",
-        "client_secret",
-        "password",
-    }
-)
+
+
+def _normal(name: str) -> str:
+    return name.lower().replace("_", "").replace("-", "")
 
 
 @dataclass(frozen=True, slots=True)
 class ScrubPolicy:
-    """Which headers may be stored and which URL / body fields are removed.
+    """Which headers may be stored, and which names hold credentials.
 
-    Names are compared lower-case. Anything in `NEVER_STORED_HEADERS` is dropped even if a
-    caller allow-lists it. Derive a custom policy with `dataclasses.replace(DEFAULT_SCRUB, ...)`.
+    A name holds a credential when it matches `credential_name` or is listed for its place
+    (`query_params`, `body_fields`; request headers add `CREDENTIAL_HEADERS`), unless it is in
+    `not_credentials`. Body subtrees under `data_fields` (compared lower-case without `_`/`-`) are
+    data and kept as they are. Anything in `NEVER_STORED_HEADERS`, and any request header that
+    holds a credential, is dropped even if a caller allow-lists it. Derive a custom policy with
+    `dataclasses.replace(DEFAULT_SCRUB, ...)`.
     """
 
     request_headers: frozenset[str] = _REQUEST_HEADERS
     response_headers: frozenset[str] = _RESPONSE_HEADERS
     response_header_prefixes: tuple[str, ...] = _RESPONSE_PREFIXES
+    credential_name: re.Pattern[str] = CREDENTIAL_NAME
     query_params: frozenset[str] = _QUERY_PARAMS
     body_fields: frozenset[str] = _BODY_FIELDS
+    not_credentials: frozenset[str] = _NOT_CREDENTIALS
+    data_fields: frozenset[str] = _DATA_FIELDS
+
+    def holds_credential(self, name: str, listed: frozenset[str] = frozenset()) -> bool:
+        """True when a field or parameter called `name` holds a credential (`listed`: the names
+        added for its place)."""
+        lower = name.lower()
+        if lower in self.not_credentials:
+            return False
+        return lower in listed or self.credential_name.search(lower) is not None
+
+    def credential_header(self, name: str) -> bool:
+        """True when request header `name` holds a credential."""
+        return self.holds_credential(name, CREDENTIAL_HEADERS)
 
 
 DEFAULT_SCRUB = ScrubPolicy()
@@ -135,41 +195,86 @@ def filter_headers(
     return tuple(kept)
 
 
-def scrub_url(url: str | httpx.URL, policy: ScrubPolicy | None = None) -> str:
-    """`url` without credential query parameters and without user:password."""
-    policy = policy or DEFAULT_SCRUB
-    parsed = httpx.URL(url)
+def _url_parts(parsed: httpx.URL, policy: ScrubPolicy) -> tuple[httpx.URL, list[tuple[str, str]]]:
+    """`parsed` without credentials, and (where, value) of each one removed."""
+    found: list[tuple[str, str]] = []
     if parsed.userinfo:
+        userinfo = parsed.userinfo.decode("ascii", "replace")
+        found += [("URL user info", unquote(part)) for part in userinfo.split(":")]
         parsed = parsed.copy_with(userinfo=b"")
     pairs = parsed.params.multi_items()
-    kept = [(k, v) for k, v in pairs if k.lower() not in policy.query_params]
+    kept = [(k, v) for k, v in pairs if not policy.holds_credential(k, policy.query_params)]
     if len(kept) != len(pairs):
+        found += [(f"query parameter {k}", v) for k, v in pairs if policy.holds_credential(k, policy.query_params)]
         parsed = parsed.copy_with(query=urlencode(kept).encode("ascii") if kept else None)
-    return str(parsed)
+    return parsed, found
 
 
-def _is_credential(name: str, value: JSONValue, names: frozenset[str]) -> bool:
-    return isinstance(value, str) and name.lower() in names
+def scrub_url(url: str | httpx.URL, policy: ScrubPolicy | None = None) -> str:
+    """`url` without credential query parameters and without user:password."""
+    return str(_url_parts(httpx.URL(url), policy or DEFAULT_SCRUB)[0])
 
 
-def _drop_fields(value: JSONValue, names: frozenset[str]) -> JSONValue:
-    if isinstance(value, dict):
-        return {k: _drop_fields(v, names) for k, v in value.items() if not _is_credential(k, v, names)}
-    if isinstance(value, list):
-        return [_drop_fields(v, names) for v in value]
-    return value
+_URL_VALUE = re.compile(r"https?://[^?@#]*[?@]", re.IGNORECASE)
 
 
-def _body_fields(value: JSONValue, names: frozenset[str], path: str, out: list[tuple[str, str]]) -> None:
-    if isinstance(value, dict):
+def _holds_list(value: JSONValue) -> bool:
+    return isinstance(value, list) and any(isinstance(item, str) for item in value)
+
+
+class _BodyWalk:
+    """One pass over a JSON body: the scrubbed copy, and (path, value) of every credential in it."""
+
+    def __init__(self, policy: ScrubPolicy) -> None:
+        self.policy = policy
+        self.found: list[tuple[str, str]] = []
+
+    def value(self, value: JSONValue, path: str) -> JSONValue:
+        if isinstance(value, dict):
+            return self.fields(value, path)
+        if isinstance(value, list):
+            return [self.value(item, f"{path}[{index}]") for index, item in enumerate(value)]
+        if isinstance(value, str) and _URL_VALUE.match(value):
+            return self.url(value, path)
+        return value
+
+    def url(self, value: str, path: str) -> str:
+        try:
+            parsed, found = _url_parts(httpx.URL(value), self.policy)
+        except (httpx.InvalidURL, ValueError, TypeError):
+            return value  # not a URL after all: nothing to take from it
+        self.found += [(f"{path}, {where}", item) for where, item in found]
+        return str(parsed) if found else value
+
+    def header_pairs(self, value: list[JSONValue], path: str) -> list[JSONValue]:
+        """Headers given as `[name, value]` pairs: a credential header's pair goes."""
+        kept: list[JSONValue] = []
+        for index, entry in enumerate(value):
+            match entry:
+                case [str(name), str(credential)] if self.policy.credential_header(name):
+                    self.found.append((f"{path}[{index}]", credential))
+                case _:
+                    kept.append(self.value(entry, f"{path}[{index}]"))
+        return kept
+
+    def fields(self, value: dict[str, JSONValue], path: str) -> dict[str, JSONValue]:
+        kept: dict[str, JSONValue] = {}
         for key, item in value.items():
-            if isinstance(item, str) and _is_credential(key, item, names):
-                out.append((f"{path}.{key}".lstrip("."), item))
+            where = f"{path}.{key}" if path else key
+            if _normal(key) in self.policy.data_fields:
+                kept[key] = item
+            elif _normal(key) == "headers" and isinstance(item, list):
+                kept[key] = self.header_pairs(item, where)
+            elif not self.policy.holds_credential(key, self.policy.body_fields):
+                kept[key] = self.value(item, where)
+            elif isinstance(item, str):
+                self.found.append((where, item))
+            elif isinstance(item, list) and _holds_list(item):
+                self.found += [(f"{where}[{n}]", entry) for n, entry in enumerate(item) if isinstance(entry, str)]
+                kept[key] = [self.value(entry, where) for entry in item if not isinstance(entry, str)]
             else:
-                _body_fields(item, names, f"{path}.{key}", out)
-    elif isinstance(value, list):
-        for index, item in enumerate(value):
-            _body_fields(item, names, f"{path}[{index}]", out)
+                kept[key] = self.value(item, where)  # an object (or a number) is no secret value itself
+        return kept
 
 
 def _json_body(body: bytes) -> JSONValue | NotJSON:
@@ -188,6 +293,24 @@ def _form_pairs(body: bytes, content_type: str | None) -> list[tuple[str, str]] 
         return None
 
 
+def _scrub_body(body: bytes, content_type: str | None, policy: ScrubPolicy) -> tuple[bytes, list[tuple[str, str]]]:
+    """(the body without credentials, (path, value) of each credential it held)."""
+    if not body:
+        return body, []
+    value = _json_body(body)
+    if not isinstance(value, NotJSON):
+        walk = _BodyWalk(policy)
+        return canonical_json(walk.value(value, "")), walk.found
+    pairs = _form_pairs(body, content_type)
+    if pairs is None:
+        return body, []
+    found = [(k, v) for k, v in pairs if policy.holds_credential(k, policy.body_fields)]
+    if not found:
+        return body, []
+    kept = [(k, v) for k, v in pairs if not policy.holds_credential(k, policy.body_fields)]
+    return urlencode(kept).encode("ascii"), found
+
+
 def scrub_body(body: bytes, content_type: str | None, policy: ScrubPolicy | None = None) -> bytes:
     """The body without credential fields; JSON bodies come back in canonical form.
 
@@ -195,16 +318,12 @@ def scrub_body(body: bytes, content_type: str | None, policy: ScrubPolicy | None
     `application/x-www-form-urlencoded` content type. Other bodies are returned unchanged. JSON
     nested deeper than `MAX_DEPTH` raises `CassetteError`: it can not be scrubbed safely.
     """
-    if not body:
-        return body
-    policy = policy or DEFAULT_SCRUB
-    value = _json_body(body)
-    if not isinstance(value, NotJSON):
-        return canonical_json(_drop_fields(value, policy.body_fields))
-    pairs = _form_pairs(body, content_type)
-    if pairs is None:
-        return body
-    return urlencode([(k, v) for k, v in pairs if k.lower() not in policy.body_fields]).encode("ascii")
+    return _scrub_body(body, content_type, policy or DEFAULT_SCRUB)[0]
+
+
+def _request_headers(headers: Iterable[tuple[str, str]], policy: ScrubPolicy) -> Headers:
+    allowed = filter_headers(headers, policy.request_headers)
+    return tuple((name, value) for name, value in allowed if not policy.credential_header(name))
 
 
 def capture_request(request: httpx.Request, policy: ScrubPolicy | None = None) -> RecordedRequest:
@@ -214,14 +333,28 @@ def capture_request(request: httpx.Request, policy: ScrubPolicy | None = None) -
     return RecordedRequest(
         method=request.method.upper(),
         url=scrub_url(request.url, policy),
-        headers=filter_headers(request.headers.multi_items(), policy.request_headers),
+        headers=_request_headers(request.headers.multi_items(), policy),
         body=scrub_body(request.content, content_type, policy),
     )
 
 
-def _header_credentials(name: str, value: str) -> list[tuple[str, str]]:
-    where = f"request credential ({name} header)"
-    if name == "cookie":
+def scrub_recorded(request: RecordedRequest, policy: ScrubPolicy | None = None) -> RecordedRequest:
+    """A stored request scrubbed again under `policy` (replay compares live requests with this, so
+    a cassette recorded under narrower rules still matches). A stored body too deep to scrub is
+    left as it is."""
+    policy = policy or DEFAULT_SCRUB
+    try:
+        body = scrub_body(request.body, header_value(request.headers, "content-type"), policy)
+    except CassetteError:
+        body = request.body
+    headers = tuple((name, value) for name, value in request.headers if not policy.credential_header(name))
+    return replace(request, url=scrub_url(request.url, policy), headers=headers, body=body)
+
+
+def _credential_values(where: str, value: str, *, cookie: bool = False) -> list[tuple[str, str]]:
+    """The value, and the parts of it an echo may show alone: the token after an auth scheme, the
+    decoded HTTP Basic credentials, or each cookie's value."""
+    if cookie:
         return [(f"{where} cookie {k.strip()}", v) for k, _, v in (c.partition("=") for c in value.split(";"))]
     found = [(where, value)]
     scheme, _, token = value.strip().partition(" ")
@@ -244,24 +377,35 @@ def request_credentials(request: httpx.Request, policy: ScrubPolicy | None = Non
     policy = policy or DEFAULT_SCRUB
     found: list[tuple[str, str]] = []
     for name, value in request.headers.multi_items():
-        if name.lower() in CREDENTIAL_HEADERS:
-            found += _header_credentials(name.lower(), value)
-    userinfo = request.url.userinfo.decode("ascii", "replace")
-    if userinfo:
-        found += [("request credential (URL user info)", unquote(part)) for part in userinfo.split(":")]
-    for name, value in request.url.params.multi_items():
-        if name.lower() in policy.query_params:
-            found.append((f"request credential (query parameter {name})", value))
-    body = request.content
-    value = _json_body(body)
-    fields: list[tuple[str, str]] = []
-    if not isinstance(value, NotJSON):
-        _body_fields(value, policy.body_fields, "", fields)
-    else:
-        pairs = _form_pairs(body, request.headers.get("content-type"))
-        fields = [(k, v) for k, v in pairs or () if k.lower() in policy.body_fields]
-    found += [(f"request credential (body field {path})", item) for path, item in fields]
+        lower = name.lower()
+        if policy.credential_header(lower):
+            found += _credential_values(f"request credential ({lower} header)", value, cookie=lower == "cookie")
+    for where, value in _url_parts(request.url, policy)[1]:
+        found += _credential_values(f"request credential ({where})", value)
+    _, fields = _scrub_body(request.content, request.headers.get("content-type"), policy)
+    for path, value in fields:
+        found += _credential_values(f"request credential (body field {path})", value)
     return found
+
+
+def stored_credentials(request: RecordedRequest, policy: ScrubPolicy | None = None) -> list[str]:
+    """Where a stored request still carries a credential (a non-empty one): names, never values.
+
+    A request the recorder stored has none; one that does was written by hand, by an older
+    recorder or with another policy. A body too deeply nested to check is named as well.
+    """
+    policy = policy or DEFAULT_SCRUB
+    try:
+        url = httpx.URL(request.url)
+    except (httpx.InvalidURL, ValueError, TypeError):
+        url = httpx.URL("")
+    places = [where for where, value in _url_parts(url, policy)[1] if value]
+    places += [f"{name} header" for name, _ in request.headers if policy.credential_header(name)]
+    try:
+        _, fields = _scrub_body(request.body, header_value(request.headers, "content-type"), policy)
+    except CassetteError:
+        return [*places, "body JSON nested too deeply to check"]
+    return places + [f"body field {path}" for path, value in fields if value]
 
 
 def response_headers(headers: Mapping[str, str] | httpx.Headers, policy: ScrubPolicy | None = None) -> Headers:

@@ -3,18 +3,20 @@
 A server or a proxy echoes a credential back (a 401 body, a debug header, an error message) in
 many spellings. This module gives:
 
-* for a secret, the byte strings to look for directly (`needles`): the bytes themselves and their
-  base64 encodings at each of the three byte alignments, in the standard and the URL-safe
-  alphabet, keeping only the characters that depend on the secret's bytes alone — so the secret is
-  found inside any longer base64 text, wherever it starts;
+* for a secret, the byte strings to look for directly (`needles`): the bytes themselves, in lower
+  and in upper case, in hex (either case), and their base64 encodings at each of the three byte
+  alignments, in the standard and the URL-safe alphabet, keeping only the characters that depend
+  on the secret's bytes alone — so the secret is found inside any longer base64 text, wherever it
+  starts;
 * for a body, the views to look in (`views`): the bytes themselves, and the bytes with JSON
-  escapes (`\\u0041`, `\\/`, `\\\\`) and URL escapes (`%41`, `%2f`) decoded, once and twice,
-  each mapping its offsets back to the original bytes. (The other JSON escapes, `\\"` and the
-  whitespace ones, spell characters no key is made of; decoding them would cost time on every
-  line of JSON for nothing.)
+  escapes (`\\u0041`, `\\/`, `\\\\`), URL escapes (`%41`, `%2f`) and HTML character references
+  (`&#65;`, `&#x41;`) decoded, once and twice, each mapping its offsets back to the original
+  bytes. (The other JSON escapes, `\\"` and the whitespace ones, spell characters no key is made
+  of; decoding them would cost time on every line of JSON for nothing.)
 
-A needle found in a view finds an echo that is raw, base64-encoded at any alignment, JSON-escaped
-partly or fully, URL-encoded partly or fully (either hex case), or one of those inside another.
+A needle found in a view finds an echo that is raw, upper- or lower-cased, hex-encoded,
+base64-encoded at any alignment, JSON-escaped, URL-encoded or HTML-escaped partly or fully, or one
+of those inside another.
 Matching is on bytes: nothing here decodes text, so a body that is not UTF-8 is scanned the same.
 """
 
@@ -32,12 +34,17 @@ __all__ = ["MIN_SECRET_BYTES", "View", "needles", "views"]
 MIN_SECRET_BYTES = 8
 
 _URLSAFE = bytes.maketrans(b"+/", b"-_")
-_ESCAPE = re.compile(rb"\\u[0-9a-fA-F]{4}|\\[\\/]|%[0-9a-fA-F]{2}")
+_ESCAPE = re.compile(rb"\\u[0-9a-fA-F]{4}|\\[\\/]|%[0-9a-fA-F]{2}|&#[0-9]{1,7};|&#[xX][0-9a-fA-F]{1,6};")
+_LAST_CODE_POINT = 0x10FFFF
 
 
 def needles(secret: bytes) -> tuple[tuple[bytes, str], ...]:
     """(byte string, form) pairs to look for; form is "" for the secret itself, else its encoding."""
     found: dict[bytes, str] = {secret: ""}
+    found.setdefault(secret.lower(), "lower case")
+    found.setdefault(secret.upper(), "upper case")
+    found.setdefault(secret.hex().encode("ascii"), "hex")
+    found.setdefault(secret.hex().upper().encode("ascii"), "hex")
     for offset in range(3):
         # After `offset` unknown bytes, the secret's first whole base64 character starts at
         # character ceil(8 * offset / 6); its last whole one ends where its bits do.
@@ -80,6 +87,10 @@ class View:
 def _decode_escape(token: bytes) -> bytes:
     if token[0] == 0x25:  # "%XX"
         return bytes.fromhex(token[1:3].decode("ascii"))
+    if token[0] == 0x26:  # "&#NNN;" or "&#xHHH;"
+        hexadecimal = token[2] in b"xX"
+        code = int(token[3:-1], 16) if hexadecimal else int(token[2:-1])
+        return chr(code).encode("utf-8", "surrogatepass") if code <= _LAST_CODE_POINT else token
     if token[1] == 0x75:  # "\uXXXX"
         return chr(int.from_bytes(bytes.fromhex(token[2:6].decode("ascii")))).encode("utf-8", "surrogatepass")
     return token[1:]  # "\\/" or "\\\\"
@@ -88,7 +99,7 @@ def _decode_escape(token: bytes) -> bytes:
 def _unescape(parent: View) -> View | None:
     """`parent` with its JSON and URL escapes decoded; None when it has none."""
     data = parent.data
-    if b"\\" not in data and b"%" not in data:
+    if b"\\" not in data and b"%" not in data and b"&#" not in data:
         return None
     out: list[bytes] = []
     segments: list[_Segment] = []

@@ -7,8 +7,11 @@ It works on bytes and looks for two things:
   decoded at every alignment;
 * the exact values in a `SecretSet`: the credentials a recording saw in its requests, and the
   values of environment variables whose names contain KEY, TOKEN or SECRET (trimmed, 8 bytes or
-  more) — raw, base64-encoded at any alignment, JSON- or URL-escaped in part or in full (see
-  `cassettes.secret_forms`), and split across chunks (`BodyScanner`).
+  more) — raw, re-cased, hex- or base64-encoded, JSON-, URL- or HTML-escaped in part or in full
+  (see `cassettes.secret_forms`), and split across chunks (`BodyScanner`);
+* in a stored request, a credential the scrubber should have removed
+  (`cassettes.scrub.stored_credentials`: a header, query parameter or body field whose name says
+  it holds one), whatever its value looks like.
 
 Findings name the kind, the spelling and the location, never the secret itself, so an error
 message or a CI log can not leak it.
@@ -25,9 +28,11 @@ from pathlib import Path
 from cassettes.errors import CassetteFormatError, SecretFinding, SecretFound
 from cassettes.format import dump_line, dumps, header_record, loads
 from cassettes.model import Cassette, Headers
+from cassettes.scrub import ScrubPolicy, stored_credentials
 from cassettes.secret_forms import MIN_SECRET_BYTES, View, needles, views
 
 __all__ = [
+    "SCAN_PAUSE_MS",
     "BodyScanner",
     "SecretSet",
     "env_secrets",
@@ -65,9 +70,14 @@ _HINTS = (b"sk-", b"AIza", b"xai-", b"gsk_", b"AKIA", b"ASIA", b"eyJ", b"Bearer"
 _BASE64_RUN = re.compile(rb"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{26,}")
 # The hints as they read inside base64 text (any alignment, either alphabet): base64 without one
 # of them can not hold a key shape, so it is not decoded at all.
-_BASE64_HINTS = re.compile(b"|".join(sorted({re.escape(n) for hint in _HINTS for n, _ in needles(hint)[1:]})))
+_BASE64_HINTS = re.compile(
+    b"|".join(sorted({re.escape(n) for hint in _HINTS for n, form in needles(hint) if form.startswith("base64")}))
+)
 _TO_STANDARD = bytes.maketrans(b"-_", b"+/")
 _ENV_NAME = re.compile(r"KEY|TOKEN|SECRET", re.IGNORECASE)
+#: A streaming scan checks a chunk at once when it comes this long after the previous scan (see
+#: `BodyScanner`); chunks arriving faster are scanned in batches of a window.
+SCAN_PAUSE_MS = 50.0
 # Enough context to see a key that straddles a chunk boundary (a fully \u-escaped secret is 6x
 # its length, so the window grows with the longest secret in the set).
 _WINDOW = 1024
@@ -211,26 +221,60 @@ def raise_if_secrets(findings: Sequence[SecretFinding]) -> None:
 class BodyScanner:
     """Scans a body as it grows chunk by chunk, including secrets split across chunk boundaries.
 
-    `secrets` may grow while the body is scanned; every later chunk is scanned for the new values.
+    The scan is batched so that its cost is linear in the body, however finely it is chunked: fed
+    bytes wait (`pending`) and are scanned together, with the `SecretSet.window` bytes before them
+    (where a spelling that straddles the boundary starts), once a window's worth has gathered. A
+    feed with a time (`t_ms`) also scans at once when it is the first, or comes `SCAN_PAUSE_MS` or
+    more after the last scan: a slow stream is then checked chunk by chunk, at a cost of at most
+    two windows per pause (bounded by wall time, not by bytes). `flush` scans what is left. A
+    caller that must never store an unscanned byte holds each chunk until `pending` is 0.
+
+    `secrets` may grow while the body is scanned; every later batch is scanned for the new values.
     """
 
     def __init__(self, location: str, secrets: SecretSet | None = None, *, env: Mapping[str, str] | None = None):
         self.location = location
         self.secrets = secrets if secrets is not None else SecretSet.from_env(env)
-        self._tail = b""
-        self._seen = 0
+        self._tail = b""  # the last window of scanned bytes
+        self._waiting: list[bytes] = []
+        self._pending = 0
+        self._scanned = 0
+        self._last_scan_ms: float | None = None
 
-    def feed(self, data: bytes) -> list[SecretFinding]:
-        """Findings that involve the new bytes (a hit wholly inside earlier bytes was reported then)."""
-        window = self._tail + data
-        base = self._seen - len(self._tail)
+    @property
+    def pending(self) -> int:
+        """Bytes fed but not scanned yet."""
+        return self._pending
+
+    def feed(self, data: bytes, t_ms: float | None = None) -> list[SecretFinding]:
+        """Take the next bytes (arriving at `t_ms`, if known); the findings of any batch this
+        scans (a hit wholly inside bytes scanned before was reported then)."""
+        if data:
+            self._waiting.append(data)
+            self._pending += len(data)
+        paused = t_ms is not None and (self._last_scan_ms is None or t_ms - self._last_scan_ms >= SCAN_PAUSE_MS)
+        if self._pending and (paused or self._pending >= self.secrets.window):
+            if t_ms is not None:
+                self._last_scan_ms = t_ms
+            return self.flush()
+        return []
+
+    def flush(self) -> list[SecretFinding]:
+        """Scan every pending byte now; the findings."""
+        if not self._pending:
+            return []
+        fresh = b"".join(self._waiting)
+        self._waiting.clear()
+        self._pending = 0
+        window = self._tail + fresh
+        base = self._scanned - len(self._tail)
         findings = [
             SecretFinding(kind, f"{self.location}, offset {base + start}")
             for kind, start, end in sorted(_hits(window, self.secrets))
             if end > len(self._tail)
         ]
         self._tail = window[-self.secrets.window :]
-        self._seen += len(data)
+        self._scanned += len(fresh)
         return findings
 
 
@@ -255,14 +299,21 @@ def scan_lines(data: bytes, source: str, secrets: SecretSet, *, unescape: bool =
     return findings
 
 
-def scan_decoded(cassette: Cassette, source: str, secrets: SecretSet) -> list[SecretFinding]:
+def scan_decoded(
+    cassette: Cassette, source: str, secrets: SecretSet, policy: ScrubPolicy | None = None
+) -> list[SecretFinding]:
     """Findings in the header's values and the decoded requests and responses (base64 chunks and
-    JSON-escaped text hide secrets from a line scan; a secret may also straddle two chunks)."""
+    JSON-escaped text hide secrets from a line scan; a secret may also straddle two chunks), and
+    the credentials a stored request still carries by name (`policy` says which names)."""
     header = dump_line(header_record(cassette)).encode("utf-8")  # api, model, source, extra keys
     findings = scan_bytes(header, f"{source} header", secrets=secrets)
     for index, interaction in enumerate(cassette.interactions):
         where = f"{source} interaction {index}"
         request, response = interaction.request, interaction.response
+        findings.extend(
+            SecretFinding(f"unscrubbed credential ({place})", f"{where} request")
+            for place in stored_credentials(request, policy)
+        )
         findings.extend(scan_bytes(request.url.encode("utf-8"), f"{where} request url", secrets=secrets))
         findings.extend(_scan_headers(request.headers, f"{where} request", secrets))
         findings.extend(scan_bytes(request.body, f"{where} request body", secrets=secrets))

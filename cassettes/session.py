@@ -85,7 +85,7 @@ class CassetteSession:
             )
 
         def recorder(writer_mode: Literal["new", "append"]) -> RecordingTransport:
-            self.writer = CassetteWriter(self.path, mode=writer_mode, api=api, model=model, source=source)
+            self.writer = CassetteWriter(self.path, mode=writer_mode, api=api, model=model, source=source, scrub=scrub)
             return RecordingTransport(real_transport or httpx.AsyncHTTPTransport(), self.writer, scrub=scrub)
 
         try:

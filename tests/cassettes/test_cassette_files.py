@@ -183,3 +183,55 @@ def test_a_failed_rename_keeps_the_finished_recording(tmp_path: Path) -> None:
         save(make_cassette([b"data: kept\n\n"]), path)
     kept = load(_partial(path))
     assert kept.interactions[0].response.body == b"data: kept\n\n"
+
+
+# -- a `.partial` name planted by someone else ---------------------------------------------------------
+
+
+def _plant(kind: str, partial: Path, victim: Path) -> None:
+    if kind == "symlink to a file":
+        partial.symlink_to(victim)
+    elif kind == "dangling symlink":
+        partial.symlink_to(victim.with_name("not-there-yet.txt"))
+    elif kind == "hard link":
+        os.link(victim, partial)
+    elif kind == "fifo":
+        os.mkfifo(partial)
+    else:
+        partial.mkdir()
+
+
+_PLANTED = ["symlink to a file", "dangling symlink", "hard link", "directory"]
+if sys.platform != "win32":
+    _PLANTED.append("fifo")
+
+
+@pytest.mark.parametrize("kind", _PLANTED)
+def test_a_planted_partial_file_is_refused_and_nothing_outside_is_written(kind: str, tmp_path: Path) -> None:
+    """A checked-out `<cassette>.partial` link must not let a write land in (or truncate) its target."""
+    victim = tmp_path / "precious.txt"
+    victim.write_bytes(b"precious user data\n")
+    path = tmp_path / "cassettes" / "hello.jsonl"
+    path.parent.mkdir()
+    _plant(kind, _partial(path), victim)
+    with pytest.raises(cassettes.CassetteError, match=r"refusing to write through .*hello\.jsonl\.partial"):
+        save(make_cassette([b"data: x\n\n"]), path)
+    assert victim.read_bytes() == b"precious user data\n"
+    assert not victim.with_name("not-there-yet.txt").exists()
+    assert not path.exists(), "nothing was renamed over the cassette"
+
+
+def test_the_partial_file_is_judged_by_its_own_name_not_a_link_to_it(tmp_path: Path) -> None:
+    """The open-then-lock retry compares the name itself (lstat): a link to our own file is not ours."""
+    from cassettes.files import _is_current  # pyright: ignore[reportPrivateUsage]
+
+    real = tmp_path / "real.partial"
+    real.write_bytes(b"")
+    link = tmp_path / "link.partial"
+    link.symlink_to(real)
+    fd = os.open(real, os.O_RDONLY)
+    try:
+        assert _is_current(fd, real)
+        assert not _is_current(fd, link)
+    finally:
+        os.close(fd)

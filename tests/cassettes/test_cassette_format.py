@@ -24,7 +24,7 @@ from cassettes import (
     dumps,
     loads,
 )
-from cassettes.format import MAX_LINE_BYTES
+from cassettes.format import MAX_FILE_BYTES, MAX_LINE_BYTES
 from cassettes.model import END_KINDS
 from tests.cassettes._helpers import make_cassette
 
@@ -350,6 +350,18 @@ def test_line_and_file_size_limits_are_checked_before_parsing(tmp_path: Path) ->
     with pytest.raises(CassetteFormatError, match="more than the limit of 1000 bytes"):
         cassettes.load(path, max_file_bytes=1000)
     assert MAX_LINE_BYTES >= 16 * 1024 * 1024, "room for a request with large images"
+
+
+def test_the_default_file_cap_bounds_what_loading_costs(tmp_path: Path) -> None:
+    """Loading holds about three times the file in memory, so the default cap is 64 MiB (about
+    200 MB at the cap, not 770 MB): a file over it is refused from its size alone, unread."""
+    assert MAX_FILE_BYTES == 64 * 1024 * 1024
+    assert MAX_LINE_BYTES <= MAX_FILE_BYTES
+    path = tmp_path / "huge.jsonl"
+    with path.open("wb") as handle:
+        handle.truncate(MAX_FILE_BYTES + 1)  # sparse: nothing is written, and nothing may be read
+    with pytest.raises(CassetteFormatError, match=f"{MAX_FILE_BYTES + 1} bytes is more than the limit"):
+        cassettes.load(path)
 
 
 def test_replay_never_sees_what_loading_rejects() -> None:

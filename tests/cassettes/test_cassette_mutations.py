@@ -20,6 +20,7 @@ from cassettes import (
     empty_body,
     library,
     loads,
+    mutations,
     rechunk,
     split_events,
     stall,
@@ -317,3 +318,55 @@ def test_drop_terminal_removes_every_marker_from_every_library_stream(api: str) 
         # Nothing is left to drop: the first pass found every marker.
         with pytest.raises(CassetteError, match="found no terminal marker"):
             drop_terminal(mutated)
+
+
+@pytest.mark.parametrize("strategy", [1, 7, "random", "split_crlf", "split_utf8"])
+def test_rechunk_leaves_an_empty_body_as_it_is(strategy: int | str) -> None:
+    """A 401 with no body has nothing to re-cut; every strategy returns it unchanged."""
+    empty = status_override(make_cassette([b"data: x\n\n"]), 401, body=b"")
+    assert empty.interactions[0].response.chunks == ()
+    assert rechunk(empty, strategy) == empty  # type: ignore[arg-type]
+    # An empty chunk is no body either (a hand-written file may hold one).
+    blank = make_cassette([b""], api=None)
+    assert rechunk(blank, strategy) == blank  # type: ignore[arg-type]
+
+
+class _CountedOffset(int):
+    """An edit offset that counts every comparison made with it (either side of the operator)."""
+
+    comparisons = 0
+
+    def _count(self, other: object, result: bool) -> bool:
+        _CountedOffset.comparisons += 1
+        return result
+
+    def __lt__(self, other: object) -> bool:
+        return self._count(other, int(self) < int(other))  # type: ignore[call-overload]
+
+    def __le__(self, other: object) -> bool:
+        return self._count(other, int(self) <= int(other))  # type: ignore[call-overload]
+
+    def __gt__(self, other: object) -> bool:
+        return self._count(other, int(self) > int(other))  # type: ignore[call-overload]
+
+    def __ge__(self, other: object) -> bool:
+        return self._count(other, int(self) >= int(other))  # type: ignore[call-overload]
+
+    def __eq__(self, other: object) -> bool:
+        return self._count(other, int(self) == other)
+
+    __hash__ = int.__hash__
+
+
+def test_body_edits_cost_a_walk_not_chunks_times_edits() -> None:
+    """One edit per chunk over n chunks: the edits are walked once in order (O(n log n) for the
+    sort), not compared against every chunk (n² comparisons)."""
+    n = 400
+    event = b'data: {"choices":[{"finish_reason":"stop"}]}\n\n'
+    response = make_cassette([event] * n).interactions[0].response
+    edits = [(_CountedOffset(i * len(event)), _CountedOffset(i * len(event) + 6), b"") for i in range(n)]
+    _CountedOffset.comparisons = 0
+    edited = mutations._apply_edits(response, edits)  # pyright: ignore[reportPrivateUsage]
+    assert edited.body == (event[6:]) * n
+    assert [c.t_ms for c in edited.chunks] == [c.t_ms for c in response.chunks], "each chunk keeps its own time"
+    assert _CountedOffset.comparisons < 40 * n, _CountedOffset.comparisons

@@ -9,17 +9,32 @@ catch them.
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import json
 import re
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from urllib.parse import quote
 
 import httpx
 import pytest
 
-from cassettes import CassetteError, SecretFound, load, use_cassette
+from cassettes import (
+    CassetteError,
+    CassetteWriter,
+    Chunk,
+    End,
+    RecordedRequest,
+    RecordingTransport,
+    SecretFound,
+    load,
+    record,
+    secret_scan,
+    use_cassette,
+)
+from cassettes.files import PartialFile
+from cassettes.secret_scan import SecretSet
 from conformance.loopback import LoopbackServer, ReceivedRequest, Scripted
 from tests.cassettes._helpers import SSE_EVENTS, upstream
 
@@ -73,6 +88,13 @@ ECHOES: dict[str, Callable[[str], bytes]] = {
         f"%{b:02x}" if n % 2 else chr(b) for n, b in enumerate(key.encode())
     ).encode(),
     "URL-encoded inside JSON escapes": lambda key: quote(key, safe="").replace("%", "\\u0025").encode(),
+    "upper case": lambda key: json.dumps({"error": {"message": f"invalid key {key.upper()}"}}).encode(),
+    "hex": lambda key: json.dumps({"error": {"key_hex": key.encode().hex()}}).encode(),
+    "hex, upper case": lambda key: json.dumps({"error": {"key_hex": key.encode().hex().upper()}}).encode(),
+    "HTML entities, decimal": lambda key: "".join(f"&#{ord(c)};" for c in key).encode(),
+    "HTML entities, hex, some": lambda key: "".join(
+        f"&#x{ord(c):X};" if n % 2 else c for n, c in enumerate(key)
+    ).encode(),
 }
 
 
@@ -109,6 +131,15 @@ async def test_a_credential_header_echoed_in_any_spelling_is_refused(form: str, 
         (
             "body field mcp_servers[0].authorization_token",
             {"json": {"model": "m", "mcp_servers": [{"name": "s", "authorization_token": GATEWAY_KEY}]}},
+        ),
+        # Known by their names alone: no list mentions them.
+        ("x-portkey-api-key header", {"headers": {"x-portkey-api-key": GATEWAY_KEY}}),
+        ("query parameter auth", {"params": {"auth": GATEWAY_KEY}}),
+        ("query parameter code", {"params": {"code": GATEWAY_KEY}}),
+        ("body field tools[0].authorization", {"json": {"model": "m", "tools": [{"authorization": GATEWAY_KEY}]}}),
+        (
+            "body field tools[0].headers.X-Api-Key",
+            {"json": {"model": "m", "tools": [{"type": "mcp", "headers": {"X-Api-Key": GATEWAY_KEY}}]}},
         ),
     ],
 )
@@ -209,3 +240,99 @@ async def test_a_json_body_too_deep_to_scrub_is_refused_before_it_is_sent(tmp_pa
                 await http.post(server.base_url + "/v1/messages", content=deep)
         assert server.requests == [], "nothing was sent"
     assert not path.exists()
+
+
+def test_a_body_in_one_byte_chunks_is_scanned_linearly_and_nothing_unscanned_is_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Chunks are held back until their batch is scanned, so the partial file never holds a whole
+    echo (spread here over hundreds of one-byte chunks), and the body costs O(N) bytes of scanning."""
+    scanned: list[int] = []
+    real_hits = secret_scan._hits  # pyright: ignore[reportPrivateUsage]
+
+    def counted(data: bytes, secrets: SecretSet | None, *, unescape: bool = True) -> list[tuple[str, int, int]]:
+        scanned.append(len(data))
+        return real_hits(data, secrets, unescape=unescape)
+
+    monkeypatch.setattr(secret_scan, "_hits", counted)
+    written: list[bytes] = []
+    real_write = PartialFile.write
+
+    def spy(self: PartialFile, data: bytes) -> None:
+        written.append(data)
+        real_write(self, data)
+
+    monkeypatch.setattr(PartialFile, "write", spy)
+    path = tmp_path / "drip.jsonl"
+    spelled = "".join(f"\\u{ord(c):04x}" for c in GATEWAY_KEY).encode()
+    body = b'data: {"n": 1}\n\n' * 200 + b'data: {"echo": "' + spelled + b'"}\n\n'
+    writer = CassetteWriter(path, env={})
+    request = RecordedRequest("POST", "https://api.example.test/v1/messages", body=b'{"model":"m"}')
+    index = writer.begin(request, 200, (), 0.0, credentials=[("x-api-key header", GATEWAY_KEY)])
+    scanned.clear()
+
+    def drip() -> None:
+        for n in range(len(body)):
+            writer.chunk(index, Chunk(body[n : n + 1], 1.0))
+        writer.end(index, End("eof", 1.0))  # the last batch is scanned here at the latest
+
+    try:
+        with pytest.raises(SecretFound, match="response body"):
+            drip()
+    finally:
+        writer.discard()
+    stored = b"".join(
+        base64.b64decode(record["b64"]) if "b64" in record else record["data"].encode()
+        for line in b"".join(written).splitlines()
+        if (record := json.loads(line))["type"] == "chunk"
+    )
+    assert stored, "the chunks before the echo's batch were written"
+    assert spelled not in stored
+    assert not path.exists()
+    assert not path.with_name(path.name + ".partial").exists()
+    assert sum(scanned) <= 3 * len(body), (sum(scanned), len(body))
+
+
+async def test_a_refusal_found_as_a_cancelled_body_ends_never_replaces_the_cancellation(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A chunk still held for its batch is scanned when the body ends. When the end is the caller's
+    cancellation, the cancellation goes on; the refusal is kept in `writer.failure` and nothing is
+    written."""
+
+    def no_time_passes(_start: float) -> float:
+        return 0.0
+
+    monkeypatch.setattr(record, "_now_ms", no_time_passes)  # no pause: the echo's chunk is held
+    waiting = asyncio.Event()
+
+    class Upstream(httpx.AsyncByteStream):
+        async def __aiter__(self) -> AsyncIterator[bytes]:
+            yield b"data: clean\n\n"
+            yield b"data: " + GATEWAY_KEY.encode() + b"\n\n"
+            waiting.set()
+            await asyncio.Event().wait()
+
+    class Server(httpx.AsyncBaseTransport):
+        async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+            return httpx.Response(200, headers={"content-type": "text/event-stream"}, stream=Upstream())
+
+    path = tmp_path / "cancelled.jsonl"
+    writer = CassetteWriter(path, env={})
+    client = httpx.AsyncClient(transport=RecordingTransport(Server(), writer))
+
+    async def read() -> None:
+        headers = {"x-api-key": GATEWAY_KEY}
+        async with client.stream("POST", "https://api.example.test/v1/messages", headers=headers) as response:
+            async for _ in response.aiter_raw():
+                pass
+
+    task = asyncio.create_task(read())
+    await waiting.wait()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert isinstance(writer.failure, SecretFound)
+    await client.aclose()
+    assert not path.exists()
+    assert not path.with_name(path.name + ".partial").exists()

@@ -12,8 +12,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cassettes import SecretFound, SecretSet, dumps, save, scan_bytes, scan_cassette, scan_path, scan_text
-from cassettes.secret_scan import BodyScanner, env_secrets
+from cassettes import SecretFound, SecretSet, dumps, save, scan_bytes, scan_cassette, scan_path, scan_text, secret_scan
+from cassettes.secret_scan import SCAN_PAUSE_MS, BodyScanner, env_secrets
 from tests.cassettes._helpers import make_cassette
 
 FAKE_KEYS = {
@@ -69,13 +69,16 @@ def test_the_environment_is_read_at_scan_time(monkeypatch: pytest.MonkeyPatch) -
 
 
 def test_a_key_split_across_chunks_is_found_once() -> None:
+    """Chunks of a slow stream (a pause before each) are scanned as they come."""
     secret = FAKE_KEYS["Anthropic API key"]
     scanner = BodyScanner("body", env={})
-    assert scanner.feed(b"data: " + secret[:10].encode()) == []
-    found = scanner.feed(secret[10:].encode() + b"\n\n")
+    assert scanner.feed(b"data: " + secret[:10].encode(), 0.0) == []
+    assert scanner.pending == 0
+    found = scanner.feed(secret[10:].encode() + b"\n\n", SCAN_PAUSE_MS)
     assert [f.kind for f in found] == ["Anthropic API key"]
     assert found[0].location == "body, offset 6"
-    assert scanner.feed(b"data: more\n\n") == []
+    assert scanner.feed(b"data: more\n\n", 2 * SCAN_PAUSE_MS) == []
+    assert scanner.flush() == []
 
 
 def test_a_key_hidden_in_a_base64_chunk_is_found() -> None:
@@ -145,10 +148,11 @@ def test_a_known_shape_inside_base64_is_found_without_knowing_the_key() -> None:
 def test_an_escaped_secret_split_across_chunks_is_found_once() -> None:
     spelled = b"".join(b"\\u%04x" % c for c in SECRET)
     scanner = BodyScanner("body", SecretSet([("the secret", SECRET)]))
-    found = [scanner.feed(b'data: "' + spelled[:7]), scanner.feed(spelled[7:90]), scanner.feed(spelled[90:] + b'"\n')]
+    pieces = [b'data: "' + spelled[:7], spelled[7:90], spelled[90:] + b'"\n']
+    found = [scanner.feed(piece, n * SCAN_PAUSE_MS) for n, piece in enumerate(pieces)]
     assert [[f.kind for f in batch] for batch in found] == [[], [], ["the secret (escaped)"]]
     assert found[2][0].location == "body, offset 7"
-    assert scanner.feed(b"data: more\n\n") == []
+    assert scanner.feed(b"data: more\n\n", 3 * SCAN_PAUSE_MS) == []
 
 
 def test_environment_values_are_trimmed_and_short_values_ignored() -> None:
@@ -173,3 +177,48 @@ def test_an_escaped_key_in_the_header_extras_is_found(tmp_path: Path) -> None:
         text.replace('"recorded_at":null', '"recorded_at":null,"note":"' + escaped + '"', 1), encoding="utf-8"
     )
     assert [f.kind for f in scan_path(path, env={})] == ["Anthropic API key"]
+
+
+def _count_scanned(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Record the length of every buffer the scan looks at."""
+    sizes: list[int] = []
+    real = secret_scan._hits  # pyright: ignore[reportPrivateUsage]
+
+    def counted(data: bytes, secrets: SecretSet | None, *, unescape: bool = True) -> list[tuple[str, int, int]]:
+        sizes.append(len(data))
+        return real(data, secrets, unescape=unescape)
+
+    monkeypatch.setattr(secret_scan, "_hits", counted)
+    return sizes
+
+
+def test_a_body_fed_byte_by_byte_is_scanned_in_linear_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No window is rescanned per chunk: N one-byte chunks cost O(N) bytes of scanning, and an echo
+    split over hundreds of them is still found, once, where it starts."""
+    sizes = _count_scanned(monkeypatch)
+    spelled = b"".join(b"\\u%04x" % c for c in SECRET)
+    body = b'data: {"text": "hello"}\n\n' * 300 + b'data: "' + spelled + b'"\n\n' + b"data: bye\n\n" * 300
+    scanner = BodyScanner("body", SecretSet([("the secret", SECRET)]))
+    found = [f for i in range(len(body)) for f in scanner.feed(body[i : i + 1], 0.0)] + scanner.flush()
+    assert [f.kind for f in found] == ["the secret (escaped)"]
+    assert found[0].location == f"body, offset {body.index(spelled)}"
+    window = scanner.secrets.window
+    assert sum(sizes) <= 2 * len(body) + 2 * window, (sum(sizes), len(body))
+    assert len(sizes) <= len(body) // window + 2
+
+
+def test_a_slow_stream_is_scanned_chunk_by_chunk(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Chunks that come a pause apart are each scanned at once (nothing is held back), at a cost of
+    at most the window plus the chunk."""
+    sizes = _count_scanned(monkeypatch)
+    scanner = BodyScanner("body", SecretSet([("the secret", SECRET)]))
+    for n in range(50):
+        assert scanner.feed(b"data: tick\n\n", n * SCAN_PAUSE_MS) == []
+        assert scanner.pending == 0
+    assert len(sizes) == 50
+    assert max(sizes) <= scanner.secrets.window + len(b"data: tick\n\n")
+    # Faster than that, they wait for a window's worth (or the flush).
+    assert scanner.feed(b"x", 49 * SCAN_PAUSE_MS + 1) == []
+    assert scanner.pending == 1
+    assert scanner.flush() == []
+    assert scanner.pending == 0
