@@ -224,8 +224,12 @@ async def test_a_well_behaved_adapter_without_http_is_limited_only_by_its_featur
     ("name", "failing"),
     [
         ("starts_twice", ["G1", "A1"]),
-        # No stream to judge: the grammar checks examined nothing, which is no pass.
-        ("raises_on_call", ["G1", "G2", "G3", "G4", "G5", "G6", "G7", "N1", "N2", "A1", "A2", "P1", "D1"]),
+        # No stream to judge: the grammar checks examined nothing, which is no pass — nor are L2 and
+        # S1, which judge only scenarios whose stream started.
+        (
+            "raises_on_call",
+            ["G1", "G2", "G3", "G4", "G5", "G6", "G7", "N1", "N2", "A1", "A2", "P1", "D1", "L2", "S1"],
+        ),
         ("swallows_cancellation", ["N2"]),
     ],
 )
