@@ -304,14 +304,14 @@ class _Run:
         obs, timing = self.live, self.timing
         if self.stopped:
             return False
-        read = read_event(item, self.partial)
-        self.size += read.size
         if len(obs.events) >= timing.max_events:
             obs.cut_off = f"no terminal within {timing.max_events} events (the harness's cap, Limits.max_events)"
             return False
+        read = read_event(item, self.partial)
+        self.size += read.size
         if self.size > timing.max_stream_size:
             obs.cut_off = (
-                f"no terminal within {timing.max_stream_size} characters of events "
+                f"no terminal before the events' JSON reached a size of {timing.max_stream_size} "
                 "(the harness's cap, Limits.max_stream_size)"
             )
             return False

@@ -6,7 +6,10 @@ scenario once, one after another, each against its own loopback server) in a wat
 :class:`~conformance.report.Report`. ``run`` never raises for anything the adapter does — hangs,
 blocking calls, exits and interrupts are the adapter's failures, reported — and always returns within
 ``Limits.bound_s``; it raises ``ValueError``/``TypeError`` for bad arguments (unknown check ids, an
-xfail without a reason, missing capabilities, unusable cassettes).
+xfail without a reason, missing capabilities, unusable cassettes). The one thing it cannot outlast is
+the adapter ending the process itself (``os._exit``, a crash of the interpreter): the adapter runs in
+this process (see :mod:`conformance.watchdog`). Everything the checks read is the harness's own copy
+of what the adapter produced, made in the worker thread (:mod:`conformance.reading`).
 
 A check fails — never passes — when it examined no case at all, or when some of its scenarios could
 not be run (the run's budget was spent on hangs, the event loop was blocked, the factory failed); the
