@@ -9,9 +9,10 @@ the author's cassettes or the bundled library's — with mutations and generic f
 event grammar and the behaviours of the StreamFn contract. Each check has a stable id (see
 :mod:`conformance.checks`); the report gives pass / fail / unsupported / xfail / harness-error per check
 and a verdict, and prints the ``cassettes mutate`` command that reproduces each failing scenario's
-bytes. Whatever the adapter does, a run ends with a report within ``Limits.bound_s`` (see
-:mod:`conformance.watchdog`). Front ends: ``python -m conformance run pkg.module:attr``
-(:mod:`conformance.cli`) and the pytest base class :class:`conformance.pytest_support.StreamFnConformance`.
+bytes. Whatever the adapter does, a run ends with a report within ``Limits.bound_s`` — short of
+ending the process itself with ``os._exit`` (see :mod:`conformance.watchdog`). Front ends:
+``python -m conformance run pkg.module:attr`` (:mod:`conformance.cli`) and the pytest base class
+:class:`conformance.pytest_support.StreamFnConformance`.
 """
 
 from __future__ import annotations

@@ -2,9 +2,17 @@
 
 Exit status: 0 — conformant or conformant with limitations; 1 — non-conformant (also when the
 adapter raised ``SystemExit`` or ``KeyboardInterrupt``, hung, or blocked the event loop: that is its
-failure, reported); 2 — usage error (bad arguments, a target that cannot be imported, cassettes that
-do not exist or do not load, no recordings to replay). A run always ends with a report within the
-bound it states (``Limits.bound_s``).
+failure, reported); 2 — usage error, told in one line on stderr (bad arguments; a target that
+cannot be imported — whatever its module raises at import, ``SystemExit`` included — or whose
+import does not finish within :data:`IMPORT_BOUND_S`; cassettes that do not exist or do not load; no
+recordings to replay). A run always ends with a report within the bound it states
+(``Limits.bound_s``) — unless the adapter ends the process itself (``os._exit``, a crash): the
+adapter runs in this process, so nothing is left to write the report (see
+:mod:`conformance.watchdog`).
+
+Text from the adapter (exception messages, names) is shown with its control characters escaped,
+in the report and in error lines alike. When the reader of stdout goes away (``| head``), the
+command ends quietly — ``run`` with its verdict's status.
 
 ``conformance list`` prints the check ids and titles (``--markdown``: the table the README shows);
 ``conformance explain ID`` prints a check's troubleshooting text.
@@ -13,8 +21,8 @@ bound it states (``Limits.bound_s``).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
-import json
 import os
 import sys
 import textwrap
@@ -25,9 +33,10 @@ from typing import Any
 
 from conformance.checks import CHECKS, get_check, markdown_table
 from conformance.recordings import NoRecordings
-from conformance.report import Report
+from conformance.report import Report, report_json_text
 from conformance.runner import run_sync
-from conformance.target import KNOWN_APIS, Capabilities, Target, load_target
+from conformance.target import KNOWN_APIS, Capabilities, import_target, is_target
+from conformance.text import printable
 from conformance.watchdog import Limits
 
 __all__ = ["main"]
@@ -44,6 +53,10 @@ _FLAGS: dict[str, str] = {
 
 #: How long the process waits for threads that are finishing anyway before it exits without them.
 _EXIT_WAIT_S = 1.0
+#: How long importing the target may take (seconds): its module's code runs then, outside any run.
+IMPORT_BOUND_S = 20.0
+#: Threads the command already explained in its error line (an import that did not finish).
+_explained: set[str] = set()
 
 
 class _UsageError(Exception):
@@ -57,8 +70,9 @@ def _parser(prog: str) -> argparse.ArgumentParser:
         "run",
         help="run the checks against an adapter",
         description="TARGET is 'pkg.module:attr': a StreamFn, a zero-argument factory returning one, or a "
-        "conformance.Target (which carries its capabilities, so no capability flags are needed). Whatever "
-        f"the adapter does, the run ends with a report within {Limits().bound_s:g} s.",
+        "conformance.Target (which carries its capabilities, so no capability flags are needed). Importing "
+        f"it may take {IMPORT_BOUND_S:g} s at most; then, whatever the adapter does, the run ends with a report "
+        f"within {Limits().bound_s:g} s (unless the adapter ends the process itself, with os._exit).",
     )
     run.add_argument("target", help="pkg.module:attr")
     run.add_argument("--api", choices=KNOWN_APIS, help="the wire api, when it is one the harness knows")
@@ -96,7 +110,7 @@ def _capabilities(args: argparse.Namespace, loaded: Any) -> Capabilities:
         flags["http"] = False
     if args.api:
         flags["api"] = args.api
-    base = loaded.capabilities if isinstance(loaded, Target) else Capabilities()
+    base = loaded.capabilities if is_target(loaded) else Capabilities()
     try:
         return dataclasses.replace(base, **flags)
     except ValueError as exc:
@@ -115,7 +129,7 @@ def _xfail(entries: list[str]) -> dict[str, str]:
 
 def _render(report: Report, form: str) -> str:
     if form == "json":
-        return json.dumps(report.to_json(), indent=2, ensure_ascii=False) + "\n"
+        return report_json_text(report)
     if form == "junit":
         return report.to_junit()
     return report.to_text()
@@ -125,7 +139,11 @@ def _run(args: argparse.Namespace) -> int:
     # Like ``python -m``: a target in the current directory imports without being installed.
     if "" not in sys.path and str(Path.cwd()) not in sys.path:
         sys.path.insert(0, str(Path.cwd()))
-    loaded = load_target(args.target)
+    try:
+        loaded = import_target(args.target, within_s=IMPORT_BOUND_S)
+    except ValueError:
+        _explained.add("conformance-import")  # an import that did not finish: its thread is said
+        raise
     groups: list[str] = args.checks or []
     checks = [item.strip() for group in groups for item in group.split(",") if item.strip()] or None
     report = run_sync(
@@ -134,17 +152,22 @@ def _run(args: argparse.Namespace) -> int:
         cassettes=args.cassettes,
         checks=checks,
         xfail=_xfail(args.xfail),
-        name=args.name or (args.target if not isinstance(loaded, Target) else None),
+        name=args.name or (args.target if not is_target(loaded) else None),
     )
+    status = 0 if report.ok else 1
     rendered = _render(report, args.format)
-    if args.report is not None:
-        args.report.parent.mkdir(parents=True, exist_ok=True)
-        args.report.write_text(rendered, encoding="utf-8")
-        sys.stdout.write(report.to_text() if args.format != "text" else rendered)
-        sys.stdout.write(f"report written to {args.report}\n")
-    else:
-        sys.stdout.write(rendered)
-    return 0 if report.ok else 1
+    try:
+        if args.report is not None:
+            args.report.parent.mkdir(parents=True, exist_ok=True)
+            args.report.write_text(rendered, encoding="utf-8")
+            sys.stdout.write(report.to_text() if args.format != "text" else rendered)
+            sys.stdout.write(f"report written to {printable(str(args.report))}\n")
+        else:
+            sys.stdout.write(rendered)
+        sys.stdout.flush()  # inside the try: a reader that went away is noticed here, not at exit
+    except BrokenPipeError:
+        _quiet_broken_pipe()
+    return status
 
 
 def main(argv: list[str] | None = None, *, prog: str = "conformance", program: bool | None = None) -> int:
@@ -169,12 +192,23 @@ def _exit_if_held(status: int) -> None:
     others = [thread for thread in threading.enumerate() if thread is not threading.current_thread()]
     for thread in others:
         thread.join(max(0.0, deadline - time.monotonic()))
-    holding = sorted({thread.name for thread in others if thread.is_alive()})
-    if holding:
-        sys.stderr.write(f"conformance: the adapter left threads running ({', '.join(holding)}); not waiting\n")
-        sys.stdout.flush()
-        sys.stderr.flush()
+    alive = {thread.name for thread in others if thread.is_alive()}
+    if alive:
+        holding = sorted(printable(name) for name in alive - _explained)
+        if holding:
+            sys.stderr.write(f"conformance: the adapter left threads running ({', '.join(holding)}); not waiting\n")
+        with contextlib.suppress(OSError):
+            sys.stdout.flush()
+            sys.stderr.flush()
         os._exit(status)
+
+
+def _quiet_broken_pipe() -> int:
+    # The reader went away (``| head``): send what is still buffered nowhere, so the interpreter's
+    # final flush does not report a second BrokenPipeError, and end quietly.
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    return 0
 
 
 def _main(argv: list[str] | None, prog: str) -> int:
@@ -187,9 +221,11 @@ def _main(argv: list[str] | None, prog: str) -> int:
         if args.command == "list":
             if args.markdown:
                 sys.stdout.write(markdown_table())
+                sys.stdout.flush()
                 return 0
             for check in CHECKS:
                 sys.stdout.write(f"{check.id:<4} {check.title}\n")
+            sys.stdout.flush()
             return 0
         if args.command == "explain":
             try:
@@ -198,8 +234,11 @@ def _main(argv: list[str] | None, prog: str) -> int:
                 raise _UsageError(f"unknown check id {args.check_id!r} (see `conformance list`)") from None
             body = "\n".join(textwrap.wrap(" ".join(check.troubleshooting.split()), 100))
             sys.stdout.write(f"{check.id} — {check.title}\n\n{body}\n")
+            sys.stdout.flush()
             return 0
         return _run(args)
+    except BrokenPipeError:
+        return _quiet_broken_pipe()
     except NoRecordings:
         sys.stderr.write(
             "conformance: error: no recordings to replay: pass --cassettes PATH (a cassette directory or file), "
@@ -207,5 +246,5 @@ def _main(argv: list[str] | None, prog: str) -> int:
         )
         return 2
     except (_UsageError, ValueError, TypeError) as exc:
-        sys.stderr.write(f"conformance: error: {exc}\n")
+        sys.stderr.write(f"conformance: error: {printable(str(exc))}\n")
         return 2

@@ -8,12 +8,16 @@ it aborts (before the call, or mid-stream). :func:`drive` calls the StreamFn *di
 
 Everything the adapter hands back is treated as hostile. Any exception its code raises — also
 ``SystemExit``, ``KeyboardInterrupt`` or a ``BaseException`` of its own — is recorded as the
-adapter's, never propagated; a ``CancelledError`` passes only when the harness cancelled. Objects
-that are not exactly one of the twelve event classes, or that cannot be read as plain JSON, are
-replaced by an :class:`Unreadable` placeholder (a grammar violation), so no check ever runs adapter
-code. The observation is a snapshot taken when the scenario ends: a task the adapter left running
-cannot change it afterwards. A scenario still going after its deadline is cancelled and marked
-``hung``; one whose consumer ignores that cancellation is left to the session to clean up.
+adapter's, never propagated; a ``CancelledError`` passes only when the harness cancelled. Each event
+is read the moment it arrives, in the worker thread the watchdog watches (:mod:`conformance.reading`):
+the observation holds only events the harness built from the adapter's plain JSON, and
+:class:`Unreadable` placeholders (a grammar violation) for anything else, so no check, excerpt or
+snapshot ever runs adapter code, and no object of the adapter's reaches the caller's thread. The
+observation is a snapshot taken when the scenario ends: a task the adapter left running cannot
+change it afterwards. A scenario still going after its deadline is cancelled and marked ``hung``;
+one whose consumer ignores that cancellation is left to the session to clean up. A stream that goes
+past ``Limits.max_events`` events or ``Limits.max_stream_size`` (see :class:`~conformance.reading.Read`)
+is no longer read: it is recorded as ``cut_off`` (it never ended), so a flood cannot exhaust memory.
 """
 
 from __future__ import annotations
@@ -25,9 +29,11 @@ import inspect
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from conformance.loopback import LoopbackServer, ReceivedRequest, Scripted
+from conformance.reading import EVENT_TYPES, TERMINAL_TYPES, Unreadable, read_event, read_result
+from conformance.text import class_name, describe_exception, kind_of
 from normalize import (
     AssistantMessage,
     Context,
@@ -37,23 +43,7 @@ from normalize import (
     Model,
     StartEvent,
     StreamOptions,
-    TextContent,
-    ThinkingContent,
-    ToolCall,
-    Usage,
     Violation,
-    event_to_json,
-)
-from normalize.events import (
-    TextDeltaEvent,
-    TextEndEvent,
-    TextStartEvent,
-    ThinkingDeltaEvent,
-    ThinkingEndEvent,
-    ThinkingStartEvent,
-    ToolCallDeltaEvent,
-    ToolCallEndEvent,
-    ToolCallStartEvent,
 )
 
 __all__ = [
@@ -61,6 +51,7 @@ __all__ = [
     "AbortMode",
     "Consumer",
     "Observation",
+    "Running",
     "Scenario",
     "Served",
     "Unreadable",
@@ -72,25 +63,7 @@ Consumer = Literal["iterate", "cancel", "break"]
 AbortMode = Literal["none", "before", "mid"]
 CancelOutcome = Literal["propagated", "swallowed", "raised", "stuck", "finished-first"]
 
-#: The twelve event classes; an event must be exactly one of them (a subclass could run code).
-EVENT_TYPES: tuple[type, ...] = (
-    StartEvent,
-    TextStartEvent,
-    TextDeltaEvent,
-    TextEndEvent,
-    ThinkingStartEvent,
-    ThinkingDeltaEvent,
-    ThinkingEndEvent,
-    ToolCallStartEvent,
-    ToolCallDeltaEvent,
-    ToolCallEndEvent,
-    DoneEvent,
-    ErrorEvent,
-)
-_TERMINAL_TYPES: tuple[type, ...] = (DoneEvent, ErrorEvent)
 _CONTENT_TYPES = frozenset(EVENT_TYPES) - {StartEvent, DoneEvent, ErrorEvent}
-_BLOCK_TYPES: tuple[type, ...] = (TextContent, ThinkingContent, ToolCall)
-_PLAIN = (str, int, float, bool, type(None))
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,19 +129,13 @@ class Scenario:
         return " then ".join(labels)
 
 
-@dataclass(frozen=True, slots=True)
-class Unreadable:
-    """Stands in for something the adapter yielded that is not a plain event: ``description`` says what."""
-
-    description: str
-
-
 @dataclass(slots=True, eq=False)
 class Observation:
     """What one scenario produced. Times are ``time.perf_counter()`` values.
 
-    ``events`` holds the twelve event classes and :class:`Unreadable` placeholders; ``event_json``
-    the pi JSON of each (a ``{"type": "<unreadable>"}`` stub for placeholders), read once.
+    ``events`` holds events the harness built (their ``partial`` is a placeholder of its own) and
+    :class:`Unreadable` placeholders; ``event_json`` the pi JSON of each (a ``{"type": "<unreadable>"}``
+    stub for placeholders), read once, as each event arrived. Nothing here is the adapter's object.
     """
 
     scenario: Scenario
@@ -177,10 +144,12 @@ class Observation:
     call_error: str | None = None
     iteration_error: str | None = None
     result_problem: str | None = None
-    result_message: AssistantMessage | None = None
-    #: The JSON of ``result_message`` (read once, when it was returned).
+    #: The JSON of the message ``result()`` returned (read once, when it was returned).
     result_json: dict[str, Any] | None = None
     hung: bool = False
+    #: Why the harness stopped reading the stream before its end (it went past the cap on what one
+    #: scenario may produce), else None. Such a stream never ended.
+    cut_off: str | None = None
     #: Why the watchdog gave up on this scenario (it stopped the event loop), else None.
     blocked: str | None = None
     deadline_s: float = 0.0
@@ -226,6 +195,11 @@ class Observation:
         return message.error_message if message is not None else None
 
     @property
+    def started(self) -> bool:
+        """True when the stream produced a ``start`` event (something was there to examine)."""
+        return any(type(event) is StartEvent for event in self.events)
+
+    @property
     def content_seen(self) -> bool:
         """True when at least one content event (anything but start and the terminal) arrived."""
         return self.first_content_at is not None
@@ -237,6 +211,7 @@ class Observation:
             self.scenario.consumer == "iterate"
             and self.call_error is None
             and self.iteration_error is None
+            and self.cut_off is None
             and not self.hung
         )
 
@@ -246,6 +221,8 @@ class Observation:
             return f"the call raised {self.call_error}"
         if self.iteration_error is not None:
             return f"iteration raised {self.iteration_error}"
+        if self.cut_off is not None:
+            return f"cut off: {self.cut_off}"
         if self.blocked is not None:
             return "blocked the event loop"
         if self.hung:
@@ -262,66 +239,22 @@ class Observation:
         return f"{terminal.reason}({info.kind}{flags})"
 
 
-def describe_exception(exc: BaseException) -> str:
-    """``Type: message`` (the message cut to 300 characters); never raises, whatever ``exc`` is."""
-    name = type(exc).__name__
-    try:
-        text = str(exc)
-    except BaseException:  # an adapter's exception may refuse to be printed
-        text = "<its str() raised>"
-    return f"{name}: {text[:300]}" if text else name
-
-
 def _cancelling() -> bool:
     task = asyncio.current_task()
     return task is not None and task.cancelling() > 0
 
 
-def _kind(value: object) -> type[object]:
-    """The object's class: ``type()`` never runs the object's code (``isinstance`` may, through a
-    ``__class__`` property), so it is the only safe question to ask an adapter's object first."""
-    return type(value)
+class Running(Protocol):
+    """The scenario being run, as the session sees it from the caller's thread when the watchdog
+    gives up on the worker: what was read so far, and a way to make the consumer stop reading."""
 
+    def snapshot(self) -> Observation:
+        """The observation as it is now (plain data only: safe from any thread)."""
+        ...
 
-def _plain(value: Any) -> bool:
-    """True when ``value`` is JSON made only of exact built-in types (no subclass can run code later)."""
-    kind = _kind(value)
-    if kind in _PLAIN:
-        return True
-    if kind is list:
-        return all(_plain(item) for item in value)
-    if kind is dict:
-        return all(type(key) is str and _plain(item) for key, item in value.items())
-    return False
-
-
-def _plain_message(message: Any) -> bool:
-    return (
-        type(message) is AssistantMessage
-        and type(message.content) is list
-        and all(type(block) in _BLOCK_TYPES for block in message.content)
-        and type(message.usage) is Usage
-        and type(message.error_info) in (ErrorInfo, type(None))
-    )
-
-
-def _read(item: Any) -> tuple[Any, dict[str, Any]]:
-    """The event and its JSON, or an :class:`Unreadable` placeholder and a stub."""
-    kind = _kind(item)
-    if kind not in EVENT_TYPES:
-        found = Unreadable(f"a {kind.__qualname__} is not an assistant-message event")
-        return found, {"type": "<unreadable>"}
-    try:
-        data = event_to_json(item)
-        ok = _plain(data) and (
-            kind not in _TERMINAL_TYPES or _plain_message(item.message if kind is DoneEvent else item.error)
-        )
-        problem = "" if ok else "holds values that are not plain JSON"
-    except BaseException as exc:  # reading the adapter's object ran its code
-        data, problem = {}, f"could not be read: {describe_exception(exc)}"
-    if problem:
-        return Unreadable(f"a {kind.__name__} {problem}"), {"type": "<unreadable>"}
-    return item, data
+    def stop(self) -> None:
+        """Make the consumer stop reading at the next event (safe from any thread)."""
+        ...
 
 
 @dataclass(slots=True)
@@ -332,11 +265,16 @@ class _Run:
     options: StreamOptions | None
     scenario: Scenario
     controller: Any
-    abort_delay_s: float
-    unwind_s: float
+    timing: Timing
     #: The observation being built (the consumer writes here; the caller gets a snapshot).
     live: Observation
     content: asyncio.Event = field(default_factory=asyncio.Event)
+    #: The harness's own message, the ``partial`` of every event it rebuilds (the checks never read it).
+    partial: AssistantMessage = field(default_factory=AssistantMessage)
+    #: Set (from any thread) to make the consumer stop reading.
+    stopped: bool = False
+    #: The total size of the events read so far (see :class:`~conformance.reading.Read`).
+    size: int = 0
 
     def fire_abort(self) -> None:
         if self.live.abort_at is None:
@@ -346,19 +284,48 @@ class _Run:
     def on_content(self) -> None:
         self.content.set()
         if self.scenario.abort == "mid":
-            if self.abort_delay_s > 0:
-                asyncio.get_running_loop().call_later(self.abort_delay_s, self.fire_abort)
+            if self.timing.abort_delay_s > 0:
+                asyncio.get_running_loop().call_later(self.timing.abort_delay_s, self.fire_abort)
             else:
                 self.fire_abort()
 
+    def stop(self) -> None:
+        """Make the consumer stop reading at the next event."""
+        self.stopped = True
+
     def snapshot(self) -> Observation:
-        """The observation as it is now, events read and frozen."""
-        obs = dataclasses.replace(self.live, events=[], event_json=[])
-        for item in list(self.live.events):
-            event, data = _read(item)
-            obs.events.append(event)
-            obs.event_json.append(data)
-        return obs
+        """The observation as it is now: copies of lists of plain data, so it is safe from any thread
+        while the consumer may still be appending (it appends the JSON before the event)."""
+        events = list(self.live.events)
+        return dataclasses.replace(self.live, events=events, event_json=self.live.event_json[: len(events)])
+
+    def _take(self, item: Any, now: float) -> bool:
+        """Read one event into the observation; False once the consumer must stop reading."""
+        obs, timing = self.live, self.timing
+        if self.stopped:
+            return False
+        if len(obs.events) >= timing.max_events:
+            obs.cut_off = f"no terminal within {timing.max_events} events (the harness's cap, Limits.max_events)"
+            return False
+        read = read_event(item, self.partial)
+        self.size += read.size
+        if self.size > timing.max_stream_size:
+            obs.cut_off = (
+                f"no terminal before the events' JSON reached a size of {timing.max_stream_size} "
+                "(the harness's cap, Limits.max_stream_size)"
+            )
+            return False
+        obs.event_json.append(read.data)
+        obs.events.append(read.event)
+        kind = kind_of(read.event)
+        if kind in TERMINAL_TYPES:
+            obs.terminal_at = obs.terminal_at or now
+        elif obs.first_content_at is None and kind in _CONTENT_TYPES:
+            obs.first_content_at = now
+            self.on_content()
+            if self.scenario.consumer == "break":
+                return False
+        return True
 
     async def consume(self) -> None:
         obs = self.live
@@ -376,20 +343,12 @@ class _Run:
             obs.call_error = describe_exception(exc)
             return
         if not iterable:
-            obs.call_error = f"the StreamFn returned {type(produced).__name__}, not an event stream"
+            obs.call_error = f"the StreamFn returned {class_name(kind_of(produced))}, not an event stream"
             return
         try:
             async for event in produced:
-                now = time.perf_counter()
-                obs.events.append(event)
-                kind = _kind(event)
-                if kind in _TERMINAL_TYPES:
-                    obs.terminal_at = obs.terminal_at or now
-                elif obs.first_content_at is None and kind in _CONTENT_TYPES:
-                    obs.first_content_at = now
-                    self.on_content()
-                    if self.scenario.consumer == "break":
-                        break
+                if not self._take(event, time.perf_counter()):
+                    break
         except asyncio.CancelledError:
             if _cancelling():
                 raise
@@ -398,22 +357,23 @@ class _Run:
         except BaseException as exc:  # the contract under test: iterating never raises
             obs.iteration_error = describe_exception(exc)
             return
-        if self.scenario.consumer == "break":
+        if self.scenario.consumer == "break" or obs.cut_off is not None or self.stopped:
             return
         await self._result(produced)
 
     async def _result(self, produced: Any) -> None:
         obs = self.live
+        unwind = self.timing.unwind_s
         try:
             result = getattr(produced, "result", None)
             if not callable(result):
                 return
-            async with asyncio.timeout(self.unwind_s):
+            async with asyncio.timeout(unwind):
                 value = result()
                 if inspect.isawaitable(value):
                     value = await value
         except TimeoutError:
-            obs.result_problem = f"result() did not return within {self.unwind_s:g} s after the stream ended"
+            obs.result_problem = f"result() did not return within {unwind:g} s after the stream ended"
         except asyncio.CancelledError:
             if _cancelling():
                 raise
@@ -421,21 +381,7 @@ class _Run:
         except BaseException as exc:  # reported under N2, never raised out of the harness
             obs.result_problem = f"result() raised {describe_exception(exc)}"
         else:
-            obs.result_problem = _read_result(value, obs)
-
-
-def _read_result(value: Any, obs: Observation) -> str | None:
-    """Keep what ``result()`` returned when it is a plain message; else say what is wrong with it."""
-    if type(value) is not AssistantMessage:
-        return f"result() returned {type(value).__name__}, not an AssistantMessage"
-    try:
-        data = value.to_json()
-    except BaseException as exc:  # reading the adapter's object ran its code
-        return f"the message result() returned could not be read: {describe_exception(exc)}"
-    if not (_plain_message(value) and _plain(data)):
-        return "the message result() returned holds values that are not plain JSON"
-    obs.result_message, obs.result_json = value, data
-    return None
+            obs.result_json, obs.result_problem = read_result(value)
 
 
 async def _cancel_when_content(run: _Run, task: asyncio.Task[None], trigger_s: float) -> None:
@@ -444,14 +390,14 @@ async def _cancel_when_content(run: _Run, task: asyncio.Task[None], trigger_s: f
         await asyncio.wait({task, waiter}, timeout=trigger_s, return_when=asyncio.FIRST_COMPLETED)
     finally:
         waiter.cancel()
-    if not task.done() and run.abort_delay_s > 0:
-        await asyncio.wait({task}, timeout=run.abort_delay_s)
+    if not task.done() and run.timing.abort_delay_s > 0:
+        await asyncio.wait({task}, timeout=run.timing.abort_delay_s)
     obs = run.live
     if task.done():
         obs.cancel_outcome = "finished-first"
         return
     task.cancel()
-    await asyncio.wait({task}, timeout=run.unwind_s)
+    await asyncio.wait({task}, timeout=run.timing.unwind_s)
     if not task.done():
         obs.cancel_outcome = "stuck"
     elif task.cancelled():
@@ -464,14 +410,17 @@ async def _cancel_when_content(run: _Run, task: asyncio.Task[None], trigger_s: f
 
 @dataclass(frozen=True, slots=True)
 class Timing:
-    """The bounds :func:`drive` works within (seconds): the scenario ``deadline_s``, how long after
-    the first content event an abort lands (``abort_delay_s``), the fallback ``trigger_s`` for an abort
-    or a cancellation with no content event, and ``unwind_s`` for a cancelled consumer to finish."""
+    """The bounds :func:`drive` works within: the scenario ``deadline_s``, how long after the first
+    content event an abort lands (``abort_delay_s``), the fallback ``trigger_s`` for an abort or a
+    cancellation with no content event, and ``unwind_s`` for a cancelled consumer to finish (seconds);
+    the most events and the largest total size (see :class:`~conformance.reading.Read`) it reads."""
 
     deadline_s: float
     abort_delay_s: float
     trigger_s: float
     unwind_s: float
+    max_events: int = 100_000
+    max_stream_size: int = 32_000_000
 
 
 async def drive(
@@ -484,11 +433,11 @@ async def drive(
     controller: Any,
     timing: Timing,
     server: LoopbackServer | None = None,
-    on_start: Callable[[Callable[[], Observation]], None] | None = None,
+    on_start: Callable[[Running], None] | None = None,
 ) -> tuple[Observation, asyncio.Task[None]]:
     """Run ``scenario`` once and return its observation and the consumer task (done, unless the
-    adapter refused to stop — the caller must clean such a task up). ``on_start`` receives a function
-    that snapshots the observation so far (for a watchdog that has to give up on the scenario)."""
+    adapter refused to stop — the caller must clean such a task up). ``on_start`` receives the
+    :class:`Running` scenario (for a watchdog that has to give up on it)."""
     live = Observation(scenario, deadline_s=timing.deadline_s)
     if server is not None:
         live.requests = server.requests
@@ -499,12 +448,11 @@ async def drive(
         options if scenario.pass_options else None,
         scenario,
         controller,
-        timing.abort_delay_s,
-        timing.unwind_s,
+        timing,
         live,
     )
     if on_start is not None:
-        on_start(run.snapshot)
+        on_start(run)
     loop = asyncio.get_running_loop()
     if scenario.abort == "before":
         run.fire_abort()

@@ -29,6 +29,7 @@ from conformance.recordings import CassetteSource
 from conformance.report import Report
 from conformance.runner import run_sync
 from conformance.target import Capabilities, Target
+from conformance.text import printable
 from conformance.watchdog import Limits
 
 __all__ = ["StreamFnConformance"]
@@ -36,8 +37,8 @@ __all__ = ["StreamFnConformance"]
 
 def _explain(report: Report, check_id: str) -> str:
     result = report.result(check_id)
-    lines = [f"{check_id} {result.title}: {result.message}"]
-    lines += [f"  - {item}" for item in result.evidence[:10]]
+    lines = [f"{check_id} {result.title}: {printable(result.message)}"]
+    lines += [f"  - {printable(str(item))}" for item in result.evidence[:10]]
     if len(result.evidence) > 10:
         lines.append(f"  … and {len(result.evidence) - 10} more")
     lines += ["", "Troubleshooting: " + " ".join(result.troubleshooting.split())]

@@ -76,8 +76,9 @@ CassetteSource = str | os.PathLike[str] | Sequence[str | os.PathLike[str] | Cass
 
 @dataclass(frozen=True, slots=True)
 class Recording:
-    """One successful response to replay: ``name`` (file stem, ``#i`` for the i-th of several),
-    ``cassette`` (exactly one interaction) and the ``feature`` it was picked for, if any.
+    """One successful response to replay: ``name`` (unique in a run: the cassette's name or file
+    stem, ``#i`` for the i-th of several; see :func:`load_recordings`), ``cassette`` (exactly one
+    interaction) and the ``feature`` it was picked for, if any.
 
     ``source`` is where it came from — a cassette file's path or a bundled library name; None for a
     cassette passed in memory — and ``interaction`` its index in that source when the source holds
@@ -172,8 +173,43 @@ def _load(file: Path) -> Cassette:
         raise RecordingsError(f"cannot load the cassette {file}: {exc}") from None
 
 
+def _relative(file: Path, root: Path) -> str:
+    """``file`` without its suffix, relative to the directory it was found under (as given otherwise)."""
+    if file != root and file.is_relative_to(root):
+        return file.relative_to(root).with_suffix("").as_posix()
+    return file.with_suffix("").as_posix()
+
+
+def _unique(groups: list[tuple[str, str, list[Recording]]]) -> list[Recording]:
+    """The recordings, renamed where names clash: scenarios, reports and reproduction commands find
+    a recording by its name, so two of the same name would replay one and point at the wrong file.
+
+    ``groups`` holds each cassette's (name, path-based name, recordings). A cassette whose name is
+    not unique is named by its path instead (relative to the directory given); what still clashes
+    (one file given twice, two in-memory cassettes of one name) gets ``~2``, ``~3`` … in order.
+    """
+    count: dict[str, int] = {}
+    for name, _, recordings in groups:
+        if recordings:  # a cassette with nothing to replay takes no name
+            count[name] = count.get(name, 0) + 1
+    found: list[Recording] = []
+    taken: set[str] = set()
+    for name, by_path, recordings in groups:
+        base = by_path if count.get(name, 0) > 1 else name
+        for recording in recordings:
+            label = base + recording.name[len(name) :]  # keeps the "#i" of one interaction among several
+            unique, number = label, 1
+            while unique in taken:
+                number += 1
+                unique = f"{label}~{number}"
+            taken.add(unique)
+            found.append(replace(recording, name=unique))
+    return found
+
+
 def load_recordings(source: CassetteSource) -> list[Recording]:
-    """Every successful (HTTP 200, non-empty body) interaction of the given cassettes, in order.
+    """Every successful (HTTP 200, non-empty body) interaction of the given cassettes, in order, each
+    with a unique name (see :func:`_unique`).
 
     Raises :class:`RecordingsError` (a ``ValueError``) when a path does not exist, a file is not a
     readable cassette, or nothing successful was recorded.
@@ -181,14 +217,18 @@ def load_recordings(source: CassetteSource) -> list[Recording]:
     items: list[str | os.PathLike[str] | Cassette] = (
         [source] if isinstance(source, str | os.PathLike) else list(source)  # pyright: ignore[reportUnknownArgumentType]
     )
-    found: list[Recording] = []
+    groups: list[tuple[str, str, list[Recording]]] = []
     for item in items:
         if isinstance(item, Cassette):
-            found.extend(_split(item.name or f"cassette{len(found)}", item, None))
+            name = item.name or f"cassette{len(groups)}"
+            groups.append((name, name, _split(name, item, None)))
             continue
+        root = Path(item)
         for file in _files(item):
             cassette = _load(file)
-            found.extend(_split(cassette.name or file.stem, cassette, str(file)))
+            name = cassette.name or file.stem
+            groups.append((name, _relative(file, root), _split(name, cassette, str(file))))
+    found = _unique(groups)
     if not found:
         raise RecordingsError("the cassettes hold no successful (HTTP 200) response to replay")
     return found

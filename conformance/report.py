@@ -10,14 +10,23 @@ Verdict: any ``fail`` or ``harness-error`` → ``non-conformant``; otherwise any
 ``unsupported`` that marks a missing *feature* → ``conformant-with-limitations``; otherwise
 ``conformant``. A check that is unsupported only because the adapter has no HTTP transport
 (``Capabilities.http=False``) is not a limitation: there is no transport to be limited in.
+
+A report quotes the adapter (exception and error messages, its name, its cassettes' names): the
+renderings escape every control character in it (:func:`conformance.text.printable`), so a report is
+safe on a terminal and the JUnit XML is always well-formed. :meth:`Report.to_json` keeps the data as
+it is; :func:`report_json_text` writes it as JSON whose escapes cover those characters too.
 """
 
 from __future__ import annotations
 
+import json
+import re
 import textwrap
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
+
+from conformance.text import printable
 
 if TYPE_CHECKING:
     from conformance.target import Capabilities
@@ -29,6 +38,7 @@ __all__ = [
     "Status",
     "Verdict",
     "report_json",
+    "report_json_text",
     "report_junit",
     "report_text",
     "reproductions",
@@ -198,6 +208,19 @@ def report_json(report: Report) -> dict[str, Any]:
     }
 
 
+#: What ``json.dumps(ensure_ascii=False)`` leaves raw but a terminal or a UTF-8 encoder would choke on
+#: (C0 controls it escapes itself).
+_RAW_IN_JSON = re.compile("[\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff\ud800-\udfff\ufffe\uffff]")
+
+
+def report_json_text(report: Report) -> str:
+    """The JSON report as text (indented, one trailing newline): readable non-ASCII kept, and every
+    character :func:`~conformance.text.printable` would escape written as a JSON ``\\uXXXX`` escape —
+    they only ever stand inside JSON strings, so the data reads back unchanged."""
+    text = json.dumps(report_json(report), indent=2, ensure_ascii=False)
+    return _RAW_IN_JSON.sub(lambda match: f"\\u{ord(match.group()):04x}", text) + "\n"
+
+
 def reproductions(report: Report) -> dict[str, str]:
     """Scenario key → how to reproduce its bytes, for every scenario a failing check cites."""
     found: dict[str, str] = {}
@@ -230,12 +253,14 @@ def report_text(report: Report) -> str:
     ]
     for result in report.results:
         title = textwrap.shorten(result.title, 58, placeholder="…")
-        detail = textwrap.shorten(_detail(result), 60, placeholder="…") if _detail(result) else ""
+        detail = textwrap.shorten(printable(_detail(result)), 60, placeholder="…") if _detail(result) else ""
         lines.append(f"{result.id:<4} {_MARK[result.status]:<13} {title:<58} {detail}".rstrip())
         if result.status in ("fail", "harness-error"):
             for item in result.evidence[:3]:
                 lines.extend(
-                    textwrap.wrap(str(item), _WIDTH, initial_indent="       - ", subsequent_indent="         ")
+                    textwrap.wrap(
+                        printable(str(item)), _WIDTH, initial_indent="       - ", subsequent_indent="         "
+                    )
                 )
             if len(result.evidence) > 3:
                 lines.append(f"         … and {len(result.evidence) - 3} more")
@@ -247,11 +272,13 @@ def report_text(report: Report) -> str:
         if len(reproduce) > _REPRODUCE_LIMIT:
             lines.append(f"    … and {len(reproduce) - _REPRODUCE_LIMIT} more (--format json lists them all)")
     if report.interrupted:
-        lines += ["", *textwrap.wrap(f"run interrupted: {report.interrupted}", _WIDTH, subsequent_indent="  ")]
+        interrupted = printable(f"run interrupted: {report.interrupted}")
+        lines += ["", *textwrap.wrap(interrupted, _WIDTH, subsequent_indent="  ")]
     summary = ", ".join(f"{n} {status}" for status, n in sorted(counts.items()))
     timing = f"{report.scenarios} scenarios in {report.duration_s:.1f} s, bound {report.bound_s:g} s"
     lines += ["", f"verdict: {report.verdict} ({summary}; {timing})"]
-    return "\n".join(lines) + "\n"
+    # Escaped once more line by line: the names and reproduction commands quote the adapter too.
+    return "\n".join(printable(line) for line in lines) + "\n"
 
 
 def report_junit(report: Report) -> str:
@@ -275,25 +302,27 @@ def report_junit(report: Report) -> str:
         ("api", report.capabilities.api or ""),
         ("verdict", report.verdict),
     ):
-        ET.SubElement(properties, "property", {"name": name, "value": value})
+        ET.SubElement(properties, "property", {"name": name, "value": printable(value)})
     for result in report.results:
         case = ET.SubElement(
             suite,
             "testcase",
             {
-                "classname": f"conformance.{report.adapter}",
+                "classname": printable(f"conformance.{report.adapter}"),
                 "name": f"{result.id} {result.title}",
                 "time": f"{result.duration_s:.3f}",
             },
         )
         body = "\n".join(
-            f"{item}\n  reproduce: {item.reproduce}" if item.reproduce else str(item) for item in result.evidence
+            printable(str(item)) + (f"\n  reproduce: {printable(item.reproduce)}" if item.reproduce else "")
+            for item in result.evidence
         )
+        message = printable(result.message)
         if result.status == "fail":
-            ET.SubElement(case, "failure", {"message": result.message}).text = body or result.message
+            ET.SubElement(case, "failure", {"message": message}).text = body or message
         elif result.status == "harness-error":
-            ET.SubElement(case, "error", {"message": result.message}).text = body or result.message
+            ET.SubElement(case, "error", {"message": message}).text = body or message
         elif result.status in ("unsupported", "xfail"):
-            ET.SubElement(case, "skipped", {"message": f"{result.status}: {result.reason}"})
+            ET.SubElement(case, "skipped", {"message": printable(f"{result.status}: {result.reason}")})
     ET.indent(suite)
     return ET.tostring(suite, encoding="unicode", xml_declaration=True) + "\n"

@@ -6,7 +6,10 @@ scenario once, one after another, each against its own loopback server) in a wat
 :class:`~conformance.report.Report`. ``run`` never raises for anything the adapter does — hangs,
 blocking calls, exits and interrupts are the adapter's failures, reported — and always returns within
 ``Limits.bound_s``; it raises ``ValueError``/``TypeError`` for bad arguments (unknown check ids, an
-xfail without a reason, missing capabilities, unusable cassettes).
+xfail without a reason, missing capabilities, unusable cassettes). The one thing it cannot outlast is
+the adapter ending the process itself (``os._exit``, a crash of the interpreter): the adapter runs in
+this process (see :mod:`conformance.watchdog`). Everything the checks read is the harness's own copy
+of what the adapter produced, made in the worker thread (:mod:`conformance.reading`).
 
 A check fails — never passes — when it examined no case at all, or when some of its scenarios could
 not be run (the run's budget was spent on hangs, the event loop was blocked, the factory failed); the
@@ -24,11 +27,12 @@ from typing import Any
 from conformance import __version__
 from conformance.check import Check
 from conformance.checks import CHECK_IDS, CHECKS
-from conformance.observe import Scenario, describe_exception
+from conformance.observe import Scenario
 from conformance.recordings import CassetteSource, NoRecordings, library_recordings, load_recordings
 from conformance.report import CheckResult, Evidence, Report, Status
 from conformance.session import Session
-from conformance.target import Capabilities, Need, Target, adapter_name
+from conformance.target import Capabilities, Need, Target, is_target
+from conformance.text import describe_exception
 from conformance.watchdog import Limits, Worker
 
 __all__ = ["run", "run_sync", "validate_selection"]
@@ -120,7 +124,9 @@ async def _judge(
     started = time.perf_counter()
     try:
         outcome = await check.evaluate(session, session.observations_of(scenarios))
-    except Exception as exc:  # a harness bug must be reported, not crash the run
+    except asyncio.CancelledError:  # the caller cancelled the run
+        raise
+    except BaseException as exc:  # a harness bug (even an exit or interrupt) is reported, never crashes the run
         return _result(check, "harness-error", message=describe_exception(exc), duration_s=spent)
     spent += time.perf_counter() - started
     problems = list(outcome.problems)
@@ -177,7 +183,7 @@ async def run(
     that loop.
     """
     selected, reasons = validate_selection(checks, xfail)
-    if isinstance(target, Target):
+    if is_target(target):
         capabilities = capabilities or target.capabilities
         name = name or target.name
         cassettes = cassettes if cassettes is not None else target.cassettes
@@ -221,7 +227,7 @@ async def run(
             judged = await _judge(check, session, planned[check.id], reasons.get(check.id), 0.0)
             results.append(_with_reproduction(judged, session))
     return Report(
-        adapter=name or adapter_name(target),
+        adapter=name or session.adapter or "(the adapter did not give its name in time)",
         harness_version=__version__,
         capabilities=capabilities,
         results=tuple(results),
@@ -253,9 +259,7 @@ async def _observe(session: Session, target: Callable[..., Any], order: list[Sce
     if reason is not None:
         session.abandon(reason)
     elif worker.failure is not None:
-        session.harness_failure = (
-            f"the harness failed while running the scenarios: {describe_exception(worker.failure)}"
-        )
+        session.harness_failure = f"the harness failed while running the scenarios: {worker.failure}"
 
 
 def run_sync(target: Callable[..., Any] | Target, **kwargs: Any) -> Report:

@@ -23,10 +23,11 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from conformance.loopback import LoopbackServer, ReceivedRequest, Scripted, refused_url
-from conformance.observe import Observation, Scenario, Timing, describe_exception, drive
+from conformance.observe import Observation, Running, Scenario, Timing, drive
 from conformance.plans import replay
 from conformance.recordings import Feature, Recording
 from conformance.target import Capabilities, adapter_name, is_factory
+from conformance.text import describe_exception
 from conformance.watchdog import Limits
 from normalize import AbortController, Context, Model, StreamOptions, UserMessage
 
@@ -73,10 +74,13 @@ class Session:
         self._stray: set[asyncio.Task[Any]] = set()
         self._leak_seen = False
         self._hangs = 0
+        self._floods = 0
         self._unreleased: list[tuple[Observation, ReceivedRequest]] | None = None
         self._errors: list[str] = []
         self._running: Scenario | None = None
-        self._snapshot: Callable[[], Observation] | None = None
+        self._handle: Running | None = None
+        #: The adapter's name (``module.qualname``), read in the worker thread by :meth:`start`.
+        self.adapter: str | None = None
         self._stop = False
         self._step: Callable[[str, float], None] = lambda _doing, _seconds: None
 
@@ -158,18 +162,19 @@ class Session:
         :attr:`target_failure` set, when the adapter's code failed to give one."""
         loop = asyncio.get_running_loop()
         loop.set_exception_handler(self._on_loop_error)
-        self._step("reading the target's signature", self.limits.scenario_bound_s(0.0))
+        self._step("reading the target's name and signature", self.limits.scenario_bound_s(0.0))
+        self.adapter = adapter_name(target)
         if not is_factory(target):
             self.fn = target
             return True
         deadline = self.limits.scenario_deadline_s
-        self._step(f"calling the factory {adapter_name(target)}", self.limits.scenario_bound_s(deadline))
+        self._step(f"calling the factory {self.adapter}", self.limits.scenario_bound_s(deadline))
         task = loop.create_task(_call_factory(target), name="conformance-factory")
         await asyncio.wait({task}, timeout=deadline)
         if not task.done():
             task.cancel()
             self._stray.add(task)
-            self.target_failure = f"the factory {adapter_name(target)} did not return within {deadline:g} s"
+            self.target_failure = f"the factory {self.adapter} did not return within {deadline:g} s"
             return False
         problem, fn = task.result()
         if fn is None:
@@ -223,6 +228,8 @@ class Session:
             abort_delay_s=limits.abort_delay_s if self.http else 0.0,
             trigger_s=limits.trigger_s,
             unwind_s=limits.unwind_s,
+            max_events=limits.events_after_floods(self._floods),
+            max_stream_size=limits.stream_size_after_floods(self._floods),
         )
         obs, task = await drive(
             self.fn,
@@ -240,14 +247,16 @@ class Session:
             self._stray.add(task)
         if obs.hung:
             self._hangs += 1
+        if obs.cut_off is not None:
+            self._floods += 1
         obs.leaked_tasks = await self._leftover_tasks(before)
         if not self._stop:
             self._observed[scenario.key] = obs
         self._running = None
         return obs
 
-    def _watch(self, snapshot: Callable[[], Observation]) -> None:
-        self._snapshot = snapshot
+    def _watch(self, running: Running) -> None:
+        self._handle = running
 
     def _model(self, scenario: Scenario, base_url: str) -> Model:
         recording = next((r for r in self.recordings if r.name == scenario.recording), None)
@@ -357,11 +366,15 @@ class Session:
 
     def abandon(self, reason: str) -> None:
         """The worker stopped responding: keep what was observed, record the scenario that was running
-        as blocked (with what it had produced), and stop running anything more."""
+        as blocked (with what it had produced), and stop running anything more — also stop reading
+        the stream of the scenario that was running, should the worker get to it again. Only plain
+        data the worker already read is touched here: no code of the adapter's runs."""
         self._stop = True
-        running, snapshot = self._running, self._snapshot
-        if running is not None and snapshot is not None and running.key not in self._observed:
-            obs = snapshot()
+        running, handle = self._running, self._handle
+        if handle is not None:
+            handle.stop()
+        if running is not None and handle is not None and running.key not in self._observed:
+            obs = handle.snapshot()
             obs.hung = True
             obs.blocked = reason
             obs.loop_errors = self._errors

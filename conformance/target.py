@@ -13,22 +13,37 @@ a StreamFn takes ``(model, context, options=None)`` and so has required paramete
 whose signature accepts a call with **no arguments** (a zero-argument function, a class whose
 constructor has defaults, …) is a factory, called once per run (it may be ``async``). A callable
 whose signature cannot be read is taken as a StreamFn. A string ``"pkg.module:attr"`` names
-either, importable from ``sys.path``.
+either, importable from ``sys.path`` (:func:`load_target`; :func:`import_target` bounds the import
+in time, for the command line).
 """
 
 from __future__ import annotations
 
+import asyncio
 import importlib
 import inspect
 import reprlib
+import threading
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeGuard
+
+from conformance.text import class_name, describe_exception, kind_of
 
 if TYPE_CHECKING:
     from conformance.recordings import CassetteSource
 
-__all__ = ["KNOWN_APIS", "Capabilities", "Need", "Target", "adapter_name", "is_factory", "load_target"]
+__all__ = [
+    "KNOWN_APIS",
+    "Capabilities",
+    "Need",
+    "Target",
+    "adapter_name",
+    "import_target",
+    "is_factory",
+    "is_target",
+    "load_target",
+]
 
 #: Wire apis the harness knows: it has their error-body shapes, terminal markers and recordings.
 KNOWN_APIS: tuple[str, ...] = ("anthropic-messages", "openai-completions", "openai-responses", "google-generative-ai")
@@ -96,6 +111,12 @@ class Target:
     cassettes: CassetteSource | None = None
 
 
+def is_target(value: object) -> TypeGuard[Target]:
+    """True when ``value`` is a :class:`Target`, asked of its ``type()`` only (``isinstance`` could run
+    a ``__class__`` property of the adapter's object)."""
+    return issubclass(type(value), Target)
+
+
 def is_factory(obj: Callable[..., Any]) -> bool:
     """True when ``obj`` can be called with no arguments (see the module docstring)."""
     try:
@@ -112,30 +133,69 @@ def adapter_name(obj: object) -> str:
     adapter). Never raises."""
     try:
         named = obj if inspect.isfunction(obj) or inspect.isclass(obj) or inspect.ismethod(obj) else type(obj)
-        module = str(getattr(named, "__module__", None) or "")
-        qualname = str(getattr(named, "__qualname__", None) or type(obj).__name__)
+        module = str.__str__(str(getattr(named, "__module__", None) or ""))
+        qualname = str.__str__(str(getattr(named, "__qualname__", None) or class_name(type(obj))))
         bound = f" of {reprlib.repr(obj.__self__)}" if inspect.ismethod(obj) else ""
-    except Exception:  # the adapter's object may raise on any attribute (or in its repr)
-        return str(type(obj).__qualname__)
+    except BaseException:  # the adapter's object may raise anything on any attribute (or in its repr)
+        return class_name(type(obj))
     return f"{module}.{qualname}{bound}" if module else f"{qualname}{bound}"
 
 
 def load_target(spec: str) -> Any:
     """Import ``"pkg.module:attr"`` (``attr`` may be dotted): a StreamFn, a factory or a
-    :class:`Target`. Raises ``ValueError`` with a readable message when the spec
-    is malformed or cannot be imported, ``TypeError`` when it names something else."""
+    :class:`Target`. Raises ``ValueError`` with a readable message when the spec is malformed or
+    cannot be imported — whatever the module's code raises while it is imported or read, even
+    ``SystemExit`` — and ``TypeError`` when it names something else."""
     module_name, sep, attr = spec.partition(":")
     if not sep or not module_name or not attr:
         raise ValueError(f"expected 'pkg.module:attr', got {spec!r}")
     try:
         value: Any = importlib.import_module(module_name)
-    except ImportError as exc:
-        raise ValueError(f"cannot import {module_name!r}: {exc}") from exc
+    except BaseException as exc:  # the module's code ran: any failure of it means it cannot be used
+        raise ValueError(f"cannot import {module_name!r}: {describe_exception(exc)}") from None
     for part in attr.split("."):
         try:
             value = getattr(value, part)
         except AttributeError:
             raise ValueError(f"{module_name!r} has no attribute {attr!r}") from None
-    if not callable(value) and not isinstance(value, Target):
-        raise TypeError(f"{spec} is a {type(value).__name__}, not a StreamFn or a factory")
+        except BaseException as exc:  # a module __getattr__ or a property of the adapter's
+            raise ValueError(f"reading {attr!r} of {module_name!r} raised {describe_exception(exc)}") from None
+    if not callable(value) and not is_target(value):
+        raise TypeError(f"{spec} is a {class_name(kind_of(value))}, not a StreamFn or a factory")
     return value
+
+
+def import_target(spec: str, *, within_s: float) -> Any:
+    """:func:`load_target` in a daemon thread of its own, given ``within_s`` seconds: a module whose
+    import hangs cannot hang the caller. Raises what :func:`load_target` raises, and ``ValueError``
+    when the import did not finish in time (the thread is then left behind, still importing).
+
+    The thread has an event loop set, as the main thread would give one, so a module may ask for it
+    at import; a module that must run in the main thread (one that installs signal handlers) cannot
+    be imported this way.
+    """
+    outcome: list[Any] = []
+    failure: list[ValueError | TypeError] = []
+
+    def work() -> None:
+        loop = asyncio.new_event_loop()
+        asyncio.set_event_loop(loop)
+        try:
+            outcome.append(load_target(spec))
+        except (ValueError, TypeError) as exc:
+            failure.append(exc)
+        except BaseException as exc:  # load_target promises otherwise; never let it pass unexplained
+            failure.append(ValueError(f"cannot import {spec!r}: {describe_exception(exc)}"))
+        finally:
+            if not asyncio.all_tasks(loop):
+                loop.close()
+
+    thread = threading.Thread(target=work, name="conformance-import", daemon=True)
+    thread.start()
+    thread.join(within_s)
+    if failure:
+        raise failure[0]
+    if not outcome:
+        module_name = spec.partition(":")[0]
+        raise ValueError(f"importing {module_name!r} did not finish within {within_s:g} s")
+    return outcome[0]

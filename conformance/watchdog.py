@@ -18,7 +18,13 @@ only waits for it and watches. So nothing the adapter does can keep a run from e
 
 ``Limits.bound_s`` is the hard bound on a run's wall time (about 76 s with the defaults), stated in the
 report. The watchdog costs nothing per scenario: the caller sleeps until the worker says it is done
-or the current step's deadline passes.
+or the current step's deadline passes. Memory is bounded too: a stream is read up to
+``Limits.max_events`` events or ``Limits.max_stream_size`` of event data, then no further.
+
+What it cannot bound: the adapter runs in the harness's own process, so ``os._exit()`` (or a crash
+of the interpreter: a segfault in a C extension, the process killed) in its code ends the process
+at once — no report, and the exit status the adapter chose. Only running the adapter in a child
+process could report that; run the harness where a missing report counts as a failure (CI does).
 """
 
 from __future__ import annotations
@@ -32,10 +38,16 @@ from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, fields
 from typing import Any
 
+from conformance.text import describe_exception
+
 __all__ = ["Limits", "Worker"]
 
 #: Slack the watchdog allows a step beyond the bounds the harness itself enforces in it (seconds).
 _SLACK_S = 1.0
+#: How much smaller the caps on a stream get once one stream was cut off at them.
+_FLOOD_SHRINK = 100
+#: The fields of ``Limits`` that are counts, not seconds.
+_CAPS = frozenset({"max_events", "max_stream_size"})
 #: Event loops whose tasks refused to end: kept, so that nothing runs (or is collected) under them.
 _QUARANTINE: list[asyncio.AbstractEventLoop] = []
 
@@ -57,7 +69,12 @@ class Limits:
       hang; after the first hang, ``hang_deadline_s`` (if shorter) applies instead;
     - ``run_budget_s``: no scenario starts after this much of the run has passed;
     - ``unwind_s``: how long a cancelled consumer (or the adapter's leftover tasks) get to finish;
-    - ``grace_s``: how long to wait for connections to close and tasks to finish after a terminal.
+    - ``grace_s``: how long to wait for connections to close and tasks to finish after a terminal;
+    - ``max_events`` / ``max_stream_size`` (counts, not seconds): the most events, and the largest
+      total size of their JSON (characters of text plus one per value), read from one stream; past
+      either the harness stops reading it and records that it never ended. Once a stream was cut
+      off, later ones get a hundredth of each (the run is failing anyway), so that a run's memory
+      stays bounded by about one cut-off stream, not one per scenario.
     """
 
     idle_timeout_s: float = 2.0
@@ -73,16 +90,29 @@ class Limits:
     run_budget_s: float = 60.0
     unwind_s: float = 1.0
     grace_s: float = 0.5
+    max_events: int = 100_000
+    max_stream_size: int = 32_000_000
 
     def __post_init__(self) -> None:
         for item in fields(self):
             value = getattr(self, item.name)
-            if not 0 <= value < math.inf:
+            if item.name in _CAPS:
+                if type(value) is not int or value < 1:
+                    raise ValueError(f"Limits.{item.name} must be a positive int, not {value!r}")
+            elif not 0 <= value < math.inf:
                 raise ValueError(f"Limits.{item.name} must be a non-negative number of seconds, not {value!r}")
 
     def deadline_after_hangs(self, hangs: int) -> float:
         """The deadline of the next scenario once ``hangs`` scenarios have hung."""
         return min(self.scenario_deadline_s, self.hang_deadline_s) if hangs else self.scenario_deadline_s
+
+    def events_after_floods(self, floods: int) -> int:
+        """The cap on the next stream's events once ``floods`` streams were cut off."""
+        return max(1, self.max_events // _FLOOD_SHRINK) if floods else self.max_events
+
+    def stream_size_after_floods(self, floods: int) -> int:
+        """The cap on the next stream's size once ``floods`` streams were cut off."""
+        return max(1, self.max_stream_size // _FLOOD_SHRINK) if floods else self.max_stream_size
 
     def scenario_bound_s(self, deadline_s: float) -> float:
         """How long a scenario with ``deadline_s`` may take before the watchdog calls the worker's loop
@@ -119,8 +149,9 @@ class Worker:
         self._state: tuple[str, float] = ("starting", time.monotonic() + limits.scenario_deadline_s)
         self._finished = threading.Event()
         self._notify: Callable[[], None] = lambda: None
-        #: An exception raised by the work itself (a harness bug), for the caller to report.
-        self.failure: BaseException | None = None
+        #: An exception raised by the work itself (a harness bug), described in the worker thread
+        #: (so no exception object crosses to the caller's), for the caller to report.
+        self.failure: str | None = None
         self._thread: threading.Thread | None = None
         self._signal: asyncio.Future[None] | None = None
 
@@ -198,7 +229,7 @@ class Worker:
         try:
             self._drive(loop, loop.create_task(job, name=name))
         except BaseException as exc:  # the harness's own failure, reported by the caller
-            self.failure = self.failure or exc
+            self.failure = self.failure or describe_exception(exc)
 
     def _drive(self, loop: asyncio.AbstractEventLoop, task: asyncio.Task[None]) -> None:
         """Run ``task`` to completion; an exit or interrupt escaping from another task is the

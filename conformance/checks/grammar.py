@@ -2,8 +2,11 @@
 
 Each observation that was consumed to its end (no raise, no cancellation, no early break) is
 validated once; a stream that had to be cancelled at the scenario deadline (or that blocked the
-event loop) counts as a G2 violation (it never ended), something yielded that is not a plain event
-is a G3 one, and ``result()`` not returning the terminal's message is a G7 one.
+event loop), or that the harness stopped reading at its cap, counts as a G2 violation (it never
+ended), something yielded that is not a plain event is a G3 one, and ``result()`` not returning the
+terminal's message is a G7 one. The events validated are the harness's own copies
+(:mod:`conformance.reading`); should their values still defeat the validator, that is a G3 violation
+too (the events could not be read as a stream).
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ from __future__ import annotations
 from conformance.check import Check, Outcome
 from conformance.observe import Observation, Scenario, Unreadable
 from conformance.session import Session
+from conformance.text import describe_exception
 from normalize import RULES, AssistantMessageEvent, Violation, validate_events
 
 __all__ = ["GRAMMAR_CHECKS", "GrammarCheck", "violations"]
@@ -53,10 +57,13 @@ def violations(obs: Observation) -> list[Violation]:
             found.append(Violation("G3", index, item.description))
         else:
             events.append(item)
-    checked = validate_events(events)
-    if obs.hung:
-        why = obs.blocked or f"the stream did not end within {obs.deadline_s:g} s (hang)"
-        found.append(Violation("G2", -1, why))
+    try:
+        checked = validate_events(events)
+    except Exception as exc:  # values of the right family that still do not fit together
+        checked = [Violation("G3", -1, f"the events could not be validated: {describe_exception(exc)}")]
+    if obs.hung or obs.cut_off is not None:
+        why = obs.blocked or obs.cut_off or f"the stream did not end within {obs.deadline_s:g} s (hang)"
+        found.append(Violation("G2", -1, why if obs.cut_off is None else f"the stream did not end: {why}"))
         checked = [v for v in checked if not (v.rule == "G2" and v.index == -1)]
     found.extend(checked)
     if obs.result_problem is not None:
@@ -94,11 +101,12 @@ class GrammarCheck(Check):
         del observed
         outcome = Outcome()
         for obs in session.observations:
-            if not obs.complete and not obs.hung:
+            endless = obs.hung or obs.cut_off is not None
+            if not obs.complete and not endless:
                 continue
             # A stream that never ended is searched for violations but is no case examined: a rule
             # is not shown to hold by streams that all hung.
-            outcome.checked += 0 if obs.hung else 1
+            outcome.checked += 0 if endless else 1
             for violation in violations(obs):
                 if violation.rule == self.id:
                     index = violation.index if violation.index >= 0 else None

@@ -10,6 +10,7 @@ from conformance.checks._common import stalled_scenario
 from conformance.observe import Observation, Scenario, Served
 from conformance.plans import body_message, plan
 from conformance.session import API_KEY, Session
+from streamfns.kit import redact
 
 __all__ = ["L1", "L2", "S1"]
 
@@ -58,12 +59,13 @@ class L2(Check):
         return session.golden()
 
     async def evaluate(self, session: Session, observed: list[Observation]) -> Outcome:
-        """Tasks still pending a grace period after each scenario ended."""
+        """Tasks still pending a grace period after each scenario ended. A scenario counts as a case
+        examined only when its stream started (a call that gave no stream ran too little to judge)."""
         outcome = Outcome()
         for obs in session.observations:
-            outcome.expect(
-                obs, not obs.leaked_tasks, f"tasks still running after the stream ended: {', '.join(obs.leaked_tasks)}"
-            )
+            outcome.checked += 1 if obs.started else 0
+            if obs.leaked_tasks:
+                outcome.flag(obs, f"tasks still running after the stream ended: {', '.join(obs.leaked_tasks)}")
             for error in obs.loop_errors:
                 outcome.flag(obs, f"the event loop reported (during or right after this scenario): {error}")
         return outcome
@@ -101,15 +103,26 @@ class S1(Check):
         return [*([echo] if echo else []), *session.golden()]
 
     async def evaluate(self, session: Session, observed: list[Observation]) -> Outcome:
-        """Search every event's JSON and every recorded exception text for the key."""
+        """Search every event's JSON, the message ``result()`` returned and every recorded error text
+        for the key in any spelling ``streamfns.kit.redact`` knows (escaped, URL-encoded, base64 …).
+        A scenario counts as a case examined only when its stream started; a key in an exception
+        message is flagged whatever the scenario gave."""
         outcome = Outcome()
         for obs in session.observations:
-            outcome.checked += 1
-            for text in (obs.call_error, obs.iteration_error, obs.result_problem):
-                if text and API_KEY in text:
-                    outcome.flag(obs, "an exception message contains the API key")
-            for index, data in enumerate(obs.event_json):
-                if API_KEY in json.dumps(data, ensure_ascii=False):
-                    outcome.flag(obs, "an event contains the API key", index=index, excerpt=str(data.get("type", "")))
-                    break
+            outcome.checked += 1 if obs.started else 0
+            texts = [obs.call_error, obs.iteration_error, obs.result_problem, *obs.loop_errors]
+            if any(text and _leaks(text) for text in texts):
+                outcome.flag(obs, "an error message contains the API key")
+            dumped = [json.dumps(data, ensure_ascii=False) for data in obs.event_json]
+            if _leaks("\n".join(dumped)):  # one search per scenario; per event only to say where
+                index = next((index for index, text in enumerate(dumped) if _leaks(text)), None)
+                excerpt = str(obs.event_json[index].get("type", "")) if index is not None else ""
+                outcome.flag(obs, "an event contains the API key", index=index, excerpt=excerpt)
+            elif obs.result_json is not None and _leaks(json.dumps(obs.result_json, ensure_ascii=False)):
+                outcome.flag(obs, "the message result() returned contains the API key")
         return outcome
+
+
+def _leaks(text: str) -> bool:
+    """True when ``text`` holds the API key in any form ``redact`` removes."""
+    return redact(text, [API_KEY]) != text

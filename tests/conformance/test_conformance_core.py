@@ -4,6 +4,7 @@ the verdict rule, the renderers, and the Python-level checks on tiny adapters wi
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -100,6 +101,27 @@ def test_recordings_load_from_a_directory_keeping_only_successes(tmp_path: Path)
     (tmp_path / "empty").mkdir()
     with pytest.raises(ValueError, match=r"no \*\.jsonl"):
         load_recordings(tmp_path / "empty")
+
+
+def test_recordings_of_the_same_name_keep_apart_and_reproduce_from_their_own_file(tmp_path: Path) -> None:
+    # Two cassettes named alike (same file stem, no name inside) in two folders: both replay, and
+    # each scenario's reproduction command names its own file.
+    texts = library.load("llma__text_haiku45")
+    tools = library.load("vercel__text_then_tool_use_haiku45")
+    for folder, cassette in (("a", texts), ("b", tools)):
+        (tmp_path / folder).mkdir()
+        unnamed = dataclasses.replace(cassette, extra={k: v for k, v in cassette.extra.items() if k != "name"})
+        save(unnamed, tmp_path / folder / "hello.jsonl")
+    recordings = load_recordings(tmp_path)
+    assert [(r.name, Path(r.source or "").parent.name) for r in recordings] == [("a/hello", "a"), ("b/hello", "b")]
+    session = conformance.session.Session(anthropic.capabilities, recordings, Limits())
+    assert [scenario.key for scenario in session.golden()] == ["a/hello", "b/hello"]
+    dropped = conformance.get_check("M4").scenarios(session)
+    assert [scenario.key for scenario in dropped] == ["a/hello|drop-terminal", "b/hello|drop-terminal"]
+    for scenario, folder in zip(dropped, "ab", strict=True):
+        assert f"cassettes mutate {tmp_path / folder / 'hello.jsonl'} --op" in session.reproduce(scenario)
+    same_file = load_recordings([tmp_path / "a" / "hello.jsonl", tmp_path / "a" / "hello.jsonl"])
+    assert [r.name for r in same_file] == [f"{tmp_path / 'a' / 'hello'}", f"{tmp_path / 'a' / 'hello'}~2"]
 
 
 @pytest.mark.slow
@@ -224,8 +246,12 @@ async def test_a_well_behaved_adapter_without_http_is_limited_only_by_its_featur
     ("name", "failing"),
     [
         ("starts_twice", ["G1", "A1"]),
-        # No stream to judge: the grammar checks examined nothing, which is no pass.
-        ("raises_on_call", ["G1", "G2", "G3", "G4", "G5", "G6", "G7", "N1", "N2", "A1", "A2", "P1", "D1"]),
+        # No stream to judge: the grammar checks examined nothing, which is no pass — nor are L2 and
+        # S1, which judge only scenarios whose stream started.
+        (
+            "raises_on_call",
+            ["G1", "G2", "G3", "G4", "G5", "G6", "G7", "N1", "N2", "A1", "A2", "P1", "D1", "L2", "S1"],
+        ),
         ("swallows_cancellation", ["N2"]),
     ],
 )
@@ -251,6 +277,19 @@ async def test_a_harness_bug_while_running_is_a_harness_error_not_the_adapters_f
     report = await conformance.run(TARGETS["well_behaved"], checks=["G1", "N1"])
     assert report.ids("harness-error") == ["G1", "N1"], report.to_text()
     assert "a bug in the harness" in report.result("N1").message
+
+
+async def test_even_an_exit_while_judging_is_a_harness_error_not_the_end_of_the_run(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    async def exits(self: object, session: object, observed: object) -> None:
+        raise SystemExit(0)
+
+    monkeypatch.setattr(type(conformance.get_check("N1")), "evaluate", exits)
+    report = await conformance.run(TARGETS["well_behaved"], checks=["G1", "N1"])
+    assert report.ids("pass") == ["G1"], report.to_text()
+    assert report.ids("harness-error") == ["N1"], report.to_text()
+    assert report.result("N1").message == "SystemExit: 0"
 
 
 @pytest.mark.slow
