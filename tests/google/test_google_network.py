@@ -17,7 +17,7 @@ TEXT = [
     sse(chunk({"text": "Hel"}, responseId="r1", modelVersion="gemini-2.5-flash")),
     sse(chunk({"text": "lo"}, finish="STOP", usageMetadata=usage(4, 2))),
 ]
-KEY = "AIzaTEST-not-a-real-key-000000000000000"
+KEY = "gemini-test-key-not-real-000000000000000"
 
 
 def scripted(reads: list[bytes], **kwargs: object) -> Scripted:
