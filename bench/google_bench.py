@@ -16,25 +16,17 @@ times of best-of-7 interleaved runs.
 
 from __future__ import annotations
 
-import asyncio
 import json
-import time
-from collections.abc import AsyncIterator, Callable, Coroutine
 from typing import Any
 
-import httpx
-import httpx_sse
-
 from bench._util import verdict
-from normalize import Context, Model, StreamOptions, UserMessage
+from bench._wire import best_interleaved, cost_ratio, cpu_time, normalize_body, parse_naively, served
+from normalize import Model
 from streamfns.google import stream_google
 
 __all__ = ["main", "partial_args_body", "run", "text_body"]
 
-_READ = 16 * 1024
-_REPEATS = 7
 _MODEL = Model(id="gemini-bench", api="google-generative-ai", provider="google", base_url="http://bench.invalid/v1beta")
-_CONTEXT = Context(messages=[UserMessage(content="bench")])
 
 
 def _chunk(parts: list[dict[str, Any]], step: int, *, finish: bool = False) -> str:
@@ -115,55 +107,19 @@ def partial_args_body(fragments: int) -> bytes:
     return "".join(out).encode()
 
 
-def _chunks(body: bytes) -> list[bytes]:
-    return [body[i : i + _READ] for i in range(0, len(body), _READ)]
-
-
-class _Body(httpx.AsyncByteStream):
-    def __init__(self, chunks: list[bytes]) -> None:
-        self._chunks = chunks
-
-    async def __aiter__(self) -> AsyncIterator[bytes]:
-        for chunk in self._chunks:
-            yield chunk
-
-
-def _client(body: bytes) -> httpx.AsyncClient:
-    chunks = _chunks(body)
-
-    def handler(request: httpx.Request) -> httpx.Response:
-        return httpx.Response(200, headers={"content-type": "text/event-stream"}, stream=_Body(chunks))
-
-    return httpx.AsyncClient(transport=httpx.MockTransport(handler))
-
-
 async def _ours(body: bytes) -> int:
-    async with _client(body) as client:
-        stream = stream_google(_MODEL, _CONTEXT, StreamOptions(api_key="bench", http_client=client))
-        async for _ in stream:
-            pass
-        message = await stream.result()
-        assert message.stop_reason in ("stop", "toolUse"), message.error_message
-    return 0
+    return await normalize_body(stream_google, _MODEL, body)
 
 
 async def _naive(body: bytes) -> int:
-    count = 0
-    async with (
-        _client(body) as client,
-        httpx_sse.aconnect_sse(client, "POST", "http://bench.invalid/v1beta/models/m:streamGenerateContent") as source,
-    ):
-        async for sse in source.aiter_sse():
-            json.loads(sse.data)
-            count += 1
-    return count
+    return await parse_naively(body, "http://bench.invalid/v1beta/models/m:streamGenerateContent")
 
 
 async def _sdk(body: bytes) -> int:
     from google import genai  # test-only oracle: never imported by streamfns
     from google.genai import types
 
-    async with _client(body) as http:
+    async with served(body) as http:
         client = genai.Client(
             api_key="bench",
             http_options=types.HttpOptions(base_url="http://bench.invalid", httpx_async_client=http),
@@ -173,26 +129,6 @@ async def _sdk(body: bytes) -> int:
         async for _ in await stream(model="gemini-bench", contents="bench"):
             count += 1
     return count
-
-
-def _time_once(fn: Callable[[bytes], Coroutine[Any, Any, int]], body: bytes) -> float:
-    # CPU time of this process: every contender is single-threaded and waits on nothing (the transport
-    # is in-process), so this is the time each one needs, and other jobs on a shared machine do not
-    # leak into it the way they do into wall-clock time.
-    started = time.process_time()
-    asyncio.run(fn(body))
-    return time.process_time() - started
-
-
-def _best_interleaved(
-    contenders: list[Callable[[bytes], Coroutine[Any, Any, int]]], body: bytes, repeats: int = _REPEATS
-) -> list[float]:
-    """Best time of each contender, running them in turn so machine noise hits all of them alike."""
-    best = [float("inf")] * len(contenders)
-    for _ in range(repeats):
-        for i, fn in enumerate(contenders):
-            best[i] = min(best[i], _time_once(fn, body))
-    return best
 
 
 def _events_in(body: bytes) -> int:
@@ -207,21 +143,15 @@ def run() -> list[str]:
         ("partialArgs 16k fragments", partial_args_body(16_000), 1.0),
     ):
         events = _events_in(body)
-        naive, ours = _best_interleaved([_naive, _ours], body)
-        sdk = _time_once(_sdk, body)
+        naive, ours = best_interleaved([_naive, _ours], body)
+        sdk = cpu_time(_sdk, body)
         lines.append(f"{label}: {events:,} SSE events, {len(body) / 1e6:.1f} MB")
         lines.append(f"  (a) httpx-sse + json.loads     : {events / naive:>10,.0f} events/s")
         lines.append(f"  (b) stream_google              : {events / ours:>10,.0f} events/s")
         lines.append(f"  (c) google-genai stream parse  : {events / sdk:>10,.0f} events/s")
         lines.append(f"  b/a = {naive / ours:.2f}   {verdict(naive / ours, floor, at_most=False)}")
         lines.append(f"  b/c = {sdk / ours:.1f}   {verdict(sdk / ours, 10.0, at_most=False)}")
-    text_16k = text_body(16_000)
-    args_16k = partial_args_body(16_000)
-    best_text, best_args = float("inf"), float("inf")
-    for _ in range(_REPEATS):
-        best_text = min(best_text, _time_once(_ours, text_16k))
-        best_args = min(best_args, _time_once(_ours, args_16k))
-    ratio = best_args / best_text
+    ratio = cost_ratio(_ours, partial_args_body(16_000), text_body(16_000))
     lines.append(
         f"stream_google partialArgs/text cost at 16k fragments: {ratio:.2f}   {verdict(ratio, 1.5, at_most=True)}"
     )
