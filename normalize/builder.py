@@ -264,10 +264,11 @@ class MessageBuilder:
             self.text_delta(key, initial)
 
     def text_delta(self, key: Hashable, delta: str) -> None:
-        """Append ``delta`` to the text block for ``key``, opening it first if needed."""
+        """Append ``delta`` to the text block for ``key``, opening it first if needed; an empty delta
+        never opens a block (a chunk whose ``content`` is ``""`` is not a text part)."""
         state = self._open.get(key)
         if state is None:
-            if self.finished:
+            if self.finished or not delta:
                 return
             self.text_start(key)
             state = self._open[key]
@@ -297,10 +298,11 @@ class MessageBuilder:
             self.thinking_delta(key, initial)
 
     def thinking_delta(self, key: Hashable, delta: str) -> None:
-        """Append ``delta`` to the thinking block for ``key``, opening it first if needed."""
+        """Append ``delta`` to the thinking block for ``key``, opening it first if needed; an empty
+        delta never opens a block."""
         state = self._open.get(key)
         if state is None:
-            if self.finished:
+            if self.finished or not delta:
                 return
             self.thinking_start(key)
             state = self._open[key]

@@ -234,6 +234,35 @@ def _transform_assistant(
     return dataclasses.replace(message, content=out)
 
 
+def _unique_call_ids(
+    message: AssistantMessage, used: set[str], normalize_id: Callable[[str], str] | None
+) -> tuple[AssistantMessage, dict[str, str]]:
+    """Rename tool calls whose id an earlier turn already used; returns the message and the renames.
+
+    Generated ids are derived from the response id, so two turns from a server that sends none can
+    carry the same ``call_gen_…`` id; every strict vendor rejects a transcript that reuses one.
+    """
+    renames: dict[str, str] = {}
+    blocks = list(message.content)
+    for position, block in enumerate(blocks):
+        if not isinstance(block, ToolCall):
+            continue
+        new_id = block.id
+        n = 1
+        while new_id in used and n <= len(used) + 1:
+            n += 1
+            new_id = f"{block.id[:56]}_{n}"
+            if normalize_id is not None:
+                new_id = normalize_id(new_id)
+        used.add(new_id)
+        if new_id != block.id:
+            renames[block.id] = new_id
+            blocks[position] = dataclasses.replace(block, id=new_id)
+    if not renames:
+        return message, renames
+    return dataclasses.replace(message, content=blocks), renames
+
+
 def _synthetic_results(pending: dict[str, ToolCall], timestamp: int) -> list[Message]:
     results: list[Message] = [
         ToolResultMessage(
@@ -271,6 +300,9 @@ def transform_messages(
       thinking is dropped, other non-blank thinking becomes a plain text block (signature dropped),
       text loses ``text_signature``, tool calls lose ``thought_signature`` and get their id mapped
       through ``normalize_tool_call_id``; tool results that follow are rewritten to the new id.
+    - A tool call whose id an earlier kept turn already used gets a fresh one (``<id>_2``, …, through
+      ``normalize_tool_call_id`` when given); the tool results that follow that turn are rewritten to
+      match.
     - A tool call still without a result when the next assistant message or user message arrives,
       or when the transcript ends, gets a synthetic error result (:data:`NO_RESULT_PROVIDED`)
       inserted right there, after any real results.
@@ -285,6 +317,8 @@ def transform_messages(
     out: list[Message] = []
     pending: dict[str, ToolCall] = {}
     pending_since = 0
+    used_ids: set[str] = set()
+    turn_renames: dict[str, str] = {}  # the latest assistant turn's renames: its results follow it
 
     for message in messages:
         if isinstance(message, SystemMessage):
@@ -294,6 +328,9 @@ def transform_messages(
             out.append(_transform_user(message, images_ok))
         elif isinstance(message, ToolResultMessage):
             result = _transform_tool_result(message, images_ok, id_map)
+            renamed = turn_renames.get(result.tool_call_id)
+            if renamed is not None:
+                result = dataclasses.replace(result, tool_call_id=renamed)
             if pending.pop(result.tool_call_id, None) is not None:
                 out.append(result)
         elif message.stop_reason in _DROPPED_STOPS:
@@ -303,6 +340,7 @@ def transform_messages(
         else:
             out.extend(_synthetic_results(pending, pending_since))
             transformed = _transform_assistant(message, target, normalize_tool_call_id, id_map)
+            transformed, turn_renames = _unique_call_ids(transformed, used_ids, normalize_tool_call_id)
             out.append(transformed)
             for block in transformed.content:
                 if isinstance(block, ToolCall):

@@ -87,16 +87,11 @@ def is_vertex(model: Model, compat: GoogleCompat) -> bool:
 
 
 def google_key(model: Model) -> ApiKey:
-    """The key rule for ``model`` (the kit calls it before the request is built; never raises).
+    """The key rule for ``model`` (the kit asks after the request was built: ``compat`` is checked).
 
     Gemini API and Vertex express mode: an API key in ``x-goog-api-key``; Vertex: a bearer token.
-    A malformed ``Model.compat`` falls back to the provider's rule here; the request builder then
-    reports the mistake as a ``config`` error.
     """
-    try:
-        compat = parse_compat(GoogleCompat, model.compat)
-    except CompatError:
-        compat = GoogleCompat()
+    compat = parse_compat(GoogleCompat, model.compat)
     if not is_vertex(model, compat):
         return GEMINI_KEY
     return VERTEX_EXPRESS_KEY if compat.express else VERTEX_TOKEN

@@ -8,9 +8,10 @@ them, in this order:
 1. the arguments are checked (:func:`normalize.request_problem`): a caller's mistake ends the stream
    ``config`` / ``invalid_request`` naming the field, before anything is sent;
 2. an already-aborted signal ends it ``aborted``, sending nothing;
-3. the key is resolved and checked (``auth`` when missing or unsendable; never quoted);
-4. the request is built; ``Model.compat`` mistakes are ``config``, any other failure to build it is
-   ``invalid_request``; ``on_payload`` may replace the payload; it must encode as strict JSON;
+3. the request is built; ``Model.compat`` mistakes are ``config``, any other failure to build it is
+   ``invalid_request`` (before the key, so a mistyped flag is not reported as a missing key);
+4. the key is resolved and checked (``auth`` when missing or unsendable; never quoted; a key rule
+   that raises is ``config``); ``on_payload`` may replace the payload; it must encode as strict JSON;
 5. headers are merged: the key header, the builder's, ``model.headers``, then ``options.headers``
    (where ``None`` removes one); headers listed in ``joined_headers`` combine as comma lists;
 6. :func:`streamfns.kit.http.run_sse` sends, retries, reads, times out and closes.
@@ -148,9 +149,10 @@ async def _run(
         yield builder.drain()
         return
     try:
-        rule = wire.key(model) if callable(wire.key) else wire.key
-        key = rule.resolve(opts.api_key, wire.vendor)
+        # The request first: a mistyped compat flag is the real problem, not the key it may choose.
         request = _build(wire, model, context, opts)
+        rule = _key_rule(wire, model)
+        key = rule.resolve(opts.api_key, wire.vendor)
     except StreamFailure as failure:
         builder.fail(failure.info, failure.message)
         yield builder.drain()
@@ -192,6 +194,19 @@ async def _run(
     async with contextlib.aclosing(run_sse(call, builder, model, opts)) as batches:
         async for batch in batches:
             yield batch
+
+
+def _key_rule(wire: WireApi, model: Model) -> ApiKey:
+    if not callable(wire.key):
+        return wire.key
+    try:
+        return wire.key(model)
+    except CompatError as exc:
+        raise StreamFailure(ErrorInfo.of("config"), f"{wire.vendor} request not sent: {exc}") from None
+    except Exception as exc:  # a key rule that fails is the adapter's configuration, reported not raised
+        raise StreamFailure(
+            ErrorInfo.of("config"), f"cannot choose the {wire.vendor} key: {type(exc).__name__}: {exc}"
+        ) from None
 
 
 def _build(wire: WireApi, model: Model, context: Context, options: StreamOptions) -> WireRequest:

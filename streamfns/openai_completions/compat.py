@@ -351,11 +351,7 @@ def compat_for(model: Model) -> CompletionsCompat:
 
 
 def api_key_for(model: Model) -> ApiKey:
-    """The key rule for ``model``: its profile's variables, ``Authorization: Bearer``. Never raises:
-    a model whose ``compat`` is broken gets its profile's rule (the request then fails as ``config``)."""
-    try:
-        compat = compat_for(model)
-    except (CompatError, TypeError, ValueError):
-        name = profile_name_for(model) if isinstance(model.compat, Mapping) else "generic"  # pyright: ignore[reportUnnecessaryIsInstance]
-        compat = _refined(name, PROFILES.get(name, _BASE), model)
+    """The key rule for ``model``: its profile's variables, ``Authorization: Bearer``. The kit asks
+    for it after the request was built, so ``compat`` has already been checked there."""
+    compat = compat_for(model)
     return ApiKey(env=compat.key_env, required=compat.key_required)

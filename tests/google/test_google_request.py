@@ -24,6 +24,7 @@ from normalize import (
     ToolResultMessage,
     UserMessage,
 )
+from streamfns.google import stream_google
 from streamfns.google.compat import GoogleCompat, google_key, vertex_placement
 from streamfns.google.request import SKIP_THOUGHT_SIGNATURE, build_request, google_tool_call_id, is_valid_signature
 from streamfns.kit import CompatError
@@ -559,7 +560,7 @@ def test_a_project_or_location_that_could_redirect_the_request_is_refused(projec
         vertex_placement(GoogleCompat(project=project, location=location))
 
 
-def test_key_rules_per_endpoint_never_raise() -> None:
+def test_key_rules_per_endpoint() -> None:
     assert google_key(model()).headers("k") == {"x-goog-api-key": "k"}
     assert google_key(model()).env == ("GEMINI_API_KEY", "GOOGLE_API_KEY")
     vertex = google_key(model(provider="google-vertex"))
@@ -567,7 +568,22 @@ def test_key_rules_per_endpoint_never_raise() -> None:
     assert vertex.env == ("GOOGLE_CLOUD_ACCESS_TOKEN",)
     assert google_key(model(provider="google-vertex", compat={"express": True})).headers("k") == {"x-goog-api-key": "k"}
     assert google_key(model(compat={"vertex": True})).env == ("GOOGLE_CLOUD_ACCESS_TOKEN",)
-    assert google_key(model(compat={"nonsense": 1})).env == ("GEMINI_API_KEY", "GOOGLE_API_KEY")
+    with pytest.raises(CompatError, match="nonsense"):  # the kit has reported it as config already
+        google_key(model(compat={"nonsense": 1}))
+
+
+async def test_a_mistyped_vertex_flag_is_a_config_error_not_a_missing_gemini_key(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    for name in ("GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_CLOUD_ACCESS_TOKEN"):
+        monkeypatch.delenv(name, raising=False)
+    context = Context(messages=[UserMessage(content="hi")])
+    stream = stream_google(model(compat={"vertx": True}), context, StreamOptions())
+    result = await stream.result()
+    assert result.error_info is not None
+    assert result.error_info.kind == "config", result.error_message
+    assert "'vertx'" in (result.error_message or "")
+    assert "GEMINI_API_KEY" not in (result.error_message or "")
 
 
 def test_unknown_compat_flags_are_refused() -> None:

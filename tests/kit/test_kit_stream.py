@@ -195,6 +195,26 @@ async def test_a_compat_mistake_is_a_config_error_naming_the_flag() -> None:
         assert server.requests == []
 
 
+async def test_a_compat_mistake_is_reported_even_when_the_key_is_missing_too(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("ECHO_API_KEY", raising=False)
+    _, result = await run("http://127.0.0.1:9", StreamOptions(), compat={"shuot": True})
+    assert result.error_info is not None
+    assert (result.error_info.kind, "'shuot'" in (result.error_message or "")) == ("config", True), result.error_message
+
+
+async def test_a_key_rule_that_raises_is_a_config_error_naming_the_vendor() -> None:
+    def broken_rule(_model: Model) -> ApiKey:
+        raise LookupError("no rule for this region")
+
+    stream = replace(WIRE, key=broken_rule).stream(model(), CONTEXT, options())
+    events = [event async for event in stream]
+    result = await stream.result()
+    assert validate_events(events) == []
+    assert result.error_info is not None
+    assert result.error_info.kind == "config"
+    assert result.error_message == "cannot choose the Echo key: LookupError: no rule for this region"
+
+
 async def test_a_request_builder_that_raises_is_an_invalid_request_error() -> None:
 
     def broken(*_args: object) -> object:

@@ -374,3 +374,15 @@ def test_tool_arguments_with_raw_control_characters_are_repaired_each_character_
     raw_length = len('{"start": ') + 5_000 * len(fragment) + len('"end"}')
     assert raw_length <= sum(fed) <= raw_length + 16, "each character repaired once"
     assert len(fed) < 80, f"{len(fed)} repair passes: one per preview, not one per fragment"
+
+
+def test_an_empty_delta_opens_no_block_and_a_later_one_does() -> None:
+    builder = MessageBuilder()
+    builder.thinking_delta("thinking", "")
+    builder.text_delta("text", "")
+    assert builder.message.content == []
+    assert builder.events == []
+    builder.text_delta("text", "Hi")
+    builder.text_delta("text", "")
+    assert builder.message.content == [TextContent(text="Hi")]
+    assert [event.type for event in builder.events] == ["start", "text_start", "text_delta"]

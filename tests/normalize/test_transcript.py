@@ -429,3 +429,35 @@ def test_split_transcript_and_system_update_text() -> None:
     assert isinstance(late, SystemMessage)
     assert system_update_text(late) == "Now answer in French."
     assert split_transcript([]).turns == []
+
+
+def test_a_tool_call_id_reused_by_a_later_turn_is_renamed_with_its_results() -> None:
+    # Two turns from a server that sends no response id carry the same generated id.
+    first = from_target(ToolCall(id="call_gen_1", name="lookup"), stop="toolUse")
+    second = from_target(ToolCall(id="call_gen_1", name="lookup"), ToolCall(id="t2", name="lookup"), stop="toolUse")
+    out = transform_messages(
+        [first, result("call_gen_1", "one"), second, result("call_gen_1", "two"), result("t2", "three")], TARGET
+    )
+    assert [m.role for m in out] == ["assistant", "toolResult", "assistant", "toolResult", "toolResult"]
+    calls = [[b.id for b in m.content if isinstance(b, ToolCall)] for m in out if isinstance(m, AssistantMessage)]
+    assert calls == [["call_gen_1"], ["call_gen_1_2", "t2"]]
+    answers = [(m.tool_call_id, m.content) for m in out if isinstance(m, ToolResultMessage)]
+    assert answers == [
+        ("call_gen_1", [TextContent(text="one")]),
+        ("call_gen_1_2", [TextContent(text="two")]),
+        ("t2", [TextContent(text="three")]),
+    ]
+    assert second.content[0] == ToolCall(id="call_gen_1", name="lookup"), "the input is not mutated"
+
+
+def test_a_renamed_id_goes_through_the_targets_normalizer_and_stays_unique() -> None:
+    long_id = "x" * 80
+    turns: list[Message] = []
+    for _ in range(3):
+        turns += [from_openai(ToolCall(id=long_id, name="lookup")), result(long_id)]
+    out = transform_messages(turns, TARGET, normalize_tool_call_id=anthropic_like)
+    ids = [b.id for m in out if isinstance(m, AssistantMessage) for b in m.content if isinstance(b, ToolCall)]
+    answered = [m.tool_call_id for m in out if isinstance(m, ToolResultMessage)]
+    assert len(set(ids)) == 3
+    assert all(len(i) <= 64 for i in ids)
+    assert answered == ids

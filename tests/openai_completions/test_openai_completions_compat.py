@@ -9,8 +9,10 @@ from typing import Any
 import pytest
 
 import streamfns
+from normalize import Context, StreamOptions, UserMessage
 from streamfns.catalog import list_models
 from streamfns.kit import CompatError
+from streamfns.openai_completions import stream_openai_completions
 from streamfns.openai_completions.compat import PROFILES, api_key_for, compat_for, profile_name_for
 from tests.openai_completions._oc import model
 
@@ -105,9 +107,18 @@ def test_the_key_variable_per_provider(provider: str, base_url: str, env: tuple[
     assert (rule.env, rule.required, rule.header, rule.scheme) == (env, required, "authorization", "Bearer")
 
 
-def test_a_broken_compat_still_gets_a_key_rule_without_raising() -> None:
-    rule = api_key_for(model("https://api.groq.com/openai/v1", provider="groq", compat={"bogus": 1}))
-    assert rule.env == ("GROQ_API_KEY",)
+async def test_a_broken_compat_is_the_error_reported_even_without_a_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The kit builds the request (which checks compat) before it asks for the key, so the mistake
+    # that matters is named, not hidden behind "set GROQ_API_KEY".
+    monkeypatch.delenv("GROQ_API_KEY", raising=False)
+    with pytest.raises(CompatError, match="bogus"):
+        api_key_for(model("https://api.groq.com/openai/v1", provider="groq", compat={"bogus": 1}))
+    broken = model("https://api.groq.com/openai/v1", provider="groq", compat={"bogus": 1})
+    stream = stream_openai_completions(broken, Context(messages=[UserMessage(content="hi")]), StreamOptions())
+    result = await stream.result()
+    assert result.error_info is not None
+    assert result.error_info.kind == "config"
+    assert "bogus" in (result.error_message or "")
 
 
 def test_every_named_profile_is_valid() -> None:
