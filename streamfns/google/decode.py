@@ -72,6 +72,7 @@ CONTENT_FILTER_REASONS = frozenset(
         "IMAGE_PROHIBITED_CONTENT",
         "IMAGE_RECITATION",
         "IMAGE_OTHER",
+        "MODEL_ARMOR",  # Vertex's Model Armor screened the response
     }
 )
 _STOPS: dict[str, StopReason] = {"STOP": "stop", "MAX_TOKENS": "length"}
@@ -99,16 +100,16 @@ def map_finish_reason(raw: str, finish_message: str = "") -> tuple[StopReason, E
     """Map a ``finishReason`` to ``(stop_reason, error_info, error_message)``.
 
     ``STOP`` → ``stop`` (the builder makes it ``toolUse`` when a complete call exists);
-    ``MAX_TOKENS`` → ``length``; safety, recitation, blocklist, prohibited-content, SPII and image
-    filters → error ``content_filter``; ``MALFORMED_FUNCTION_CALL`` / ``UNEXPECTED_TOOL_CALL`` (and
-    other malformed output) → error ``protocol``; anything else → error ``protocol`` naming the
-    reason. Google's ``finishMessage`` is quoted when it sent one.
+    ``MAX_TOKENS`` → ``length``; safety, recitation, blocklist, prohibited-content, SPII, Model Armor
+    and image (``IMAGE_*``) filters → error ``content_filter``; ``MALFORMED_FUNCTION_CALL`` /
+    ``UNEXPECTED_TOOL_CALL`` (and other malformed output) → error ``protocol``; anything else →
+    error ``protocol`` naming the reason. Google's ``finishMessage`` is quoted when it sent one.
     """
     mapped = _STOPS.get(raw)
     if mapped is not None:
         return mapped, None, None
     detail = f": {finish_message.strip()}" if finish_message.strip() else ""
-    if raw in CONTENT_FILTER_REASONS:
+    if raw in CONTENT_FILTER_REASONS or raw.startswith("IMAGE_"):  # every image filter, also future ones
         return "error", ErrorInfo.of("content_filter", code=raw), f"{VENDOR} filtered the response ({raw}){detail}"
     kind = _ERROR_KINDS.get(raw, "protocol")
     return "error", ErrorInfo.of(kind, code=raw), f"{VENDOR} stopped the response: {raw}{detail}"

@@ -44,7 +44,9 @@ How the stream ends: ``finish_reason`` of choice 0 is the vendor's terminal mark
 ends at ``[DONE]`` (usage usually arrives in a chunk between the two) or at EOF, or when content for
 a *new* response follows it: a chunk whose ``id`` differs from the response id (a server splicing
 two responses into one body). Content after the ``finish_reason`` in a chunk of the *same* (or no)
-id cannot be placed and is a ``protocol`` error, never dropped. EOF after the ``finish_reason``
+id means that finish_reason was not final (some gateways put ``"stop"`` on every chunk): it is
+forgotten and the content read, so only a finish_reason that no content follows ends the message
+(a tool call after a ``"stop"`` needs its own finish_reason). EOF after the ``finish_reason``
 but before any usage is ``truncated`` when the profile asked for usage in the stream
 (``usage_in_stream``: the usage chunk was cut off); a ``[DONE]`` still ends such a stream ``done``
 (a server may ignore the request). ``[DONE]`` without a ``finish_reason`` is ``truncated`` — unless
@@ -253,8 +255,7 @@ class CompletionsDecoder:
             return
         delta: Any = choice.get("delta")
         if delta.__class__ is dict and delta:
-            if self._finish is not None and self._carries_content(delta):
-                self._after_finish(chunk)
+            if self._finish is not None and self._carries_content(delta) and self._after_finish(chunk):
                 return
             if len(delta) != 1:
                 self._delta(delta)
@@ -300,18 +301,18 @@ class CompletionsDecoder:
             ErrorInfo.of("protocol", output_started=self._builder.output_started), f"{VENDOR} sent {what}"
         )
 
-    def _after_finish(self, chunk: dict[str, Any]) -> None:
-        """Content after choice 0 finished: the start of another response spliced into this body (a
-        chunk id that differs from the response id) ends this one; otherwise it cannot be placed."""
+    def _after_finish(self, chunk: dict[str, Any]) -> bool:
+        """Content after choice 0 finished. A chunk whose id differs from the response id starts
+        another response spliced into this body: this one ends (True). Otherwise the finish_reason
+        was not final — some gateways put one on every chunk — so it is forgotten and the content is
+        read (False): only a finish_reason that no content follows ends the message."""
         chunk_id: Any = chunk.get("id")
         response_id = self._builder.message.response_id
         if chunk_id.__class__ is str and chunk_id and response_id and chunk_id != response_id:
             self._complete()
-            return
-        raise StreamFailure(
-            ErrorInfo.of("protocol", output_started=self._builder.output_started),
-            f"{VENDOR} sent content after the finish_reason ({self._finish!r}) of the same response",
-        )
+            return True
+        self._finish = None
+        return False
 
     def _response_id(self, value: object) -> None:
         if isinstance(value, str) and value:

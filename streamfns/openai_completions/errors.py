@@ -40,6 +40,7 @@ _KINDS: dict[str, ErrorKind] = {
     "permission_denied": "auth",
     "insufficient_quota": "auth",
     "billing_not_active": "auth",
+    "billing_hard_limit_reached": "auth",
     "model_not_found": "not_found",
     "not_found_error": "not_found",
     "DeploymentNotFound": "not_found",
@@ -150,5 +151,5 @@ ERRORS = ErrorTable(
     kinds=_KINDS,
     extract=extract_error,
     overflow=OVERFLOW_PHRASES,
-    final=frozenset({"insufficient_quota", "billing_not_active"}),
+    final=frozenset({"insufficient_quota", "billing_hard_limit_reached", "billing_not_active"}),
 )

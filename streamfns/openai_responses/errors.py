@@ -26,6 +26,7 @@ _KINDS: dict[str, ErrorKind] = {
     # No credit left: a retry cannot help until someone pays; "auth" is the caller's-account kind.
     "insufficient_quota": "auth",
     "billing_hard_limit_reached": "auth",
+    "billing_not_active": "auth",
     "rate_limit_exceeded": "rate_limit",
     "model_not_found": "not_found",
     "DeploymentNotFound": "not_found",
@@ -90,4 +91,7 @@ def extract_error(body: Any) -> VendorError | None:
     )
 
 
-ERRORS = ErrorTable(vendor="OpenAI", kinds=_KINDS, extract=extract_error, overflow=_OVERFLOW)
+#: No credit left: a 429 with one of these codes is final, whatever the status says about retrying.
+_FINAL = frozenset({"insufficient_quota", "billing_hard_limit_reached", "billing_not_active"})
+
+ERRORS = ErrorTable(vendor="OpenAI", kinds=_KINDS, extract=extract_error, overflow=_OVERFLOW, final=_FINAL)

@@ -291,6 +291,9 @@ async def test_max_tokens_with_a_complete_call_is_length_not_tool_use() -> None:
         ("OTHER", "error", "protocol"),
         ("LANGUAGE", "error", "invalid_request"),
         ("SOMETHING_NEW", "error", "protocol"),
+        ("MODEL_ARMOR", "error", "content_filter"),
+        ("IMAGE_SOMETHING_NEW", "error", "content_filter"),
+        ("NO_IMAGE", "error", "protocol"),
     ],
 )
 async def test_finish_reasons_map_to_stops_and_error_kinds(reason: str, stop: str, kind: str | None) -> None:

@@ -144,27 +144,34 @@ def test_eof_without_either_is_left_to_the_kit() -> None:
 
 
 @pytest.mark.parametrize("later_id", ["r1", "", None])
-def test_content_after_the_finish_reason_of_the_same_response_is_a_protocol_error(later_id: str | None) -> None:
-    later = chunk({"content": " and the rest of the answer"}, id=later_id)
+def test_content_after_a_finish_reason_of_the_same_response_continues_it(later_id: str | None) -> None:
+    # Gateways (one-api/new-api Gemini channels, older LiteLLM) put finish_reason "stop" on every chunk.
+    later = chunk({"content": " and the rest"}, finish="stop", id=later_id)
     if later_id is None:
         del later["id"]
-    body = sse_body(chunk({"content": "Hello"}, id="r1"), chunk(finish="stop", id="r1"), later)
+    body = sse_body(chunk({"content": "Hello"}, finish="stop", id="r1"), later)
     result = decode(body)
     _clean(result)
-    assert result.failure is not None, "content after the finish_reason was dropped"
-    assert result.failure.info.kind == "protocol"
-    assert "after the finish_reason" in result.failure.message
-    assert texts(result.message) == "Hello"
-    # Also a tool call or reasoning after the finish_reason.
-    for delta in (
-        {"tool_calls": [{"index": 0, "id": "c", "function": {"name": "rm", "arguments": "{}"}}]},
-        {"reasoning_content": "more"},
-    ):
-        late = decode(
-            sse_body(chunk({"content": "Hello"}, id="r1"), chunk(finish="stop", id="r1"), chunk(delta, id="r1"))
-        )
-        assert late.failure is not None
-        assert late.failure.info.kind == "protocol"
+    assert result.failure is None
+    assert result.events[-1].type == "done"
+    assert texts(result.message) == "Hello and the rest"
+
+
+def test_a_finish_reason_that_content_follows_is_not_final() -> None:
+    # Content after the only finish_reason, then [DONE]: no finish_reason ends the message.
+    cut = decode(
+        sse_body(chunk({"content": "Hello"}, id="r1"), chunk(finish="stop", id="r1"), chunk({"content": "!"}, id="r1"))
+    )
+    assert cut.failure is not None
+    assert cut.failure.info.kind == "truncated"
+    assert texts(cut.message) == "Hello!", "nothing that arrived is dropped"
+    # A tool call after a "stop" is executable only once its own finish_reason arrives.
+    call = {"tool_calls": [{"index": 0, "id": "c", "function": {"name": "rm", "arguments": "{}"}}]}
+    for tail, expected in (([], "error"), ([chunk(finish="tool_calls", id="r1")], "toolUse")):
+        body = sse_body(chunk({"content": "Hello"}, finish="stop", id="r1"), chunk(call, id="r1"), *tail)
+        late = decode(body)
+        _clean(late)
+        assert late.message.stop_reason == expected
 
 
 def test_content_after_the_finish_reason_is_another_response_and_ends_this_one() -> None:

@@ -146,6 +146,21 @@ async def test_an_http_error_body_keeps_the_vendors_code_and_message() -> None:
         assert len(server.requests) == 1
 
 
+@pytest.mark.parametrize("code", ["insufficient_quota", "billing_hard_limit_reached"])
+async def test_a_429_for_an_exhausted_quota_is_not_retried(code: str) -> None:
+    body = json.dumps({"error": {"message": "You exceeded your current quota.", "type": code, "code": code}})
+    plan = Scripted(
+        status=429,
+        headers=[("content-type", "application/json"), ("retry-after", "0")],
+        chunks=[(0.0, body.encode())],
+    )
+    async with LoopbackServer(plan) as server:
+        result = await stream_openai_responses(model(server.base_url), CONTEXT, options()).result()
+        assert len(server.requests) == 1, "a quota error is final: no retry"
+        assert result.error_info is not None
+        assert (result.error_info.kind, result.error_info.retryable) == ("auth", False)
+
+
 async def test_on_payload_can_add_fields_the_adapter_does_not_set() -> None:
     def add_tier(payload: dict[str, Any], _model: object) -> dict[str, Any]:
         return {**payload, "service_tier": "flex"}
