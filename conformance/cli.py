@@ -63,12 +63,23 @@ class _UsageError(Exception):
     pass
 
 
+def _examples(*lines: str) -> str:
+    return "examples:\n" + "\n".join(f"  {line}" for line in lines)
+
+
 def _parser(prog: str) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog=prog, description="Check a StreamFn against the streamfns contract.")
     commands = parser.add_subparsers(dest="command", required=True)
     run = commands.add_parser(
         "run",
         help="run the checks against an adapter",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=_examples(
+            f"{prog} run conformance.targets:anthropic",
+            f"{prog} run mypkg.adapter:stream_mine --api openai-completions --tools --usage",
+            f"{prog} run mypkg.adapter:TARGET --cassettes tests/cassettes --format json --report report.json",
+            f"{prog} run mypkg.adapter:TARGET --checks T1 H2 --xfail 'U3=server sends no usage'",
+        ),
         description="TARGET is 'pkg.module:attr': a StreamFn, a zero-argument factory returning one, or a "
         "conformance.Target (which carries its capabilities, so no capability flags are needed). Importing "
         f"it may take {IMPORT_BOUND_S:g} s at most; then, whatever the adapter does, the run ends with a report "
@@ -95,9 +106,19 @@ def _parser(prog: str) -> argparse.ArgumentParser:
     )
     run.add_argument("--format", choices=("text", "json", "junit"), default="text", help="report format")
     run.add_argument("--name", help="the adapter's name in the report")
-    listing = commands.add_parser("list", help="list the checks")
+    listing = commands.add_parser(
+        "list",
+        help="list the checks",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=_examples(f"{prog} list", f"{prog} list --markdown"),
+    )
     listing.add_argument("--markdown", action="store_true", help="as the Markdown table the README shows")
-    explain = commands.add_parser("explain", help="print a check's troubleshooting text")
+    explain = commands.add_parser(
+        "explain",
+        help="print a check's troubleshooting text",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=_examples(f"{prog} explain T1", f"{prog} explain M4"),
+    )
     explain.add_argument("check_id")
     return parser
 

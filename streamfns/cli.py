@@ -341,7 +341,7 @@ async def _replay(args: argparse.Namespace) -> int:
 def _conformance(args: argparse.Namespace) -> int:
     from conformance import cli as harness  # noqa: PLC0415 - the harness loads only when asked for
 
-    return int(harness.main(list(args.args)))
+    return int(harness.main(list(args.args), prog="streamfns conformance"))
 
 
 def _demo(_args: argparse.Namespace) -> int:

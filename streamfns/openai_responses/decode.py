@@ -29,9 +29,10 @@ be placed: the stream ends as a ``protocol`` error naming the item at its termin
 own error still wins), never as a ``done`` message with that content missing.
 
 Tool calls are executable only when their arguments arrived: a ``function_call`` without a name is a
-``protocol`` error, and one that reaches ``response.completed`` without ever receiving its arguments
-(no delta, no ``function_call_arguments.done``, no ``output_item.done``; a proxy lost them) is a
-retryable ``truncated`` error rather than a call with ``{}``.
+``protocol`` error, and one that ends (``output_item.done``) or reaches ``response.completed`` without
+ever receiving its arguments (no non-empty delta or final payload; a proxy lost them) is a retryable
+``truncated`` error rather than a call with ``{}``. Arguments sent as a JSON object rather than a
+string are re-encoded; any other type is a ``protocol`` error.
 
 Terminals: ``response.completed`` → ``stop`` (``toolUse`` with a complete call);
 ``response.incomplete`` → ``length`` for ``max_output_tokens``, otherwise an error (``content_filter``
@@ -246,16 +247,30 @@ class OpenAIResponsesDecoder:
 
     def _check_calls_received(self) -> None:
         """A function call whose arguments never arrived must not run with ``{}`` (see the module
-        docstring): the item is still open, no final arguments came, and nothing streamed."""
+        docstring): nothing streamed and no final payload carried any."""
         builder = self._builder
         for index in sorted(self._slots):
             slot = self._slots[index]
-            if slot.kind == _CALL and not slot.args_final and not builder.streamed(index):
-                raise StreamFailure(
-                    ErrorInfo.of("truncated", output_started=builder.output_started),
-                    f"{_VENDOR} completed the response before the arguments of function call "
-                    f"{slot.name!r} (output item {index}) arrived",
-                )
+            if slot.kind == _CALL and not builder.streamed(index):
+                raise self._arguments_missing(slot, "completed the response")
+
+    def _arguments_missing(self, slot: _Slot, when: str) -> StreamFailure:
+        return StreamFailure(
+            ErrorInfo.of("truncated", output_started=self._builder.output_started),
+            f"{_VENDOR} {when} before the arguments of function call {slot.name!r} (output item {slot.key}) arrived",
+        )
+
+    def _arguments_of(self, value: object, index: int) -> str:
+        """A function call's ``arguments`` payload as raw JSON: a string as sent, an object (some
+        servers send one) re-encoded, absent as ``""``; anything else cannot be arguments."""
+        if value is None or type(value) is str:
+            return value or ""
+        if type(value) is dict:
+            return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+        raise self._protocol(
+            f"{_VENDOR} sent arguments for output item {index} that are neither a JSON string nor an object: "
+            f"{type(value).__name__}"
+        )
 
     def _item_added(self, data: dict[str, Any]) -> None:
         index = data.get("output_index")
@@ -287,7 +302,7 @@ class OpenAIResponsesDecoder:
             tool_id = f"{call_id}|{item_id}" if call_id and item_id else call_id
             slot.name = self._call_name(index, item)
             builder.tool_call_start(index, tool_id, slot.name)
-            initial = text(item.get("arguments"))
+            initial = self._arguments_of(item.get("arguments"), index)
             if initial:
                 builder.tool_call_delta(index, initial)
         elif kind == _CUSTOM:
@@ -372,7 +387,7 @@ class OpenAIResponsesDecoder:
             return
         if slot.kind != _CALL:
             return
-        self._settle_arguments(slot.key, text(data.get("arguments")), authoritative=True)
+        self._settle_arguments(slot.key, self._arguments_of(data.get("arguments"), slot.key), authoritative=True)
         slot.args_final = True
 
     def _settle_input(self, slot: _Slot, final: str) -> None:
@@ -406,7 +421,9 @@ class OpenAIResponsesDecoder:
             self._reasoning_done(index, slot, item)
         elif kind == _CALL:
             if not slot.args_final:
-                self._settle_arguments(index, text(item.get("arguments")), authoritative=True)
+                self._settle_arguments(index, self._arguments_of(item.get("arguments"), index), authoritative=True)
+            if not builder.streamed(index):
+                raise self._arguments_missing(slot, "ended")
             builder.block_end(index)
         else:
             self._settle_input(slot, text(item.get("input")))

@@ -153,6 +153,26 @@ async def test_parallel_calls_run_concurrently_and_results_keep_the_message_orde
     ]
 
 
+def _one_failed_call(name: str, *, with_arguments: bool) -> list[str]:
+    """The exact events of a run whose one tool call fails and whose model then answers in text."""
+    return [
+        "agent_start",
+        *PROMPT,
+        "message_start assistant",
+        *(TOOL_CALL if with_arguments else EMPTY_CALL),
+        "message_end assistant toolUse",
+        f"tool_start {name}",
+        f"tool_end {name} error",
+        *RESULT,
+        "turn_end toolUse results=1",
+        "turn_start",
+        *TEXT_REPLY,
+        "message_end assistant stop",
+        "turn_end stop results=0",
+        "agent_end messages=4",
+    ]
+
+
 async def _one_call_run(tool: AgentTool | None, name: str, arguments: dict[str, Any]) -> tuple[Recorder, Agent, str]:
     provider = faux()
     call = faux_tool_call(name, arguments)
@@ -173,7 +193,7 @@ async def test_arguments_that_break_the_schema_are_refused_and_execute_never_run
     schema = {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}
     recorder, agent, call_id = await _one_call_run(_tool("read", read, schema), "read", {"file": "a.txt"})
     assert ran == []
-    assert "tool_end read error" in recorder.lines
+    assert recorder.lines == _one_failed_call("read", with_arguments=True)
     (result,) = _results(agent)
     assert (result.tool_call_id, result.is_error) == (call_id, True)
     assert _texts(result) == (
@@ -188,7 +208,7 @@ async def test_an_exception_in_execute_becomes_an_error_result_with_its_message(
     recorder, agent, call_id = await _one_call_run(_tool("burn", explode), "burn", {})
     (result,) = _results(agent)
     assert (result.tool_call_id, result.is_error, _texts(result)) == (call_id, True, "disk on fire")
-    assert recorder.lines[-1] == "agent_end messages=4"  # the run went on: the model saw the error
+    assert recorder.lines == _one_failed_call("burn", with_arguments=False)  # the model saw the error
 
 
 async def test_a_tool_returning_something_unusable_is_an_error_not_a_crash() -> None:
@@ -210,7 +230,7 @@ async def test_an_unknown_tool_is_answered_not_found() -> None:
         True,
         "Tool nope not found",
     )
-    assert "tool_end nope error" in recorder.lines
+    assert recorder.lines == _one_failed_call("nope", with_arguments=True)
 
 
 async def test_an_abort_while_a_tool_runs_fails_the_tool_and_ends_the_run() -> None:

@@ -434,6 +434,37 @@ def test_a_call_whose_arguments_never_arrived_is_truncated_never_run_with_empty_
     assert (message.usage.input, message.usage.output) == (10, 5)
 
 
+def _without(item: dict[str, Any], key: str) -> dict[str, Any]:
+    return {name: value for name, value in item.items() if name != key}
+
+
+@pytest.mark.parametrize(
+    ("events", "kind"),
+    [
+        ([added(0, call_item()), done(0, call_item(""))], "truncated"),
+        ([added(0, call_item()), done(0, _without(call_item(), "arguments"))], "truncated"),
+        ([added(0, call_item()), args_done(0, ""), done(0, call_item(""))], "truncated"),
+        ([done(0, _without(call_item(), "arguments"))], "truncated"),  # an item that arrives only whole
+        ([added(0, call_item()), done(0, {**call_item(), "arguments": [1, 2]})], "protocol"),
+        ([added(0, call_item()), done(0, {**call_item(), "arguments": 5})], "protocol"),
+    ],
+    ids=["empty-at-done", "absent-at-done", "empty-final-then-done", "whole-without", "list", "number"],
+)
+def test_a_call_that_ends_without_arguments_never_runs_with_empty_ones(events: list[dict[str, Any]], kind: str) -> None:
+    builder = run(*events, completed())
+    message = builder.message
+    assert terminal_type(builder) == "error", message.content
+    assert message.error_info is not None
+    assert message.error_info.kind == kind, message.error_message
+    assert "toolcall_end" not in [event.type for event in builder.events]
+
+
+def test_arguments_sent_as_an_object_are_kept_not_replaced_by_empty_ones() -> None:
+    builder = run(added(0, call_item()), done(0, {**call_item(), "arguments": {"a": 1}}), completed())
+    assert builder.message.stop_reason == "toolUse"
+    assert arguments_at(builder, 0) == {"a": 1}
+
+
 @pytest.mark.parametrize(
     "ending",
     [
