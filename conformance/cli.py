@@ -156,7 +156,19 @@ def _render(report: Report, form: str) -> str:
     return report.to_text()
 
 
+def _check_report_path(path: Path) -> None:
+    """Refuse a report file that cannot be written before the run, not after it."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("a", encoding="utf-8"):
+            pass
+    except OSError as exc:
+        raise _UsageError(f"cannot write the report to {path}: {exc.strerror or exc}") from None
+
+
 def _run(args: argparse.Namespace) -> int:
+    if args.report is not None:
+        _check_report_path(args.report)
     # Like ``python -m``: a target in the current directory imports without being installed.
     if "" not in sys.path and str(Path.cwd()) not in sys.path:
         sys.path.insert(0, str(Path.cwd()))
@@ -179,9 +191,15 @@ def _run(args: argparse.Namespace) -> int:
     rendered = _render(report, args.format)
     try:
         if args.report is not None:
-            args.report.parent.mkdir(parents=True, exist_ok=True)
-            args.report.write_text(rendered, encoding="utf-8")
             sys.stdout.write(report.to_text() if args.format != "text" else rendered)
+            try:
+                args.report.write_text(rendered, encoding="utf-8")
+            except OSError as exc:  # it was writable before the run; say so, keep the verdict shown
+                sys.stdout.flush()
+                sys.stderr.write(
+                    f"conformance: error: cannot write the report to {printable(str(args.report))}: {exc}\n"
+                )
+                return 2
             sys.stdout.write(f"report written to {printable(str(args.report))}\n")
         else:
             sys.stdout.write(rendered)

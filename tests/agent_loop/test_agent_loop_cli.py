@@ -149,6 +149,9 @@ def _bad_arguments(tmp: Path) -> list[list[str]]:
         ["conformance"],
         ["conformance", "bogus"],
         ["conformance", "run", "no.such.module:TARGET"],
+        ["conformance", "run", "conformance.targets:faux", "--report", str(Path(not_json) / "report.json")],
+        ["conformance", "run", "conformance.targets:faux", "--format", "xml"],
+        ["conformance", "explain", "Z9"],
     ]
 
 
@@ -173,9 +176,23 @@ def test_a_run_that_fails_reports_it_and_exits_one(
     assert "error       : [auth] no Anthropic API key" in out
 
 
-@pytest.mark.parametrize("command", [None, "chat", "agent", "models", "replay", "demo", "conformance"])
+@pytest.mark.parametrize(
+    "command",
+    [
+        None,
+        "chat",
+        "agent",
+        "models",
+        "replay",
+        "demo",
+        "conformance",
+        "conformance run",
+        "conformance list",
+        "conformance explain",
+    ],
+)
 def test_help_everywhere_with_examples(capsys: pytest.CaptureFixture[str], command: str | None) -> None:
-    status, out, _err = _main(capsys, *([command] if command else []), "--help")
+    status, out, _err = _main(capsys, *(command.split() if command else []), "--help")
     assert status == 0
     assert "examples:\n  streamfns " in out
 

@@ -71,6 +71,18 @@ def test_cli_usage_errors_exit_2(argv: list[str], capsys: pytest.CaptureFixture[
     assert "error" in capsys.readouterr().err
 
 
+def test_an_unwritable_report_path_is_refused_before_the_run(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a directory", encoding="utf-8")
+    assert main(["run", "conformance.targets:faux", "--report", str(blocker / "report.json")]) == 2
+    out, err = capsys.readouterr()
+    assert out == "", "nothing ran"
+    assert err.startswith("conformance: error: cannot write the report to ")
+    assert "Traceback" not in err
+
+
 def test_cli_speaks_in_flags_not_python(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["run", "tests.conformance._fakes:well_behaved"]) == 2  # HTTP by default, no recordings
     err = capsys.readouterr().err
