@@ -8,7 +8,7 @@ It works on bytes and looks for two things:
 * the exact values in a `SecretSet`: the credentials a recording saw in its requests, and the
   values of environment variables whose names contain KEY, TOKEN or SECRET (trimmed, 8 bytes or
   more) — raw, re-cased, hex- or base64-encoded, JSON-, URL- or HTML-escaped in part or in full
-  (see `cassettes.secret_forms`), and split across chunks (`BodyScanner`);
+  (see `normalize.secret_forms`), and split across chunks (`BodyScanner`);
 * in a stored request, a credential the scrubber should have removed
   (`cassettes.scrub.stored_credentials`: a header, query parameter or body field whose name says
   it holds one), whatever its value looks like.
@@ -29,7 +29,7 @@ from cassettes.errors import CassetteFormatError, SecretFinding, SecretFound
 from cassettes.format import dump_line, dumps, header_record, loads
 from cassettes.model import Cassette, Headers
 from cassettes.scrub import ScrubPolicy, stored_credentials
-from cassettes.secret_forms import MIN_SECRET_BYTES, View, needles, views
+from normalize.secret_forms import MIN_SECRET_BYTES, View, needles, views
 
 __all__ = [
     "SCAN_PAUSE_MS",
@@ -97,7 +97,7 @@ def env_secrets(env: Mapping[str, str] | None = None) -> list[tuple[str, str]]:
 
 
 class SecretSet:
-    """Named secret values to look for, in every spelling of `cassettes.secret_forms`.
+    """Named secret values to look for, in every spelling of `normalize.secret_forms`.
 
     A recording starts with the credential-like environment and `add`s every credential its
     requests carry. Values are trimmed; values shorter than `MIN_SECRET_BYTES` are not looked for.

@@ -3,8 +3,8 @@
 A key is looked up in ``StreamOptions.api_key`` first, then in the environment variables its
 :class:`ApiKey` rule names, and trimmed. It is checked before anything is sent, and the checks never
 quote it. Every error message a stream ends with is passed through :func:`redact`, which blanks the
-key in the forms servers and libraries echo it back in: raw, escaped for JSON or Python, URL-encoded,
-and base64-encoded at any alignment.
+key in every spelling the cassette recorder refuses to write: raw, re-cased, hex, base64 at any
+alignment, escaped for JSON, Python, URL or HTML (in part, in full, or twice).
 
 Two naming rules shared by adapters: :func:`provider_key_env` (the ``<PROVIDER>_API_KEY`` variable
 of a provider without a known one) and :func:`prompt_cache_key` (a session id as a length-capped
@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from urllib.parse import quote, quote_plus
 
 from normalize import ErrorInfo
+from normalize.secret_forms import needles, views
 from streamfns.kit.failure import StreamFailure
 
 __all__ = [
@@ -165,60 +166,42 @@ def secret_forms(secret: str) -> set[str]:
     return {form for form in forms if len(form) >= _MIN_SECRET}
 
 
-_ESCAPE = re.compile(r"\\u[0-9a-fA-F]{4}|\\[\\/\"]|%[0-9a-fA-F]{2}")
-
-
-def _decode_escape(token: str) -> str:
-    if token[0] == "%":
-        return chr(int(token[-2:], 16))
-    return chr(int(token[-4:], 16)) if token[1] == "u" else token[1]
-
-
-def _unescaped(text: str) -> tuple[str, list[int]]:
-    """``text`` with JSON ``\\u``/``\\/`` escapes and URL ``%XX`` escapes decoded, and for each decoded
-    character the offset in ``text`` where it starts (plus the end offset)."""
-    out: list[str] = []
-    starts: list[int] = []
-    position = 0
-    for match in _ESCAPE.finditer(text):
-        out.append(text[position : match.start()])
-        starts.extend(range(position, match.start()))
-        out.append(_decode_escape(match.group()))
-        starts.append(match.start())
-        position = match.end()
-    out.append(text[position:])
-    starts.extend(range(position, len(text) + 1))
-    return "".join(out), starts
-
-
 def redact(text: str, secrets: Iterable[str]) -> str:
-    """``text`` with every form of every secret blanked out.
+    """``text`` with every spelling of every secret blanked out.
 
-    Known spellings (:func:`secret_forms`) are replaced first, longest first; then the text is read
-    with its JSON and URL escapes decoded, which catches a key escaped only in part (a server that
-    writes ``-`` as ``\\u002d``), and the matching stretch of the original text is blanked.
+    Known text spellings (:func:`secret_forms`) are replaced first, longest first; then the text is
+    searched as the cassette recorder searches a body (:mod:`normalize.secret_forms`): raw, re-cased,
+    hex or base64 at any alignment, inside JSON, URL and HTML escapes decoded once and twice (a key
+    escaped only in part, or escaped twice), and the matching stretch of the original text is blanked.
     """
     wanted = [secret for secret in secrets if len(secret) >= _MIN_SECRET]
+    if not wanted:
+        return text
     forms: set[str] = set()
     for secret in wanted:
         forms |= secret_forms(secret)
     for form in sorted(forms, key=len, reverse=True):
         if form in text:
             text = text.replace(form, _REDACTED)
-    if "\\" in text or "%" in text:
-        decoded, starts = _unescaped(text)
-        spans: list[tuple[int, int]] = []
-        for secret in wanted:
-            at = decoded.find(secret)
+    data = text.encode("utf-8", "surrogatepass")
+    spans: list[tuple[int, int]] = []
+    targets = {needle for secret in wanted for needle, _ in needles(secret.encode("utf-8", "surrogatepass"))}
+    for view in views(data):
+        for needle in targets:
+            at = view.data.find(needle)
             while at >= 0:
-                spans.append((starts[at], starts[at + len(secret)]))
-                at = decoded.find(secret, at + 1)
-        merged: list[tuple[int, int]] = []
-        for begin, end in sorted(spans):
-            if merged and begin <= merged[-1][1]:
-                merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
-            else:
-                merged.append((begin, end))
-        for begin, end in reversed(merged):
-            text = text[:begin] + _REDACTED + text[end:]
-    return text
+                spans.append(view.source_span(at, at + len(needle)))
+                at = view.data.find(needle, at + 1)
+    if not spans:
+        return text
+    merged: list[tuple[int, int]] = []
+    for begin, end in sorted(spans):
+        if merged and begin <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
+        else:
+            merged.append((begin, end))
+    redacted = _REDACTED.encode()
+    for begin, end in reversed(merged):
+        data = data[:begin] + redacted + data[end:]
+    # A blanked span may have cut a multi-byte character of the text around it: never raise here.
+    return data.decode("utf-8", "replace")

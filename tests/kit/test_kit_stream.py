@@ -104,6 +104,13 @@ _ECHOES: dict[str, Callable[[str], str]] = {
     "base64": lambda key: base64.b64encode(key.encode()).decode(),
     "base64-inside-another": lambda key: base64.b64encode(b"Bearer " + key.encode()).decode(),
     "url-encoded": lambda key: urllib.parse.quote(key + "/+", safe=""),
+    "url-encoded-twice": lambda key: urllib.parse.quote(urllib.parse.quote(key, safe=""), safe=""),
+    "upper-case": lambda key: key.upper(),
+    "lower-case": lambda key: key.lower(),
+    "hex": lambda key: key.encode().hex(),
+    "hex-upper": lambda key: key.encode().hex().upper(),
+    "html-decimal": lambda key: "".join(f"&#{ord(c)};" for c in key),
+    "html-hex-in-part": lambda key: key.replace("-", "&#x2d;"),
 }
 
 
@@ -117,7 +124,8 @@ async def test_a_key_the_server_echoes_in_any_encoding_is_redacted(encoding: str
         message = result.error_message or ""
         assert "[redacted]" in message, message
         assert echoed not in message
-        assert "abcdef0123456789" not in message
+        assert "abcdef0123456789" not in message.lower()
+        assert key.encode().hex()[-16:] not in message.lower()
 
 
 async def test_a_key_optional_api_sends_no_key_header_when_none_is_given(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -1,4 +1,6 @@
-"""The spellings a secret is echoed back in, at the byte level, for the secret scan.
+"""The spellings a secret is echoed back in, at the byte level: one definition for the cassette
+recorder's secret scan (:mod:`cassettes.secret_scan`) and for the redaction of every error message a
+stream ends with (:func:`streamfns.kit.redact`), so neither can miss a spelling the other catches.
 
 A server or a proxy echoes a credential back (a 401 body, a debug header, an error message) in
 many spellings. This module gives:
