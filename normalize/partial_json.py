@@ -24,9 +24,6 @@ __all__ = [
     "repair_json",
 ]
 
-_VALID_ESCAPES = frozenset('"\\/bfnrt')
-_HEX = frozenset("0123456789abcdefABCDEF")
-
 
 class ArgumentsError(ValueError):
     """The arguments text is not one complete JSON object; ``incomplete`` tells truncation apart."""
@@ -36,11 +33,36 @@ class ArgumentsError(ValueError):
         self.incomplete = incomplete
 
 
-_SPECIAL = re.compile(r'["\\]')
+# A string's body up to its closing quote (or the text's end): any character but a quote or a
+# backslash, or a backslash with whatever it escapes (a stray one too: it is repaired below).
+_BODY = re.compile(r'[^"\\]*(?:\\.[^"\\]*)*', re.DOTALL)
+# The valid escapes, found left to right as a JSON reader finds them (so the pairs of a run of
+# backslashes are the escaped backslashes they are): every backslash outside them is stray.
+_VALID_ESCAPE = re.compile(r'(\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4}))')
+# A \u escape cut by the end of a fragment: held back until the next one shows its digits.
+_CUT_UNICODE = re.compile(r"\\u[0-9a-fA-F]{0,3}\Z")
 _CONTROL_ESCAPES: dict[int, str] = {
     code: {"\n": "\\n", "\r": "\\r", "\t": "\\t", "\b": "\\b", "\f": "\\f"}.get(chr(code), f"\\u{code:04x}")
     for code in range(0x20)
 }
+
+
+def _repaired_body(body: str) -> str:
+    """A string body with stray backslashes doubled and control characters escaped. ``split`` keeps
+    the valid escapes at odd positions; the text between them is fixed with C-speed ``replace`` and
+    ``translate``, however many stray backslashes or control characters it holds."""
+    if "\\" not in body:
+        return body.translate(_CONTROL_ESCAPES)
+    parts = _VALID_ESCAPE.split(body)
+    for index in range(0, len(parts), 2):
+        parts[index] = parts[index].replace("\\", "\\\\").translate(_CONTROL_ESCAPES)
+    return "".join(parts)
+
+
+def _escape_starts_at(body: str, position: int) -> bool:
+    """Whether the backslash at ``position`` starts an escape (an even run of backslashes before it)."""
+    run = position - len(body[:position].rstrip("\\"))
+    return run % 2 == 0
 
 
 class JsonRepairer:
@@ -48,10 +70,11 @@ class JsonRepairer:
 
     Inside strings, raw control characters are escaped and a backslash that does not start a valid
     escape is doubled; outside strings nothing changes, so valid JSON passes through unchanged. The
-    work is linear and runs at C speed between quotes and backslashes (``re`` finds them,
-    ``str.translate`` escapes the runs between): 8 MB of arguments full of raw TABs cost one pass,
-    never a re-scan of what came before. A backslash at the end of a fragment is held back until the
-    next fragment (or :meth:`finish`) shows what it escapes.
+    work is linear and runs at C speed whatever the text holds: ``re`` finds each string's end and
+    doubles stray backslashes, ``str.translate`` escapes control characters — 8 MB of arguments full
+    of raw TABs or stray backslashes cost one pass, never a re-scan of what came before. A backslash
+    (or a ``\\u`` escape) at the end of a fragment is held back until the next fragment (or
+    :meth:`finish`) shows what it escapes.
     """
 
     __slots__ = ("_held", "_in_string")
@@ -77,37 +100,23 @@ class JsonRepairer:
                 out.append(text[i : j + 1])
                 i, in_string = j + 1, True
                 continue
-            match = _SPECIAL.search(text, i)
-            if match is None:
-                out.append(text[i:].translate(_CONTROL_ESCAPES))
-                break
-            j = match.start()
-            if j > i:
-                out.append(text[i:j].translate(_CONTROL_ESCAPES))
-            if text[j] == '"':
+            end = _BODY.match(text, i).end()  # pyright: ignore[reportOptionalMemberAccess] - matches ""
+            if end < n and text[end] == '"':
+                out.append(_repaired_body(text[i:end]))
                 out.append('"')
-                i, in_string = j + 1, False
+                i, in_string = end + 1, False
                 continue
-            escape = text[j + 1 : j + 2]
-            if escape == "u":
-                digits = text[j + 2 : j + 6]
-                if all(c in _HEX for c in digits):
-                    if len(digits) == 4:
-                        out.append(text[j : j + 6])
-                        i = j + 6
-                        continue
-                    if j + 6 > n:  # a \u escape cut by the fragment's end: wait for the rest
-                        self._held = text[j:]
-                        break
-            elif not escape:
-                self._held = text[j:]
-                break
-            elif escape in _VALID_ESCAPES:
-                out.append(text[j : j + 2])
-                i = j + 2
-                continue
-            out.append("\\\\")
-            i = j + 1
+            # The fragment ends inside the string: hold back a lone last backslash or a cut \u escape.
+            body = text[i:end]
+            if end < n:
+                self._held = text[end:]  # the lone backslash the body could not pair
+            else:
+                cut = _CUT_UNICODE.search(body)
+                if cut is not None and _escape_starts_at(body, cut.start()):
+                    self._held = body[cut.start() :]
+                    body = body[: cut.start()]
+            out.append(_repaired_body(body))
+            break
         self._in_string = in_string
         return "".join(out)
 
@@ -116,7 +125,7 @@ class JsonRepairer:
         held, self._held = self._held, ""
         if not held:
             return ""
-        # Only a backslash is ever held, inside a string: at the end it escapes nothing.
+        # Only a backslash (or a cut \u escape) is held, inside a string: at the end it escapes nothing.
         return "\\\\" + held[1:].translate(_CONTROL_ESCAPES)
 
 
