@@ -23,11 +23,11 @@ if str(_REPO) not in sys.path:  # allow ``python bench/sse_bench.py`` from a che
     sys.path.insert(0, str(_REPO))
 
 from bench._util import verdict  # noqa: E402
+from cassettes import library  # noqa: E402
 from streamfns.kit.sse import SSEDecoder  # noqa: E402
 
 __all__ = ["linearity", "main", "run"]
 
-REALSTREAMS = _REPO.parent / "shared" / "realstreams"
 SYNTHETIC_DELTAS = 40_000
 REPEATS = 7
 LINEARITY_BUDGET = 5.0
@@ -72,11 +72,16 @@ def synthetic_anthropic_body(deltas: int = SYNTHETIC_DELTAS) -> bytes:
 
 
 def real_anthropic_body() -> bytes | None:
-    """All recorded Anthropic streams back to back (a blank line between files), or None if absent."""
-    folder = REALSTREAMS / "anthropic"
-    if not folder.is_dir():
-        return None
-    return b"".join(path.read_bytes() + b"\n\n" for path in sorted(folder.glob("*.sse")))
+    """Every bundled Anthropic stream recording (200, event-stream) back to back, a blank line
+    between them; None if the library holds none."""
+    bodies: list[bytes] = []
+    for name in library.names():
+        cassette = library.load(name)
+        response = cassette.interactions[0].response if cassette.interactions else None
+        if cassette.api != "anthropic-messages" or response is None or response.status != 200:
+            continue
+        bodies.append(response.body + b"\n\n")
+    return b"".join(bodies) or None
 
 
 def split_fixed(body: bytes, size: int) -> list[bytes]:

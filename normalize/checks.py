@@ -28,6 +28,9 @@ __all__ = ["model_problem", "request_problem"]
 
 _MIME = re.compile(r"image/[A-Za-z0-9][A-Za-z0-9.+-]*")
 _CACHE_RETENTION = ("none", "short", "long")
+#: The highest price per million tokens accepted: no model costs more, and a capped token count times
+#: a larger rate could overflow the cost to infinity.
+_MAX_RATE = 1e9
 
 
 def _finite_number(value: object) -> bool:
@@ -51,6 +54,9 @@ def model_problem(model: object) -> str | None:
         rate = getattr(cost, name)
         if not _finite_number(rate) or rate < 0:
             return f"model.cost.{name} must be a finite, non-negative number, not {rate!r}"
+        if rate > _MAX_RATE:
+            # Capped token counts times a rate this large would overflow the cost to inf (G7).
+            return f"model.cost.{name} must be at most {_MAX_RATE:g} (dollars per million tokens), not {rate!r}"
     if not isinstance(model.max_tokens, int) or isinstance(model.max_tokens, bool) or model.max_tokens < 1:  # pyright: ignore[reportUnnecessaryIsInstance]
         return f"model.max_tokens must be a positive int, not {model.max_tokens!r}"
     if model.headers is not None and not (
