@@ -269,6 +269,8 @@ class AssistantMessageEventStream:
             for ready in waiters:
                 if not ready.done():
                     ready.set_result(None)
+        if not batch:
+            return  # a read that produced no event (a keep-alive, an empty delta): nothing to take
         if self._started and _CONTENT_TYPES.issuperset(map(type, batch)):
             # The common batch (one network read of content events): taken whole, at C speed.
             self._pending.extend(batch)

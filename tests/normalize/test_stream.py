@@ -12,6 +12,7 @@ from normalize import (
     AssistantMessageEventStream,
     MessageBuilder,
     Model,
+    TextContent,
     validate_events,
 )
 from tests.normalize._events import text_sequence
@@ -91,6 +92,23 @@ async def test_result_without_iteration_drives_the_stream() -> None:
     result = await stream.result()
     assert result.stop_reason == "stop"
     assert await stream.result() is result
+
+
+async def test_an_empty_batch_anywhere_is_taken_as_nothing() -> None:
+    async def source() -> AsyncIterator[Sequence[AssistantMessageEvent]]:
+        builder = MessageBuilder(MODEL)
+        yield builder.drain()  # before start
+        builder.text_delta(0, "hi")
+        yield builder.drain()
+        builder.text_delta(0, "")  # a read whose only delta was empty
+        yield builder.drain()
+        builder.stop("end", "stop")
+        builder.finish()
+        yield builder.drain()
+
+    stream = AssistantMessageEventStream.from_batches(source())
+    assert [event.type async for event in stream] == ["start", "text_start", "text_delta", "text_end", "done"]
+    assert (await stream.result()).content == [TextContent(text="hi")]
 
 
 async def test_events_after_the_producers_terminal_are_dropped() -> None:
