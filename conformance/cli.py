@@ -14,7 +14,7 @@ Text from the adapter (exception messages, names) is shown with its control char
 in the report and in error lines alike. When the reader of stdout goes away (``| head``), the
 command ends quietly — ``run`` with its verdict's status.
 
-``conformance list`` prints the check ids and titles (``--markdown``: the table the README shows);
+``conformance list`` prints the check ids and titles (``--markdown``: the table the conformance guide shows);
 ``conformance explain ID`` prints a check's troubleshooting text.
 """
 
@@ -112,7 +112,7 @@ def _parser(prog: str) -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog=_examples(f"{prog} list", f"{prog} list --markdown"),
     )
-    listing.add_argument("--markdown", action="store_true", help="as the Markdown table the README shows")
+    listing.add_argument("--markdown", action="store_true", help="as the Markdown table the conformance guide shows")
     explain = commands.add_parser(
         "explain",
         help="print a check's troubleshooting text",

@@ -1,7 +1,7 @@
 """The check registry: every check, in report order, with a stable id.
 
 This tuple is the one list of checks: each check's ``title`` (for G1–G7, ``normalize.RULES``) is what
-``conformance list`` prints and what the README's table of checks shows — that table is
+``conformance list`` prints and what the table of checks in docs/conformance.md shows — that table is
 :func:`markdown_table`'s output (``python -m conformance list --markdown``), and a test keeps the two
 equal. The class docstrings are the troubleshooting texts (``conformance explain ID``).
 

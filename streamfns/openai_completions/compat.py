@@ -166,7 +166,7 @@ def _profile(name: str, **changes: Any) -> CompletionsCompat:
 
 
 #: The named profiles, from vendor documentation and the recorded streams. Not verified against the
-#: live servers (assumptions, listed in the README): which servers refuse replayed reasoning fields
+#: live servers (assumptions, listed in docs/models.md): which servers refuse replayed reasoning fields
 #: (``replay_thinking=False``), which accept ``strict`` tools, and Mistral's ``stream_options``.
 PROFILES: Final[Mapping[str, CompletionsCompat]] = {
     profile.profile: profile

@@ -300,7 +300,8 @@ def test_run_sync_runs_in_its_own_loop() -> None:
 
 @pytest.mark.slow
 async def test_the_guides_record_then_replay_path(tmp_path: Path) -> None:
-    """README "Test your adapter", steps 4 and 5: record a cassette with `use_cassette(mode="once")`, then replay it."""
+    """The conformance guide (docs/conformance.md), steps 4 and 5: record a cassette with
+    `use_cassette(mode="once")`, then replay it."""
     recorded = tmp_path / "cassettes" / "text.jsonl"
     upstream = plan(library.load("llma__text_haiku45"))
     async with LoopbackServer(upstream) as server:  # stands in for the vendor's API

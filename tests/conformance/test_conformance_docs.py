@@ -1,4 +1,4 @@
-"""One list of checks and one list of public names: what the README and `import conformance` promise."""
+"""One list of checks and one list of public names: what the conformance guide and `import conformance` promise."""
 
 from __future__ import annotations
 
@@ -15,15 +15,14 @@ from conformance.cli import main
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _readme_table() -> str:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = readme[readme.index("### The checks") :]
-    section = section[: section.index("\n## ")]
+def _guide_table() -> str:
+    guide = (ROOT / "docs" / "conformance.md").read_text(encoding="utf-8")
+    section = guide[guide.index("## The checks") :]
     return "".join(line + "\n" for line in section.splitlines() if line.startswith("|"))
 
 
-def test_the_readme_table_of_checks_is_the_generated_one() -> None:
-    assert _readme_table() == markdown_table(), "run `python -m conformance list --markdown` and paste it"
+def test_the_guides_table_of_checks_is_the_generated_one() -> None:
+    assert _guide_table() == markdown_table(), "run `python -m conformance list --markdown` and paste it"
 
 
 def test_the_table_lists_every_check_once_with_its_title(capsys: pytest.CaptureFixture[str]) -> None:
