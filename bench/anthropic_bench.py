@@ -4,8 +4,9 @@
 (b) ``stream_anthropic`` — our full normalization (framing, JSON, decoding, builder, events);
 (c) the anthropic SDK's ``messages.stream()`` accumulation (its ``MessageStream``).
 
-Budgets (DESIGN §9): b/a ≥ 1.0 (goal 1.5), b/c ≥ 10, and for (b) a 16k-delta tool call at most 2× the
-cost of 16k text deltas. Bodies are served by an in-process transport in 16 KiB reads, the same
+Budgets: b/a ≥ 1.8 on text (where the first Anthropic adapter stood; DESIGN §9 asks 1.5 of every
+adapter) and ≥ 1.5 on tool arguments, b/c ≥ 10, and for (b) a 16k-delta tool call at most 2× the cost
+of 16k text deltas. Bodies are served by an in-process transport in 16 KiB reads, the same
 bytes for every stack; times are the process's CPU time, best of 7 runs taken in turn (bench/_wire.py).
 """
 
@@ -136,7 +137,10 @@ async def _sdk(body: bytes) -> int:
 def run() -> list[str]:
     """Measure and return report lines."""
     lines: list[str] = []
-    for label, body in (("text 40k deltas", text_body(40_000)), ("tool args 16k deltas", tool_body(16_000))):
+    for label, body, floor in (
+        ("text 40k deltas", text_body(40_000), 1.8),
+        ("tool args 16k deltas", tool_body(16_000), 1.5),
+    ):
         events = body.count(b"\n\n")
         naive, ours, signalled = best_interleaved([_naive, _ours, _ours_with_signal], body)
         sdk = cpu_time(_sdk, body)
@@ -145,7 +149,7 @@ def run() -> list[str]:
         lines.append(f"  (b) stream_anthropic       : {events / ours:>10,.0f} events/s")
         lines.append(f"  (b') … with an abort signal: {events / signalled:>10,.0f} events/s")
         lines.append(f"  (c) anthropic SDK stream() : {events / sdk:>10,.0f} events/s")
-        lines.append(f"  b/a = {naive / ours:.2f}   {verdict(naive / ours, 1.0, at_most=False)} (goal 1.5)")
+        lines.append(f"  b/a = {naive / ours:.2f}   {verdict(naive / ours, floor, at_most=False)}")
         lines.append(f"  b/c = {sdk / ours:.1f}   {verdict(sdk / ours, 10.0, at_most=False)}")
     ratio = cost_ratio(_ours, tool_body(16_000), text_body(16_000))
     lines.append(f"stream_anthropic tool/text cost at 16k deltas: {ratio:.2f}   {verdict(ratio, 2.0, at_most=True)}")

@@ -23,7 +23,6 @@ from normalize import (
     SystemMessage,
     TextContent,
     ThinkingContent,
-    ThinkingLevel,
     Tool,
     ToolCall,
     ToolResultMessage,
@@ -35,6 +34,7 @@ from normalize import (
     transform_messages,
 )
 from streamfns.kit import WireRequest, parse_compat
+from streamfns.kit.thinking import DEFAULT_THINKING_BUDGETS, MIN_ANSWER_TOKENS, effort_for, thinking_budget
 
 __all__ = [
     "ANTHROPIC_VERSION",
@@ -50,14 +50,9 @@ __all__ = [
 DEFAULT_BASE_URL: Final = "https://api.anthropic.com"
 ANTHROPIC_VERSION: Final = "2023-06-01"
 INTERLEAVED_THINKING_BETA: Final = "interleaved-thinking-2025-05-14"
-#: Thinking budgets (tokens) of budget-based models; xhigh and max use ``high``'s budget.
-DEFAULT_THINKING_BUDGETS: Final[dict[str, int]] = {"minimal": 1024, "low": 2048, "medium": 8192, "high": 16384}
-#: Output tokens kept for the answer when a thinking budget has to shrink to fit ``max_tokens``.
-MIN_ANSWER_TOKENS: Final = 1024
 #: Text sent before a tool-result image that has no text of its own.
 SEE_ATTACHED_IMAGE: Final = "(see attached image)"
 
-_DEFAULT_EFFORT: Final[dict[str, str]] = {"minimal": "low", "low": "low", "medium": "medium", "high": "high"}
 _BAD_ID_CHARS = re.compile(r"[^a-zA-Z0-9_-]")
 _MAX_ID_LENGTH = 64
 
@@ -251,21 +246,6 @@ def _mark_last_user_block(messages: list[dict[str, Any]], cache_control: dict[st
         return
 
 
-def _effort(level: ThinkingLevel, level_map: dict[str, str | None]) -> str:
-    mapped = level_map.get(level)
-    if mapped:
-        return mapped
-    # xhigh and max exist only where the model's map names them; elsewhere they mean high.
-    return _DEFAULT_EFFORT.get(level, "high")
-
-
-def _budget(level: ThinkingLevel, overrides: dict[str, int] | None) -> int:
-    key = level if level in DEFAULT_THINKING_BUDGETS else "high"
-    if overrides and key in overrides:
-        return overrides[key]
-    return DEFAULT_THINKING_BUDGETS[key]
-
-
 def _apply_thinking(
     payload: dict[str, Any], model: Model, compat: AnthropicCompat, options: StreamOptions, betas: list[str]
 ) -> bool:
@@ -283,9 +263,9 @@ def _apply_thinking(
         return True
     if compat.adaptive_thinking:
         payload["thinking"] = {"type": "adaptive", "display": "summarized"}
-        payload["output_config"] = {"effort": _effort(level, level_map)}
+        payload["output_config"] = {"effort": effort_for(level, level_map)}
         return True
-    budget = _budget(level, options.thinking_budgets)
+    budget = thinking_budget(level, options.thinking_budgets)
     max_tokens = min(options.max_tokens + budget, model.max_tokens) if options.max_tokens else model.max_tokens
     if max_tokens <= budget:
         budget = max(0, max_tokens - MIN_ANSWER_TOKENS)

@@ -25,7 +25,8 @@ accessors :func:`obj`, :func:`array`, :func:`int_or_none`, :func:`str_or_none`, 
 untrusted JSON; :class:`StreamFailure`;
 :class:`ErrorTable` and :class:`VendorError`; :func:`parse_compat` for typed ``Model.compat`` flags;
 :func:`provider_key_env` (a provider's ``<PROVIDER>_API_KEY``) and :func:`prompt_cache_key` (a session
-id capped for a prompt-cache key);
+id capped for a prompt-cache key); :func:`effort_for` and :func:`thinking_budget` (a thinking level as
+an effort name or a token budget);
 :class:`Adapter`, the declaration that lists a package in the registry, the catalog and
 ``conformance.targets``. None of these import httpx: a decoder stays pure and cheap to import.
 """
@@ -37,10 +38,13 @@ from streamfns.kit.failure import StreamFailure
 from streamfns.kit.keys import ApiKey, prompt_cache_key, provider_key_env, redact
 from streamfns.kit.payload import array, int_or_none, load_event, load_json, obj, str_or_none, text
 from streamfns.kit.sse import ServerSentEvent, SSEDecoder, SSEEventTooLarge
+from streamfns.kit.thinking import DEFAULT_THINKING_BUDGETS, MIN_ANSWER_TOKENS, effort_for, thinking_budget
 from streamfns.kit.wire import Decoder, DecoderFactory, RequestBuilder, WireApi, WireRequest
 
 __all__ = [
+    "DEFAULT_THINKING_BUDGETS",
     "ENTRY_POINT_GROUP",
+    "MIN_ANSWER_TOKENS",
     "Adapter",
     "ApiKey",
     "CompatError",
@@ -56,6 +60,7 @@ __all__ = [
     "WireApi",
     "WireRequest",
     "array",
+    "effort_for",
     "error_object",
     "int_or_none",
     "load_event",
@@ -69,4 +74,5 @@ __all__ = [
     "retry_hint",
     "str_or_none",
     "text",
+    "thinking_budget",
 ]

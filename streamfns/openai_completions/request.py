@@ -36,6 +36,7 @@ from normalize import (
     transform_messages,
 )
 from streamfns.kit import WireRequest, prompt_cache_key
+from streamfns.kit.thinking import DEFAULT_THINKING_BUDGETS, MIN_ANSWER_TOKENS, effort_for, thinking_budget
 from streamfns.openai_completions.compat import CompletionsCompat, compat_for, profile_name_for
 
 __all__ = [
@@ -70,10 +71,6 @@ DEFAULT_BASE_URLS: Final[dict[str, str]] = {
     "lmstudio": "http://localhost:1234/v1",
     "llamacpp": "http://localhost:8080/v1",
 }
-#: Thinking-token budgets (vLLM-style ``thinking_budget_field``); xhigh and max use ``high``'s.
-DEFAULT_THINKING_BUDGETS: Final[dict[str, int]] = {"minimal": 1024, "low": 2048, "medium": 8192, "high": 16384}
-#: Output tokens kept for the answer when a thinking budget has to fit under the output cap.
-MIN_ANSWER_TOKENS: Final = 1024
 SEE_ATTACHED_IMAGE: Final = "(see attached image)"
 NO_TOOL_OUTPUT: Final = "(no tool output)"
 IMAGES_FROM_TOOL_RESULT: Final = "Attached image(s) from tool result:"
@@ -81,7 +78,6 @@ TOOL_RESULTS_PROCESSED: Final = "I have processed the tool results."
 
 #: The delta fields thinking can be replayed through (a thinking block's signature names one).
 _REPLAY_FIELDS: Final = frozenset({"reasoning_content", "reasoning", "reasoning_text"})
-_DEFAULT_EFFORT: Final[dict[str, str]] = {"minimal": "low", "low": "low", "medium": "medium", "high": "high"}
 _ID_UNSAFE = re.compile(r"[^a-zA-Z0-9_-]")
 _NOT_ALNUM = re.compile(r"[^a-zA-Z0-9]")
 _MAX_ID = 40
@@ -316,18 +312,8 @@ def _mark_cache(messages: list[dict[str, Any]], marker: dict[str, str]) -> None:
             break
 
 
-def _effort(level: ThinkingLevel, level_map: dict[str, str | None]) -> str:
-    mapped = level_map.get(level)
-    if mapped:
-        return mapped
-    # xhigh and max exist only where the model's map names them; elsewhere they mean high.
-    return _DEFAULT_EFFORT.get(level, "high")
-
-
 def _budget(level: ThinkingLevel, options: StreamOptions, model: Model) -> int:
-    key = level if level in DEFAULT_THINKING_BUDGETS else "high"
-    overrides = options.thinking_budgets or {}
-    budget = overrides.get(key, DEFAULT_THINKING_BUDGETS[key])
+    budget = thinking_budget(level, options.thinking_budgets)
     ceiling = options.max_tokens or model.max_tokens
     return max(0, min(budget, ceiling - MIN_ANSWER_TOKENS))
 
@@ -342,7 +328,7 @@ def _apply_thinking(payload: dict[str, Any], model: Model, compat: CompletionsCo
     on = level is not None and level != "off"
     # A model whose map says off: null always thinks; asking it to stop would be rejected.
     can_disable = not ("off" in level_map and level_map["off"] is None)
-    effort = _effort(level, level_map) if level is not None and on else None
+    effort = effort_for(level, level_map) if level is not None and on else None
     off_value = level_map.get("off")
     with_effort = compat.reasoning_effort and effort is not None
 
