@@ -76,8 +76,6 @@ def google_error(body: object) -> VendorError | None:
     base = error_object(body)
     if base is None:
         return None
-    if isinstance(body, list):
-        body = next(iter(array(body)), None)  # pyright: ignore[reportUnknownArgumentType]
     reason: str | None = None
     retry_after: float | None = None
     for detail in array(obj(obj(body).get("error")).get("details")):

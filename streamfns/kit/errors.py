@@ -57,11 +57,9 @@ class VendorError:
 
 
 def error_object(body: object) -> VendorError | None:
-    """Read the common error shape: ``{"error": {"type" (or "status"), "message", "code"}}``, also as
-    the first element of a JSON array (Gemini) and with ``error`` a plain string. None when the body
-    has no ``error`` member."""
-    if isinstance(body, list):
-        body = next(iter(array(cast("object", body))), None)
+    """Read the common error shape: ``{"error": {"type" (or "status"), "message", "code"}}``, also with
+    ``error`` a plain string. None when the body has no ``error`` member. (A body that is a JSON array
+    reaches the extractor as its first element: :meth:`ErrorTable.from_body` unwraps it.)"""
     error = obj(body).get("error")
     if isinstance(error, str):
         return VendorError(message=error.strip())
@@ -169,6 +167,9 @@ class ErrorTable:
             parsed: Any = jiter.from_json(body) if body.strip() else None
         except ValueError:
             parsed = None
+        if isinstance(parsed, list):
+            # Some vendors (Gemini) wrap the error object in a JSON array: extractors see the object.
+            parsed = next(iter(array(cast("object", parsed))), None)
         if parsed is not None:
             error = self.extract(parsed)
         if error is None or not error.message.strip():

@@ -21,7 +21,7 @@ recognised from the vendors' codes and their wording ("maximum context length" â
 from __future__ import annotations
 
 import json
-from typing import Any, cast
+from typing import Any
 
 from normalize import ErrorKind
 from streamfns.kit import ErrorTable, VendorError, array, error_object, obj, str_or_none, text
@@ -122,8 +122,7 @@ def _detail(detail: object) -> str:
 def extract_error(body: Any) -> VendorError | None:
     """Read the error shapes of the module docstring; None when the body is in none of them."""
     common = error_object(body)
-    first: object = next(iter(array(cast("object", body))), None) if isinstance(body, list) else body
-    data = obj(first)
+    data = obj(body)
     if common is not None:
         fields = obj(data.get("error"))
         metadata = obj(fields.get("metadata"))

@@ -25,7 +25,7 @@ def _body(value: object) -> bytes:
     [
         ({"error": {"type": "t", "message": " m ", "code": "c"}}, VendorError(type="t", message="m", code="c")),
         (
-            [{"error": {"code": 429, "message": "m", "status": "RESOURCE_EXHAUSTED"}}],
+            {"error": {"code": 429, "message": "m", "status": "RESOURCE_EXHAUSTED"}},
             VendorError("RESOURCE_EXHAUSTED", "m", "429"),
         ),
         ({"error": "plain words"}, VendorError(message="plain words")),
@@ -37,6 +37,16 @@ def _body(value: object) -> bytes:
 )
 def test_error_object_reads_the_common_shapes(body: object, expected: VendorError | None) -> None:
     assert error_object(body) == expected
+
+
+def test_a_body_that_is_a_json_array_is_read_as_its_first_element() -> None:
+    wrapped = _body([{"error": {"code": 429, "message": "quota", "status": "RESOURCE_EXHAUSTED"}}])
+    failure = ErrorTable(vendor="Vendor", kinds={"RESOURCE_EXHAUSTED": "rate_limit"}).from_body(
+        429, httpx.Headers(), wrapped
+    )
+    assert (failure.info.kind, failure.info.code) == ("rate_limit", "429")
+    assert failure.message == "Vendor API error 429 RESOURCE_EXHAUSTED: quota"
+    assert TABLE.from_body(500, httpx.Headers(), b"[]").message == "Vendor API error 500: []"
 
 
 def test_the_code_is_looked_up_before_the_type() -> None:
