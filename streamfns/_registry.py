@@ -143,8 +143,13 @@ def stream(model: Model, context: Context, options: StreamOptions | None = None)
         return error_stream(None, "config", f"model.api must be a string naming a wire api, not {model.api!r}")
     fn = get_stream_fn(model.api)
     if fn is None:
+        from streamfns._adapters import adapter_problems  # noqa: PLC0415 - lazy, as in _discover
+
         known = ", ".join(registered_apis())
-        return error_stream(model, "config", f"no StreamFn is registered for api {model.api!r} (known: {known})")
+        # A plugin that failed to load is the likely reason: say so (never raised at discovery).
+        problems = "".join(f"; {problem}" for problem in adapter_problems())
+        message = f"no StreamFn is registered for api {model.api!r} (known: {known}){problems}"
+        return error_stream(model, "config", message)
     return guarded_call(fn, model, context, options)
 
 

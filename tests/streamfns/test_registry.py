@@ -108,6 +108,17 @@ def test_installed_adapters_appear_in_the_registry_and_the_catalog() -> None:
     assert any("'clash'" in problem and "already served" in problem for problem in problems), problems
 
 
+@pytest.mark.usefixtures("plugins")
+async def test_a_model_whose_adapter_failed_to_load_is_told_why() -> None:
+    model = Model(id="m", api="broken-api", provider="p")
+    result = await streamfns.stream(model, Context(messages=[UserMessage(content="hi")])).result()
+    assert result.error_info is not None
+    assert result.error_info.kind == "config"
+    assert "no StreamFn is registered for api 'broken-api'" in (result.error_message or "")
+    assert "'broken'" in (result.error_message or "")
+    assert "failed to load" in (result.error_message or "")
+
+
 def test_a_model_listed_in_two_catalogs_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
     from importlib.resources import files
 
