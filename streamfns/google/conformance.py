@@ -1,14 +1,14 @@
 """The Google adapter as a conformance target (``python -m conformance run conformance.targets:google``)."""
 
 from conformance import Capabilities, Target
-from streamfns.google import stream_google
+from streamfns.google import WIRE, stream_google
 
 __all__ = ["TARGET"]
 
 TARGET = Target(
     stream_google,
     Capabilities(
-        api="google-generative-ai",
+        api=WIRE.api,
         tool_calls=True,
         parallel_tool_calls=True,
         thinking=True,

@@ -2,14 +2,14 @@
 (``python -m conformance run conformance.targets:openai_completions``)."""
 
 from conformance import Capabilities, Target
-from streamfns.openai_completions import stream_openai_completions
+from streamfns.openai_completions import WIRE, stream_openai_completions
 
 __all__ = ["TARGET"]
 
 TARGET = Target(
     stream_openai_completions,
     Capabilities(
-        api="openai-completions",
+        api=WIRE.api,
         tool_calls=True,
         parallel_tool_calls=True,
         thinking=True,

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from cassettes import library
 from conformance import Capabilities, Target
-from streamfns.openai_responses import stream_openai_responses
+from streamfns.openai_responses import WIRE, stream_openai_responses
 
 __all__ = ["PARALLEL_RECORDING", "RECORDINGS", "TARGET"]
 
@@ -33,7 +33,7 @@ RECORDINGS: tuple[Path, ...] = (
 TARGET = Target(
     stream_openai_responses,
     Capabilities(
-        api="openai-responses",
+        api=WIRE.api,
         tool_calls=True,
         parallel_tool_calls=True,
         thinking=True,
