@@ -17,6 +17,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Literal
+from urllib.parse import urlsplit
 
 from normalize import (
     AssistantMessage,
@@ -362,12 +363,20 @@ def _apply_reasoning(
 
 
 def _base_url(model: Model) -> str:
+    """The base URL; for Azure, a bare resource URL (``https://NAME.openai.azure.com``) gets the
+    ``/openai/v1`` path of Azure's OpenAI-compatible v1 api, as Azure's own examples write it."""
     base_url = (model.base_url or DEFAULT_BASE_URL).rstrip("/")
     if "<resource>" in base_url:
         raise CompatError(
             f"model {model.provider}/{model.id} still has the placeholder base URL {base_url!r}: set "
             "model.base_url to your Azure OpenAI resource, https://YOUR-RESOURCE.openai.azure.com/openai/v1"
         )
+    if model.provider.lower().startswith("azure"):
+        parsed = urlsplit(base_url)
+        if parsed.scheme and parsed.netloc and not parsed.path:
+            return f"{base_url}/openai/v1"
+        if parsed.path == "/openai":
+            return f"{base_url}/v1"
     return base_url
 
 

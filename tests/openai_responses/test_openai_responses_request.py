@@ -203,6 +203,26 @@ def test_golden_azure() -> None:
 # -- keys and base URLs ----------------------------------------------------------------------------------
 
 
+@pytest.mark.parametrize(
+    ("base_url", "url"),
+    [
+        ("https://contoso.openai.azure.com", "https://contoso.openai.azure.com/openai/v1/responses"),
+        ("https://contoso.openai.azure.com/", "https://contoso.openai.azure.com/openai/v1/responses"),
+        ("https://contoso.openai.azure.com/openai", "https://contoso.openai.azure.com/openai/v1/responses"),
+        ("https://contoso.openai.azure.com/openai/v1", "https://contoso.openai.azure.com/openai/v1/responses"),
+        ("https://gateway.example/azure/v1", "https://gateway.example/azure/v1/responses"),  # a proxy's own path
+    ],
+)
+def test_a_bare_azure_resource_url_gets_the_v1_path(base_url: str, url: str) -> None:
+    azure = get_model("azure-openai-responses", "gpt-5")
+    azure.base_url = base_url
+    assert build_request(azure, Context(messages=[UserMessage(content="hi")])).url == url
+    plain = model("https://api.example.com")
+    assert (
+        build_request(plain, Context(messages=[UserMessage(content="hi")])).url == "https://api.example.com/responses"
+    )
+
+
 def test_keys_per_provider() -> None:
     assert api_key_for(model()).headers("test-key") == {"authorization": "Bearer test-key"}
     assert api_key_for(model()).env == ("OPENAI_API_KEY",)
