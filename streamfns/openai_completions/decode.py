@@ -237,6 +237,8 @@ class CompletionsDecoder:
             return  # null or a non-object: nothing to place (some servers send `data: null`)
         chunk: dict[str, Any] = value
         if chunk.get("error"):
+            # An error chunk may carry the usage so far (OpenRouter): it is kept with the partial reply.
+            self._chunk_usage(chunk, None)
             raise ERRORS.from_event(chunk, output_started=self._builder.output_started)
         if self._need_id:
             self._response_id(chunk.get("id"))

@@ -601,3 +601,16 @@ def test_blocks_are_text_thinking_and_calls_only() -> None:
         )
     )
     assert [type(block) for block in result.message.content] == [ThinkingContent, TextContent, ToolCall]
+
+
+def test_an_error_chunk_keeps_the_usage_it_carries() -> None:
+    # OpenRouter ends a failed stream with a chunk holding both the error and the usage so far.
+    failing = chunk(
+        error={"code": 400, "message": "Token limit reached"}, usage={"prompt_tokens": 43, "completion_tokens": 10}
+    )
+    result = decode(sse_body(chunk({"content": "Hi"}), failing))
+    _clean(result)
+    assert result.failure is not None
+    assert result.message.stop_reason == "error"
+    assert (result.message.usage.input, result.message.usage.output) == (43, 10)
+    assert texts(result.message) == "Hi"
