@@ -32,11 +32,8 @@ What is read, and how it lands in the normalized message:
 - Text and thinking form sequential blocks: a new kind of content (or a tool call) ends the open
   text or thinking block, and later text starts a new one. Tool calls stay open until the end.
 - Usage comes from ``chunk.usage``, else — in the chunk that finishes choice 0 or a chunk without
-  choice 0 — ``choice.usage`` (Moonshot/Kimi), else ``x_groq.usage`` (Groq): cache reads from
-  ``prompt_tokens_details.cached_tokens``, else ``prompt_cache_hit_tokens`` (DeepSeek), else a
-  top-level ``cached_tokens`` (Kimi); cache writes from
-  ``prompt_tokens_details.cache_write_tokens`` (OpenRouter). ``input`` excludes both;
-  ``completion_tokens`` already includes reasoning tokens and is taken as is.
+  choice 0 — ``choice.usage`` (Moonshot/Kimi), else ``x_groq.usage`` (Groq); an error chunk's usage
+  is kept too. The arithmetic is :func:`~streamfns.openai_completions.usage.usage_fields`.
 - Server-side extras are not part of the message: ``annotations`` (citations), Groq's
   ``executed_tools`` and ``channel``, ``logprobs``, moderation and content-filter results.
 
@@ -75,13 +72,13 @@ from streamfns.kit import (
     StreamFailure,
     VendorError,
     array,
-    int_or_none,
     load_json,
     obj,
     text,
 )
 from streamfns.openai_completions.compat import PROFILES, compat_for
 from streamfns.openai_completions.errors import ERRORS
+from streamfns.openai_completions.usage import usage_fields
 
 __all__ = ["FINISH_REASONS", "VENDOR", "CompletionsDecoder"]
 
@@ -528,39 +525,9 @@ class CompletionsDecoder:
     # -- usage --------------------------------------------------------------------------------------
 
     def _usage(self, usage: dict[str, Any]) -> None:
-        builder = self._builder
         self._usage_seen = True
-        prompt = int_or_none(usage.get("prompt_tokens"))
-        completion = int_or_none(usage.get("completion_tokens"))
-        reasoning = int_or_none(obj(usage.get("completion_tokens_details")).get("reasoning_tokens"))
-        # Reasoning is a breakdown of the output: never more than it (OpenRouter has reported more,
-        # and a later chunk may lower the output without restating the reasoning).
-        output = max(0, completion) if completion is not None else builder.message.usage.output
-        if reasoning is None:
-            earlier = builder.message.usage.reasoning
-            if earlier is not None and earlier > output:
-                reasoning = output
-        else:
-            reasoning = max(0, min(reasoning, output))
-        if prompt is None:
-            builder.usage(output=completion, reasoning=reasoning)
-            return
-        details = obj(usage.get("prompt_tokens_details"))
-        cache_read = int_or_none(details.get("cached_tokens"))
-        if cache_read is None:
-            cache_read = int_or_none(usage.get("prompt_cache_hit_tokens"))
-        if cache_read is None:
-            cache_read = int_or_none(usage.get("cached_tokens"))
-        prompt = max(0, prompt)
-        cache_read = min(max(0, cache_read or 0), prompt)
-        cache_write = min(max(0, int_or_none(details.get("cache_write_tokens")) or 0), prompt - cache_read)
-        builder.usage(
-            input=prompt - cache_read - cache_write,
-            output=completion,
-            cache_read=cache_read,
-            cache_write=cache_write,
-            reasoning=reasoning,
-        )
+        so_far = self._builder.message.usage
+        self._builder.usage(**usage_fields(usage, output_so_far=so_far.output, reasoning_so_far=so_far.reasoning))
 
     # -- the end ------------------------------------------------------------------------------------
 
