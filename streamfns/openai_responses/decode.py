@@ -50,7 +50,7 @@ from typing import Any, Final
 from normalize import ErrorInfo, MessageBuilder, Model, StopReason, ThinkingContent
 from streamfns.kit import ServerSentEvent, StreamFailure, VendorError, array, int_or_none, load_event, obj, text
 from streamfns.openai_responses.errors import ERRORS, extract_error
-from streamfns.openai_responses.request import text_signature
+from streamfns.openai_responses.request import CUSTOM_TOOL_CALL, text_signature
 
 __all__ = ["SERVICE_TIER_COST", "OpenAIResponsesDecoder"]
 
@@ -309,7 +309,8 @@ class OpenAIResponsesDecoder:
             call_id = text(item.get("call_id"))
             tool_id = f"{call_id}|{item_id}" if call_id and item_id else call_id
             slot.name = self._call_name(index, item)
-            builder.tool_call_start(index, tool_id, slot.name)
+            # Marked so that a replay to the same model sends it back as the custom call it was.
+            builder.tool_call_start(index, tool_id, slot.name, thought_signature=CUSTOM_TOOL_CALL)
             initial = text(item.get("input"))
             builder.tool_call_delta(index, _INPUT_OPEN + _escaped(initial))
             if initial:

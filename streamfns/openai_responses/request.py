@@ -46,6 +46,7 @@ from streamfns.kit import CompatError, WireRequest, obj, parse_compat, prompt_ca
 
 __all__ = [
     "AZURE_BASE_URL_PLACEHOLDER",
+    "CUSTOM_TOOL_CALL",
     "DEFAULT_BASE_URL",
     "MIN_OUTPUT_TOKENS",
     "NO_TOOL_OUTPUT",
@@ -107,6 +108,11 @@ def _id_part(value: str) -> str:
     if len(clean) > _MAX_ID:
         clean = f"{clean[: _MAX_ID - 17]}_{_digest(value, 16)}"
     return clean.rstrip("_")
+
+
+#: The ``thought_signature`` of a tool call decoded from a ``custom_tool_call`` item (a grammar
+#: tool): the same model gets it back as one, with its raw input.
+CUSTOM_TOOL_CALL: Final = '{"type":"custom_tool_call"}'
 
 
 def split_tool_call_id(tool_call_id: str) -> tuple[str, str | None]:
@@ -231,6 +237,23 @@ def _function_call_item(call: ToolCall, same_model: bool) -> dict[str, Any]:
     return item
 
 
+def _custom_input(call: ToolCall) -> str | None:
+    """The raw input of a grammar tool's call (decoded from a ``custom_tool_call`` item, marked with
+    :data:`CUSTOM_TOOL_CALL`, arguments ``{"input": text}``); None for a function call."""
+    value = call.arguments.get("input")
+    if call.thought_signature != CUSTOM_TOOL_CALL or len(call.arguments) != 1 or not isinstance(value, str):
+        return None
+    return value
+
+
+def _custom_call_item(call: ToolCall, raw_input: str, keep_id: bool) -> dict[str, Any]:
+    call_id, item_id = split_tool_call_id(call.id)
+    item: dict[str, Any] = {"type": "custom_tool_call", "call_id": call_id, "name": call.name, "input": raw_input}
+    if keep_id and item_id is not None:
+        item["id"] = item_id
+    return item
+
+
 def _produces_output(block: object) -> bool:
     return isinstance(block, ToolCall) or (isinstance(block, TextContent) and bool(block.text.strip()))
 
@@ -260,6 +283,8 @@ def _assistant_items(message: AssistantMessage, model: Model) -> list[dict[str, 
         elif isinstance(block, TextContent):
             if block.text.strip():
                 items.append(_message_item(block, keep_ids))
+        elif same and (raw_input := _custom_input(block)) is not None:
+            items.append(_custom_call_item(block, raw_input, keep_ids))  # a grammar tool goes back as one
         else:
             items.append(_function_call_item(block, keep_ids))
     return items
@@ -278,6 +303,7 @@ def _tool_output(result: ToolResultMessage) -> str | list[dict[str, Any]]:
 
 def _input_items(transcript: Sequence[Message], model: Model, system_role: str) -> list[dict[str, Any]]:
     items: list[dict[str, Any]] = []
+    custom_calls: set[str] = set()  # a grammar tool's result is a custom_tool_call_output
     split = split_transcript(transcript)
     if split.prompt.strip():
         items.append({"role": system_role, "content": split.prompt})
@@ -293,9 +319,12 @@ def _input_items(transcript: Sequence[Message], model: Model, system_role: str) 
                 items.append(item)
         elif isinstance(message, ToolResultMessage):
             call_id, _ = split_tool_call_id(message.tool_call_id)
-            items.append({"type": "function_call_output", "call_id": call_id, "output": _tool_output(message)})
+            kind = "custom_tool_call_output" if call_id in custom_calls else "function_call_output"
+            items.append({"type": kind, "call_id": call_id, "output": _tool_output(message)})
         else:
-            items.extend(_assistant_items(message, model))
+            produced = _assistant_items(message, model)
+            custom_calls.update(item["call_id"] for item in produced if item.get("type") == "custom_tool_call")
+            items.extend(produced)
     return items
 
 
@@ -383,22 +412,21 @@ def _base_url(model: Model) -> str:
 def build_request(model: Model, context: Context, options: StreamOptions | None = None) -> WireRequest:
     """Render ``context`` as a streaming, stateless Responses request for ``model``.
 
-    Promises: the transcript goes through :func:`normalize.transform_messages` (another model's
-    tool-call ids via :func:`responses_tool_call_id`), so a transcript from any model is accepted.
-    The system prompt opens ``input`` as a ``developer`` message (reasoning models) or a ``system``
-    one; later system messages stay where they are. User text and images become ``input_text`` and
-    ``input_image`` parts; the same model's earlier text goes back as its message items (id and
-    phase), its reasoning as the reasoning items it streamed — only when they carry
-    ``encrypted_content`` and are followed by output —, its tool calls with their ``fc_`` item ids;
-    another model's turns go back as plain assistant text and bare ``call_id`` function calls. Tool
-    results are ``function_call_output`` items (``(no tool output)`` when empty, text and images as
-    parts). ``store`` is false and ``stream`` true; ``max_output_tokens`` (at least 16) only when
-    ``options.max_tokens`` is set; ``options.reasoning`` becomes ``reasoning: {effort, summary}``
-    with ``include: ["reasoning.encrypted_content"]``, and no reasoning becomes the model's "off"
-    effort; ``temperature`` only while the model is not reasoning; ``session_id`` becomes
-    ``prompt_cache_key``. Tools are function tools with ``strict: false``. ``Model.compat`` is read as
-    :class:`OpenAIResponsesCompat`; an Azure model still on the placeholder base URL is a
-    :class:`~streamfns.kit.CompatError`.
+    Promises: the transcript goes through :func:`normalize.transform_messages` (another model's tool-call ids via
+    :func:`responses_tool_call_id`), so a transcript from any model is accepted. The system prompt opens ``input``
+    as a ``developer`` message (reasoning models) or a ``system`` one; later system messages stay where they are.
+    User text and images become ``input_text`` and ``input_image`` parts; the same model's earlier text goes back as
+    its message items (id and phase), its reasoning as the reasoning items it streamed — only when they carry
+    ``encrypted_content`` and are followed by output —, its tool calls with their ``fc_`` item ids; another model's
+    turns go back as plain assistant text and bare ``call_id`` function calls. Tool results are
+    ``function_call_output`` items (``(no tool output)`` when empty, text and images as parts); the same model's
+    grammar-tool calls go back as ``custom_tool_call`` items with their raw input, and their results as
+    ``custom_tool_call_output``. ``store`` is false and ``stream`` true; ``max_output_tokens`` (at least 16) only
+    when ``options.max_tokens`` is set; ``options.reasoning`` becomes ``reasoning: {effort, summary}`` with
+    ``include: ["reasoning.encrypted_content"]``, and no reasoning becomes the model's "off" effort; ``temperature``
+    only while the model is not reasoning; ``session_id`` becomes ``prompt_cache_key``. Tools are function tools
+    with ``strict: false``. ``Model.compat`` is read as :class:`OpenAIResponsesCompat`; an Azure model still on the
+    placeholder base URL is a :class:`~streamfns.kit.CompatError`.
     """
     opts = options if options is not None else StreamOptions()
     compat = parse_compat(OpenAIResponsesCompat, model.compat)

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from normalize import MessageBuilder, Model, ModelCost, TextContent, ThinkingContent, ToolCall, validate_events
+from streamfns.openai_responses.request import CUSTOM_TOOL_CALL
 from tests.openai_responses._helpers import decode, model
 
 RESPONSE_ID = "resp_test"
@@ -527,7 +528,12 @@ def test_a_custom_tool_call_wraps_its_raw_input() -> None:
     )
     assert builder.message.stop_reason == "toolUse"
     call = builder.message.content[0]
-    assert call == ToolCall(id="call_c|ct_1", name="sql", arguments={"input": 'SELECT "a"\nFROM t WHERE x'})
+    assert call == ToolCall(
+        id="call_c|ct_1",
+        name="sql",
+        arguments={"input": 'SELECT "a"\nFROM t WHERE x'},
+        thought_signature=CUSTOM_TOOL_CALL,  # replayed to the same model as a custom call
+    )
 
 
 def test_parallel_calls_are_separate_blocks_and_their_deltas_may_interleave() -> None:

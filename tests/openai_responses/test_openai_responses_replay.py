@@ -22,7 +22,7 @@ from normalize import (
 )
 from streamfns.anthropic.request import build_request as anthropic_request
 from streamfns.catalog import get_model
-from streamfns.openai_responses.request import build_request, split_tool_call_id
+from streamfns.openai_responses.request import CUSTOM_TOOL_CALL, build_request, split_tool_call_id
 from tests.openai_responses._helpers import model, replay, stream_names
 
 STREAMS = stream_names()
@@ -53,9 +53,11 @@ async def test_a_reply_goes_back_to_the_same_model_as_its_own_items(name: str) -
     calls = [b for b in message.content if isinstance(b, ToolCall)]
     for call in calls:
         call_id, item_id = split_tool_call_id(call.id)
-        matching = [i for i in sent if i.get("type") == "function_call" and i["call_id"] == call_id]
+        # A grammar tool's call goes back as the custom call it was, its result as a custom output.
+        kind = "custom_tool_call" if call.thought_signature == CUSTOM_TOOL_CALL else "function_call"
+        matching = [i for i in sent if i.get("type") == kind and i["call_id"] == call_id]
         assert len(matching) == 1
-        output = [i for i in sent if i.get("type") == "function_call_output" and i["call_id"] == call_id]
+        output = [i for i in sent if i.get("type") == f"{kind}_output" and i["call_id"] == call_id]
         assert len(output) == 1  # the call never got a result: a synthetic one follows it
         if "id" in matching[0]:
             assert matching[0]["id"] == item_id

@@ -31,6 +31,7 @@ from streamfns.catalog import get_model
 from streamfns.kit import CompatError, WireRequest
 from streamfns.openai_responses import api_key_for
 from streamfns.openai_responses.request import (
+    CUSTOM_TOOL_CALL,
     NO_TOOL_OUTPUT,
     build_request,
     read_text_signature,
@@ -483,3 +484,33 @@ def test_text_signatures_read_both_forms() -> None:
     assert read_text_signature('{"v":1}') is None
     assert read_text_signature("{not json") is None
     assert read_text_signature(None) is None
+
+
+async def test_a_grammar_tools_call_goes_back_as_a_custom_tool_call_with_its_output() -> None:
+    # Decoded from the recording, then replayed to the same model: the API wants the custom items back.
+    _, reply = await replay(library.load("vercel__custom_tool_call_HANDWRITTEN"))
+    (call,) = [block for block in reply.content if isinstance(block, ToolCall)]
+    assert set(call.arguments) == {"input"}
+    assert call.thought_signature == CUSTOM_TOOL_CALL
+    same = model(model_id=reply.model)
+    same.provider, same.api = reply.provider, reply.api
+    result = ToolResultMessage(tool_call_id=call.id, tool_name=call.name, content=[TextContent(text="ok")])
+    items = build_request(same, Context(messages=[UserMessage(content="go"), reply, result])).payload["input"]
+    custom = [item for item in items if item.get("type", "").startswith("custom_tool_call")]
+    call_id, item_id = split_tool_call_id(call.id)
+    assert custom == [
+        {
+            "type": "custom_tool_call",
+            "call_id": call_id,
+            "name": call.name,
+            "input": call.arguments["input"],
+            "id": item_id,
+        },
+        {"type": "custom_tool_call_output", "call_id": call_id, "output": "ok"},
+    ]
+    # A function call is still a function call.
+    plain = ToolCall(id="call_9|fc_9", name="lookup", arguments={"input": "x"})
+    turn = AssistantMessage(content=[plain], api=same.api, provider=same.provider, model=same.id, stop_reason="toolUse")
+    answer = ToolResultMessage(tool_call_id=plain.id, tool_name="lookup", content=[TextContent(text="ok")])
+    kinds = [item.get("type") for item in build_request(same, Context(messages=[turn, answer])).payload["input"]]
+    assert kinds == ["function_call", "function_call_output"]
