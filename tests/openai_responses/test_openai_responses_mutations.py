@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import random
 from typing import Any
 
 import pytest
@@ -85,6 +86,23 @@ async def test_a_cut_anywhere_before_the_terminal_is_an_error_never_done(name: s
         assert message.error_info is not None
         assert message.error_info.kind in ("truncated", "network"), (name, cut, message.error_message)
         assert message.error_info.retryable
+
+
+@pytest.mark.parametrize("name", sorted(set(WITH_TERMINAL) - set(CUT_SAMPLES)))
+async def test_random_cuts_before_the_terminal_of_every_other_recording_are_errors(name: str) -> None:
+    # The samples above are cut at every event; every other recording at eight random bytes.
+    cassette = library.load(name)
+    body = response_of(name).body
+    # A vendor error event before the terminal decides the kind from there on: cut before it.
+    errors = [event.start for event in split_events(body) if event_kind(event) == "error"]
+    limit = min([last_terminal_byte(body), *errors])
+    rng = random.Random(name)
+    for cut in sorted({rng.randrange(1, limit + 1) for _ in range(8)} | {limit}):
+        events, message = await replay(truncate(cassette, after_bytes=cut, end="eof"))
+        assert validate_events(events) == [], (name, cut)
+        assert events[-1].type == "error", (name, cut, message.stop_reason)
+        assert message.error_info is not None
+        assert message.error_info.kind == "truncated", (name, cut, message.error_message)
 
 
 @pytest.mark.parametrize("name", WITH_TERMINAL)
