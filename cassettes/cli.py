@@ -165,6 +165,10 @@ def _scan(files: Sequence[Path], out: TextIO, err: TextIO) -> int:
         name = printable(file)
         try:
             findings, problem = scan_file(file)
+        except FileNotFoundError:
+            err.write(f"cassettes: {name}: file not found\n")  # as `show` and `mutate` say it
+            unchecked = True
+            continue
         except OSError as exc:
             err.write(f"cassettes: {name}: {printable(exc.strerror or exc)}\n")
             unchecked = True

@@ -178,7 +178,7 @@ def test_scan_exits_1_only_for_secrets_and_2_for_files_it_could_not_check(
     err = capsys.readouterr().err
     assert f"cassettes: {malformed}:1: the first line must be the header" in err
     assert main(["scan", str(tmp_path / "absent.jsonl")]) == 2
-    assert "No such file" in capsys.readouterr().err
+    assert "absent.jsonl: file not found" in capsys.readouterr().err
     assert main(["scan", str(clean), str(leaky)]) == 1
     assert main(["scan", str(leaky), str(malformed)]) == 2, "a file that could not be checked wins"
     out = capsys.readouterr().out
