@@ -333,6 +333,17 @@ async def test_eof_before_the_terminal_marker_is_truncated_and_names_it() -> Non
         assert "[END]" in (result.error_message or "")
 
 
+async def test_a_body_cut_inside_its_last_event_is_truncated_not_malformed() -> None:
+    # The last event's JSON is half there: the body was cut short, so it is retryable `truncated`,
+    # never `protocol` (the bytes that arrived are not malformed, they stop).
+    async with LoopbackServer(reply(*HELLO[:2], b'data: {"type": "text", "te')) as server:
+        _, result = await run(server.base_url, options(max_retries=0))
+        assert result.error_info is not None
+        assert (result.error_info.kind, result.error_info.retryable) == ("truncated", True)
+        assert "ended inside an event" in (result.error_message or "")
+        assert result.content, "what arrived before the cut is kept"
+
+
 async def test_a_reset_mid_body_is_a_network_error_and_is_not_retried_after_output() -> None:
     async with LoopbackServer(reply(*HELLO[:2], end="reset")) as server:
         _, result = await run(server.base_url)
