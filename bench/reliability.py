@@ -62,7 +62,8 @@ _FAULTS: dict[Fault, int] = {
 }
 #: Faults after which a stream must still end ``done`` (the adapter retries the status away).
 _ENDS_DONE: frozenset[Fault] = frozenset({"ok", "slow", "retry-429", "retry-529"})
-_IDLE_TIMEOUT_S = 2.0
+_IDLE_TIMEOUT_S = 2.0  # the client's idle timeout: a stalled stream ends this long after its last byte
+_SLOW_CHUNK_S = 0.002  # the delay before each chunk of a "slow" stream
 _PLAN_HEADER = "x-soak-plan"
 
 
@@ -107,7 +108,7 @@ def _long_body(api: str) -> bytes:
 _LONG: dict[str, Scripted] = {}
 
 
-def _plan_for(name: str, fault: str, attempt: int) -> Scripted:
+def _plan_for(name: str, fault: str, attempt: int, slow_chunk_s: float = _SLOW_CHUNK_S) -> Scripted:
     if name.startswith("long:"):
         api = name.removeprefix("long:")
         if api not in _LONG:
@@ -128,7 +129,7 @@ def _plan_for(name: str, fault: str, attempt: int) -> Scripted:
             chunks=[(0.0, b'{"error": {"type": "overloaded_error", "message": "busy (soak)"}}')],
         )
     if fault == "slow":
-        return _slowed(plan(cassette), 0.002)
+        return _slowed(plan(cassette), slow_chunk_s)
     if fault == "stall":
         cut = truncate(cassette, after_bytes=half, end="timeout")
         return plan(cut)
@@ -143,7 +144,7 @@ def _plan_for(name: str, fault: str, attempt: int) -> Scripted:
     return plan(cassette)
 
 
-def _serve(port_pipe: Any, stop: Any) -> None:
+def _serve(port_pipe: Any, stop: Any, slow_chunk_s: float = _SLOW_CHUNK_S) -> None:
     attempts: Counter[str] = Counter()
 
     def respond(request: ReceivedRequest) -> Scripted:
@@ -151,7 +152,7 @@ def _serve(port_pipe: Any, stop: Any) -> None:
         name, _, fault = spec.partition("|")
         attempt = attempts[spec]
         attempts[spec] += 1
-        return _plan_for(name, fault.split("#")[0], attempt)
+        return _plan_for(name, fault.split("#")[0], attempt, slow_chunk_s)
 
     async def run() -> None:
         async with LoopbackServer(respond, linger_s=5.0) as server:
@@ -191,7 +192,15 @@ def _peak_rss_kib() -> int:
 
 
 async def _one(
-    fn: Callable[..., Any], api: str, name: str, fault: Fault, *, index: int, base_url: str, rng: random.Random
+    fn: Callable[..., Any],
+    api: str,
+    name: str,
+    fault: Fault,
+    *,
+    index: int,
+    base_url: str,
+    rng: random.Random,
+    idle_timeout_s: float,
 ) -> Outcome:
     outcome = Outcome(api=api, fault=fault, recording=name)
     model_id = "soak-model" if name.startswith("long:") else library.load(name).model or "soak-model"
@@ -200,7 +209,7 @@ async def _one(
     options = StreamOptions(
         api_key="soak-test-key",
         signal=controller.signal,
-        timeout=_IDLE_TIMEOUT_S,
+        timeout=idle_timeout_s,
         max_retries=2,
         headers={_PLAN_HEADER: f"{name}|{fault}#{index}"},
     )
@@ -226,7 +235,7 @@ async def _one(
     except asyncio.CancelledError:
         if fault != "cancel":
             raise
-    message = await asyncio.wait_for(stream.result(), _IDLE_TIMEOUT_S * 4)
+    message = await asyncio.wait_for(stream.result(), idle_timeout_s * 4)
     outcome.result = message.stop_reason
     finished_loop = fault not in ("cancel", "break")
     if finished_loop and outcome.terminals != 1:
@@ -256,7 +265,7 @@ async def _phase(jobs: list[Any]) -> _Phase:
     return _Phase(outcomes, elapsed, (_peak_rss_kib() - rss_before) / max(1, len(jobs)))
 
 
-async def soak(streams: int, seed: int, base_url: str) -> dict[str, Any]:
+async def soak(streams: int, seed: int, base_url: str, *, idle_timeout_s: float = _IDLE_TIMEOUT_S) -> dict[str, Any]:
     """Run both phases with ``streams`` streams each against ``base_url``; returns the figures."""
     rng = random.Random(seed)
     targets = {api: target for api, target in builtin_targets().items() if api != "faux"}
@@ -274,7 +283,14 @@ async def soak(streams: int, seed: int, base_url: str) -> dict[str, Any]:
     throughput = await _phase(
         [
             _one(
-                functions[api], api, f"long:{api}", "ok", index=-index - 1, base_url=base_url, rng=random.Random(index)
+                functions[api],
+                api,
+                f"long:{api}",
+                "ok",
+                index=-index - 1,
+                base_url=base_url,
+                rng=random.Random(index),
+                idle_timeout_s=idle_timeout_s,
             )
             for index in range(streams)
             for api in [apis[index % len(apis)]]
@@ -286,7 +302,16 @@ async def soak(streams: int, seed: int, base_url: str) -> dict[str, Any]:
         name = rng.choice(recordings[api])
         fault = rng.choices(faults, weights)[0]
         jobs.append(
-            _one(functions[api], api, name, fault, index=index, base_url=base_url, rng=random.Random(rng.random()))
+            _one(
+                functions[api],
+                api,
+                name,
+                fault,
+                index=index,
+                base_url=base_url,
+                rng=random.Random(rng.random()),
+                idle_timeout_s=idle_timeout_s,
+            )
         )
     faulted = await _phase(jobs)
     await asyncio.sleep(0.2)  # let connections finish closing
@@ -357,17 +382,23 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.reliability", description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--streams", type=int, default=1000, help="streams in flight at once, per phase")
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument(
+        "--idle-timeout", type=float, default=_IDLE_TIMEOUT_S, metavar="S", help="the client's idle timeout (stalls)"
+    )
+    parser.add_argument(
+        "--slow-ms", type=float, default=_SLOW_CHUNK_S * 1000, metavar="MS", help="delay per chunk of a slow stream"
+    )
     args = parser.parse_args(argv)
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, max(soft, args.streams * 3 + 256)), hard))
     context = multiprocessing.get_context("spawn")
     receiver, sender = context.Pipe(duplex=False)
     stop = context.Event()
-    server = context.Process(target=_serve, args=(sender, stop), daemon=True)
+    server = context.Process(target=_serve, args=(sender, stop, args.slow_ms / 1000), daemon=True)
     server.start()
     try:
         base_url = receiver.recv()
-        figures = asyncio.run(soak(args.streams, args.seed, base_url))
+        figures = asyncio.run(soak(args.streams, args.seed, base_url, idle_timeout_s=args.idle_timeout))
     finally:
         stop.set()
         server.join(10)

@@ -9,7 +9,8 @@ from bench import reliability
 
 @pytest.mark.slow
 def test_a_short_soak_leaks_nothing_and_ends_every_stream_right(capsys: pytest.CaptureFixture[str]) -> None:
-    status = reliability.main(["--streams", "40", "--seed", "3"])
+    # A shorter idle timeout and slow-stream delay than the soak's own: the same faults, in less time.
+    status = reliability.main(["--streams", "40", "--seed", "3", "--idle-timeout", "0.5", "--slow-ms", "0.5"])
     out = capsys.readouterr().out
     assert status == 0, out
     for label in ("leaked fds", "leaked tasks", "streams with no terminal", "done on a faulted stream"):
