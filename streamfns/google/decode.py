@@ -454,10 +454,10 @@ class GoogleDecoder:
         prompt = prompt if type(prompt) is int and prompt > 0 else 0
         candidates = candidates if type(candidates) is int and candidates > 0 else 0
         thoughts = thoughts if type(thoughts) is int and thoughts > 0 else 0
-        cached = cached if type(cached) is int and cached > 0 else 0
+        cached = min(cached, prompt) if type(cached) is int and cached > 0 else 0  # a part of the prompt
         tool_prompt = tool_prompt if type(tool_prompt) is int and tool_prompt > 0 else 0
         self._builder.usage(
-            input=max(0, prompt - cached) + tool_prompt,
+            input=prompt - cached + tool_prompt,
             output=candidates + thoughts,
             cache_read=cached,
             cache_write=0,

@@ -526,9 +526,14 @@ class OpenAIResponsesDecoder:
         if not usage:
             return
         details = obj(usage.get("input_tokens_details"))
-        cached = int_or_none(details.get("cached_tokens")) or 0
-        written = int_or_none(details.get("cache_write_tokens")) or 0
+        cached = max(0, int_or_none(details.get("cached_tokens")) or 0)
+        written = max(0, int_or_none(details.get("cache_write_tokens")) or 0)
         total_input = int_or_none(usage.get("input_tokens"))
+        if total_input is not None:
+            # Cache reads and writes are parts of the input, never more than it (a broken server).
+            total_input = max(0, total_input)
+            cached = min(cached, total_input)
+            written = min(written, total_input - cached)
         output = int_or_none(usage.get("output_tokens"))
         reasoning = int_or_none(obj(usage.get("output_tokens_details")).get("reasoning_tokens"))
         if reasoning is not None:
@@ -536,7 +541,7 @@ class OpenAIResponsesDecoder:
             ceiling = output if output is not None else self._builder.message.usage.output
             reasoning = min(max(reasoning, 0), max(ceiling, 0))
         self._builder.usage(
-            input=max(0, total_input - cached - written) if total_input is not None else None,
+            input=total_input - cached - written if total_input is not None else None,
             output=output,
             cache_read=cached,
             cache_write=written,

@@ -677,6 +677,13 @@ def test_usage_takes_cached_and_written_tokens_out_of_input_and_keeps_reasoning_
     assert got.cost.total == pytest.approx((300 * 1.0 + 600 * 0.1 + 100 * 1.25 + 50 * 10.0) / 1e6)
 
 
+def test_cache_counts_above_the_input_are_capped_at_it() -> None:
+    usage = {"input_tokens": 10, "input_tokens_details": {"cached_tokens": 60, "cache_write_tokens": 5}}
+    got = run(added(0, message_item()), done(0, message_item("x")), completed(usage=usage)).message.usage
+    assert (got.input, got.cache_read, got.cache_write) == (0, 10, 0)
+    assert got.total_tokens == 10
+
+
 def test_a_reasoning_count_above_output_is_capped_at_output() -> None:
     usage = {"input_tokens": 5, "output_tokens": 4, "output_tokens_details": {"reasoning_tokens": 99}}
     builder = run(added(0, message_item()), done(0, message_item("x")), completed(usage=usage))
