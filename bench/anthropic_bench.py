@@ -74,8 +74,8 @@ def text_body(deltas: int) -> bytes:
 
 
 def tool_body(deltas: int) -> bytes:
-    """One tool call whose JSON input arrives in ``deltas`` fragments."""
-    records = [{"path": f"src/module_{i}.py", "line": i, "text": "x = 1"} for i in range(deltas // 12 + 1)]
+    """One tool call whose JSON input arrives in ``deltas`` fragments (escapes included)."""
+    records = [{"path": f"src/module_{i}.py", "line": i, "text": 'x = "a\\tb"\n'} for i in range(deltas // 12 + 1)]
     raw = json.dumps({"edits": records})
     size = max(1, len(raw) // deltas)
     fragments = [raw[i : i + size] for i in range(0, len(raw), size)]
