@@ -157,13 +157,24 @@ def _render(report: Report, form: str) -> str:
 
 
 def _check_report_path(path: Path) -> None:
-    """Refuse a report file that cannot be written before the run, not after it."""
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with path.open("a", encoding="utf-8"):
-            pass
-    except OSError as exc:
-        raise _UsageError(f"cannot write the report to {path}: {exc.strerror or exc}") from None
+    """Refuse a report file that cannot be written before the run, not after it; nothing is created
+    (a run that never happens must not leave an empty report for a CI reader to choke on)."""
+    problem: str | None = None
+    if path.is_dir():
+        problem = "it is a directory"
+    elif path.exists():
+        if not os.access(path, os.W_OK):
+            problem = "the file is not writable"
+    else:
+        ancestor = path.parent
+        while not ancestor.exists() and ancestor != ancestor.parent:
+            ancestor = ancestor.parent
+        if not ancestor.is_dir():
+            problem = f"{ancestor} is not a directory"
+        elif not os.access(ancestor, os.W_OK | os.X_OK):
+            problem = f"{ancestor} is not writable"
+    if problem is not None:
+        raise _UsageError(f"cannot write the report to {printable(str(path))}: {printable(problem)}")
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -193,6 +204,7 @@ def _run(args: argparse.Namespace) -> int:
         if args.report is not None:
             sys.stdout.write(report.to_text() if args.format != "text" else rendered)
             try:
+                args.report.parent.mkdir(parents=True, exist_ok=True)
                 args.report.write_text(rendered, encoding="utf-8")
             except OSError as exc:  # it was writable before the run; say so, keep the verdict shown
                 sys.stdout.flush()

@@ -234,33 +234,49 @@ def _transform_assistant(
     return dataclasses.replace(message, content=out)
 
 
+def _call_part(tool_call_id: str) -> str:
+    # "<call>|<item>" (the Responses adapter's form) reaches the vendor as its call part: that part
+    # is what must be unique.
+    return tool_call_id.partition("|")[0]
+
+
 def _unique_call_ids(
     message: AssistantMessage, used: set[str], normalize_id: Callable[[str], str] | None
-) -> tuple[AssistantMessage, dict[str, str]]:
-    """Rename tool calls whose id an earlier turn already used; returns the message and the renames.
+) -> tuple[AssistantMessage, dict[str, list[str]]]:
+    """Rename tool calls whose id an earlier call already used (in this turn or before).
+
+    Returns the message and, for each original id that was renamed anywhere in this turn, the ids its
+    calls now carry, in order: the results that follow answer them in that order. A renamed id is
+    ``<call>_<n>`` (through ``normalize_id`` when given) and drops any ``|<item>`` part, which named
+    the vendor item of the original call, not of this one.
 
     Generated ids are derived from the response id, so two turns from a server that sends none can
     carry the same ``call_gen_…`` id; every strict vendor rejects a transcript that reuses one.
     """
-    renames: dict[str, str] = {}
+    assigned: dict[str, list[str]] = {}
+    renamed = False
     blocks = list(message.content)
     for position, block in enumerate(blocks):
         if not isinstance(block, ToolCall):
             continue
-        new_id = block.id
+        stem = _call_part(block.id)
+        new_id, call = block.id, stem
         n = 1
-        while new_id in used and n <= len(used) + 1:
+        while call in used and n <= len(used) + 1:
             n += 1
-            new_id = f"{block.id[:56]}_{n}"
+            new_id = f"{stem[:56]}_{n}"
             if normalize_id is not None:
                 new_id = normalize_id(new_id)
-        used.add(new_id)
+            call = _call_part(new_id)
+        used.add(call)
+        assigned.setdefault(block.id, []).append(new_id)
         if new_id != block.id:
-            renames[block.id] = new_id
+            renamed = True
             blocks[position] = dataclasses.replace(block, id=new_id)
-    if not renames:
-        return message, renames
-    return dataclasses.replace(message, content=blocks), renames
+    if not renamed:
+        return message, {}
+    changed = {original: ids for original, ids in assigned.items() if ids != [original]}
+    return dataclasses.replace(message, content=blocks), changed
 
 
 def _synthetic_results(pending: dict[str, ToolCall], timestamp: int) -> list[Message]:
@@ -300,9 +316,10 @@ def transform_messages(
       thinking is dropped, other non-blank thinking becomes a plain text block (signature dropped),
       text loses ``text_signature``, tool calls lose ``thought_signature`` and get their id mapped
       through ``normalize_tool_call_id``; tool results that follow are rewritten to the new id.
-    - A tool call whose id an earlier kept turn already used gets a fresh one (``<id>_2``, …, through
-      ``normalize_tool_call_id`` when given); the tool results that follow that turn are rewritten to
-      match.
+    - A tool call whose id (its call part, before any ``|``) an earlier call already used, in an
+      earlier kept turn or the same one, gets a fresh one (``<id>_2``, …, through
+      ``normalize_tool_call_id`` when given); the tool results that follow are rewritten to match,
+      in order.
     - A tool call still without a result when the next assistant message or user message arrives,
       or when the transcript ends, gets a synthetic error result (:data:`NO_RESULT_PROVIDED`)
       inserted right there, after any real results.
@@ -318,7 +335,7 @@ def transform_messages(
     pending: dict[str, ToolCall] = {}
     pending_since = 0
     used_ids: set[str] = set()
-    turn_renames: dict[str, str] = {}  # the latest assistant turn's renames: its results follow it
+    turn_renames: dict[str, list[str]] = {}  # the latest assistant turn's renames: its results follow it
 
     for message in messages:
         if isinstance(message, SystemMessage):
@@ -329,8 +346,8 @@ def transform_messages(
         elif isinstance(message, ToolResultMessage):
             result = _transform_tool_result(message, images_ok, id_map)
             renamed = turn_renames.get(result.tool_call_id)
-            if renamed is not None:
-                result = dataclasses.replace(result, tool_call_id=renamed)
+            if renamed:  # the calls that share this id, in order: each result answers the next one
+                result = dataclasses.replace(result, tool_call_id=renamed.pop(0))
             if pending.pop(result.tool_call_id, None) is not None:
                 out.append(result)
         elif message.stop_reason in _DROPPED_STOPS:

@@ -200,8 +200,14 @@ def redact(text: str, secrets: Iterable[str]) -> str:
             merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
         else:
             merged.append((begin, end))
-    redacted = _REDACTED.encode()
-    for begin, end in reversed(merged):
-        data = data[:begin] + redacted + data[end:]
-    # A blanked span may have cut a multi-byte character of the text around it: never raise here.
-    return data.decode("utf-8", "replace")
+    pieces: list[bytes] = []
+    position = 0
+    for begin, end in merged:  # one pass: a message full of echoes stays linear
+        pieces += [data[position:begin], _REDACTED.encode()]
+        position = end
+    pieces.append(data[position:])
+    blanked = b"".join(pieces)
+    try:
+        return blanked.decode("utf-8", "surrogatepass")  # lone surrogates elsewhere stay as they were
+    except UnicodeDecodeError:  # a blanked span cut a multi-byte character: never raise here
+        return blanked.decode("utf-8", "replace")

@@ -83,6 +83,13 @@ def test_an_unwritable_report_path_is_refused_before_the_run(
     assert "Traceback" not in err
 
 
+def test_a_run_that_never_happens_leaves_no_report_behind(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    report = tmp_path / "reports" / "conformance.xml"
+    assert main(["run", "no.such.module:TARGET", "--report", str(report), "--format", "junit"]) == 2
+    assert "error" in capsys.readouterr().err
+    assert not (tmp_path / "reports").exists(), "no empty report (or folder) for a CI reader to choke on"
+
+
 def test_cli_speaks_in_flags_not_python(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["run", "tests.conformance._fakes:well_behaved"]) == 2  # HTTP by default, no recordings
     err = capsys.readouterr().err

@@ -79,6 +79,14 @@ def test_every_spelling_of_a_secret_is_redacted_and_short_strings_are_left_alone
     assert secret_forms("short") == set()
 
 
+def test_redaction_keeps_the_rest_of_the_text_as_it_was() -> None:
+    secret = "sk-proj-ABCdef1234567890XYZ"
+    text = f"bad key: {secret.upper()} \ud800 héllo ✓ " * 3
+    assert redact(text, [secret]) == "bad key: [redacted] \ud800 héllo ✓ " * 3
+    many = " ".join([secret.upper()] * 2000)
+    assert redact(many, [secret]) == " ".join(["[redacted]"] * 2000)
+
+
 def test_redaction_catches_a_key_escaped_only_in_part() -> None:
     secret = "sk-proj-abcdefghij"
     assert redact('{"key": "sk\\u002dproj-abcdefghij"}', [secret]) == '{"key": "[redacted]"}'

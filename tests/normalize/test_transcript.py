@@ -461,3 +461,28 @@ def test_a_renamed_id_goes_through_the_targets_normalizer_and_stays_unique() -> 
     assert len(set(ids)) == 3
     assert all(len(i) <= 64 for i in ids)
     assert answered == ids
+
+
+def test_ids_of_the_call_and_item_form_are_unique_by_their_call_part() -> None:
+    # The Responses adapter sends only the part before "|" as call_id.
+    first = from_target(ToolCall(id="call_0|fc_a", name="lookup"), stop="toolUse")
+    second = from_target(ToolCall(id="call_0|fc_b", name="lookup"), stop="toolUse")
+    out = transform_messages([first, result("call_0|fc_a", "one"), second, result("call_0|fc_b", "two")], TARGET)
+    calls = [b.id for m in out if isinstance(m, AssistantMessage) for b in m.content if isinstance(b, ToolCall)]
+    assert calls == ["call_0|fc_a", "call_0_2"], "a renamed call keeps no item id: it was another call's"
+    assert [m.tool_call_id for m in out if isinstance(m, ToolResultMessage)] == calls
+
+
+def test_an_id_repeated_within_one_turn_gets_its_results_in_order() -> None:
+    twice = from_target(
+        ToolCall(id="c", name="lookup", arguments={"n": 1}),
+        ToolCall(id="c", name="lookup", arguments={"n": 2}),
+        stop="toolUse",
+    )
+    out = transform_messages([twice, result("c", "one"), result("c", "two")], TARGET)
+    assistant = out[0]
+    assert isinstance(assistant, AssistantMessage)
+    calls = [(b.id, b.arguments["n"]) for b in assistant.content if isinstance(b, ToolCall)]
+    assert calls == [("c", 1), ("c_2", 2)]
+    answers = [(m.tool_call_id, m.content) for m in out if isinstance(m, ToolResultMessage)]
+    assert answers == [("c", [TextContent(text="one")]), ("c_2", [TextContent(text="two")])]
