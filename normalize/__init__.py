@@ -30,6 +30,7 @@ from normalize.context import (
     normalize_context,
     split_transcript,
     system_update_text,
+    transcript_for,
 )
 from normalize.errors import ERROR_KINDS, RETRYABLE_KINDS, ErrorInfo, ErrorKind, error_kind_for_status
 from normalize.events import (
@@ -146,6 +147,7 @@ __all__ = [
     "sleep_unless_aborted",
     "split_transcript",
     "system_update_text",
+    "transcript_for",
     "transform_messages",
     "validate_events",
 ]

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 from normalize._jsonmodel import JsonModel, adapter_for
 from normalize.content import TextContent
 from normalize.messages import Message, SystemMessage, Tool
-from normalize.transcript import sanitize_surrogates
+from normalize.transcript import sanitize_surrogates, transform_messages
 
 if TYPE_CHECKING:
     import httpx
@@ -29,6 +29,7 @@ __all__ = [
     "normalize_context",
     "split_transcript",
     "system_update_text",
+    "transcript_for",
 ]
 
 ThinkingLevel = Literal["off", "minimal", "low", "medium", "high", "xhigh", "max"]
@@ -121,6 +122,19 @@ def split_transcript(messages: Sequence[Message]) -> SplitTranscript:
     prompt = sanitize_surrogates(effective_system(list(messages[:first_turn])).prompt)
     tools = effective_system(list(messages)).tools
     return SplitTranscript(prompt=prompt, tools=tools, turns=list(messages[first_turn:]))
+
+
+def transcript_for(
+    model: Model, context: Context, *, normalize_tool_call_id: Callable[[str], str] | None = None
+) -> SplitTranscript:
+    """What a request builder renders for ``model``: ``context`` with its system prompt and tools as
+    a leading system message (:func:`normalize_context`), made safe to replay to ``model``
+    (:func:`~normalize.transform_messages`, foreign tool-call ids through ``normalize_tool_call_id``),
+    then split into prompt, tools and turns (:func:`split_transcript`)."""
+    messages = transform_messages(
+        normalize_context(context).messages, model, normalize_tool_call_id=normalize_tool_call_id
+    )
+    return split_transcript(messages)
 
 
 def system_update_text(message: SystemMessage) -> str:

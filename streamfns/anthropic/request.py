@@ -27,11 +27,9 @@ from normalize import (
     ToolCall,
     ToolResultMessage,
     UserMessage,
-    normalize_context,
     sanitize_surrogates,
-    split_transcript,
     system_update_text,
-    transform_messages,
+    transcript_for,
 )
 from streamfns.kit import WireRequest, parse_compat
 from streamfns.kit.thinking import DEFAULT_THINKING_BUDGETS, MIN_ANSWER_TOKENS, effort_for, thinking_budget
@@ -306,10 +304,7 @@ def build_request(model: Model, context: Context, options: StreamOptions | None 
     """
     opts = options if options is not None else StreamOptions()
     compat = parse_compat(AnthropicCompat, model.compat)
-    transcript = transform_messages(
-        normalize_context(context).messages, model, normalize_tool_call_id=anthropic_tool_call_id
-    )
-    split = split_transcript(transcript)
+    split = transcript_for(model, context, normalize_tool_call_id=anthropic_tool_call_id)
     prompt, tools = split.prompt, split.tools
     messages = _convert_messages(split.turns, compat.allow_empty_signature)
     cache_control = _cache_control(compat, opts)

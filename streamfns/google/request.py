@@ -28,11 +28,9 @@ from normalize import (
     Tool,
     ToolResultMessage,
     UserMessage,
-    normalize_context,
     sanitize_surrogates,
-    split_transcript,
     system_update_text,
-    transform_messages,
+    transcript_for,
 )
 from streamfns.google.compat import GEMINI_API_BASE_URL, GoogleCompat, is_vertex, vertex_placement
 from streamfns.kit import WireRequest, parse_compat
@@ -351,10 +349,7 @@ def build_request(model: Model, context: Context, options: StreamOptions | None 
     opts = options if options is not None else StreamOptions()
     compat = parse_compat(GoogleCompat, model.compat)
     url = request_url(model, compat)
-    transcript = transform_messages(
-        normalize_context(context).messages, model, normalize_tool_call_id=google_tool_call_id
-    )
-    split = split_transcript(transcript)
+    split = transcript_for(model, context, normalize_tool_call_id=google_tool_call_id)
     prompt, tools = split.prompt, split.tools
     nested_images = (_generation(model.id) or 0) >= 3
 

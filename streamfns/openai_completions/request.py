@@ -29,11 +29,9 @@ from normalize import (
     ToolCall,
     ToolResultMessage,
     UserMessage,
-    normalize_context,
     sanitize_surrogates,
-    split_transcript,
     system_update_text,
-    transform_messages,
+    transcript_for,
 )
 from streamfns.kit import WireRequest, prompt_cache_key
 from streamfns.kit.thinking import DEFAULT_THINKING_BUDGETS, MIN_ANSWER_TOKENS, effort_for, thinking_budget
@@ -401,8 +399,7 @@ def build_request(model: Model, context: Context, options: StreamOptions | None 
     """
     opts = options if options is not None else StreamOptions()
     compat = compat_for(model)
-    transcript = transform_messages(normalize_context(context).messages, model, normalize_tool_call_id=_id_rule(compat))
-    split = split_transcript(transcript)
+    split = transcript_for(model, context, normalize_tool_call_id=_id_rule(compat))
     prompt, tools = split.prompt, split.tools
 
     messages: list[dict[str, Any]] = []
@@ -423,7 +420,7 @@ def build_request(model: Model, context: Context, options: StreamOptions | None 
         payload["temperature"] = opts.temperature
     if tools:
         payload["tools"] = [_tool_definition(tool, compat) for tool in tools]
-    elif compat.empty_tools_with_history and _has_tool_history(transcript):
+    elif compat.empty_tools_with_history and _has_tool_history(split.turns):
         payload["tools"] = []
     _apply_caching(payload, compat, opts)
     _apply_thinking(payload, model, compat, opts)

@@ -14,7 +14,6 @@ import copy
 import hashlib
 import json
 import re
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 from urllib.parse import urlsplit
@@ -23,8 +22,8 @@ from normalize import (
     AssistantMessage,
     Context,
     ImageContent,
-    Message,
     Model,
+    SplitTranscript,
     StreamOptions,
     SystemMessage,
     TextContent,
@@ -34,13 +33,10 @@ from normalize import (
     ToolCall,
     ToolResultMessage,
     UserMessage,
-    effective_system,
     is_same_model,
-    normalize_context,
     sanitize_surrogates,
-    split_transcript,
     system_update_text,
-    transform_messages,
+    transcript_for,
 )
 from streamfns.kit import CompatError, WireRequest, obj, parse_compat, prompt_cache_key
 
@@ -301,10 +297,9 @@ def _tool_output(result: ToolResultMessage) -> str | list[dict[str, Any]]:
     return parts
 
 
-def _input_items(transcript: Sequence[Message], model: Model, system_role: str) -> list[dict[str, Any]]:
+def _input_items(split: SplitTranscript, model: Model, system_role: str) -> list[dict[str, Any]]:
     items: list[dict[str, Any]] = []
     custom_calls: set[str] = set()  # a grammar tool's result is a custom_tool_call_output
-    split = split_transcript(transcript)
     if split.prompt.strip():
         items.append({"role": system_role, "content": split.prompt})
     for message in split.turns:
@@ -431,17 +426,15 @@ def build_request(model: Model, context: Context, options: StreamOptions | None 
     opts = options if options is not None else StreamOptions()
     compat = parse_compat(OpenAIResponsesCompat, model.compat)
     base_url = _base_url(model)
-    transcript = transform_messages(
-        normalize_context(context).messages, model, normalize_tool_call_id=responses_tool_call_id
-    )
+    split = transcript_for(model, context, normalize_tool_call_id=responses_tool_call_id)
     system_role = "developer" if model.reasoning and compat.supports_developer_role else "system"
     payload: dict[str, Any] = {
         "model": model.id,
-        "input": _input_items(transcript, model, system_role),
+        "input": _input_items(split, model, system_role),
         "stream": True,
         "store": False,
     }
-    tools = effective_system(list(transcript)).tools
+    tools = split.tools
     if tools:
         payload["tools"] = [_tool_definition(tool) for tool in tools]
     if opts.max_tokens is not None:

@@ -17,6 +17,7 @@ from normalize import (
     TOOL_IMAGE_OMITTED,
     AssistantContent,
     AssistantMessage,
+    Context,
     ImageContent,
     Message,
     Model,
@@ -24,11 +25,13 @@ from normalize import (
     SystemMessage,
     TextContent,
     ThinkingContent,
+    Tool,
     ToolCall,
     ToolResultMessage,
     UserMessage,
     is_same_model,
     sanitize_surrogates,
+    transcript_for,
     transform_messages,
 )
 
@@ -486,3 +489,17 @@ def test_an_id_repeated_within_one_turn_gets_its_results_in_order() -> None:
     assert calls == [("c", 1), ("c_2", 2)]
     answers = [(m.tool_call_id, m.content) for m in out if isinstance(m, ToolResultMessage)]
     assert answers == [("c", [TextContent(text="one")]), ("c_2", [TextContent(text="two")])]
+
+
+def test_transcript_for_is_what_builders_render() -> None:
+    context = Context(
+        system_prompt="Be brief.",
+        tools=[Tool(name="lookup", description="d", parameters={"type": "object"})],
+        messages=[UserMessage(content="hi"), from_openai(ToolCall(id="call|fc", name="lookup"))],
+    )
+    split = transcript_for(TARGET, context, normalize_tool_call_id=anthropic_like)
+    assert (split.prompt, [tool.name for tool in split.tools]) == ("Be brief.", ["lookup"])
+    assert [m.role for m in split.turns] == ["user", "assistant", "toolResult"]  # an orphan call is answered
+    assistant = split.turns[1]
+    assert isinstance(assistant, AssistantMessage)
+    assert [b.id for b in assistant.content if isinstance(b, ToolCall)] == ["call_fc"]
