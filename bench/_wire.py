@@ -11,12 +11,13 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import AsyncIterator, Callable, Coroutine
+from collections.abc import AsyncIterator, Callable, Coroutine, Mapping
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 import httpx
 import httpx_sse
 
+from bench._util import verdict
 from normalize import AbortController, AssistantMessageEventStream, Context, Model, StreamOptions, UserMessage
 
 if TYPE_CHECKING:
@@ -27,6 +28,7 @@ __all__ = [
     "REPEATS",
     "Contender",
     "best_interleaved",
+    "compare_stacks",
     "cost_ratio",
     "cpu_time",
     "normalize_body",
@@ -131,3 +133,34 @@ def cost_ratio(fn: Contender, heavier: bytes, lighter: bytes, repeats: int = REP
         best_lighter = min(best_lighter, cpu_time(fn, lighter))
         best_heavier = min(best_heavier, cpu_time(fn, heavier))
     return best_heavier / best_lighter
+
+
+def compare_stacks(
+    label: str,
+    body: bytes,
+    events: int,
+    stacks: Mapping[str, Contender],
+    sdk: tuple[str, Contender],
+    *,
+    floor_a: float,
+    floor_c: float,
+) -> list[str]:
+    """Report lines for one body through (a) httpx-sse + ``json.loads``, (b) ours (and its variants)
+    and (c) the vendor SDK: events/s of each, then b/a and b/c against their floors.
+
+    ``stacks`` maps a display name to a contender, in order: the first is (a), the second is (b),
+    any more are variants of (b) shown as (b'), measured interleaved with them.
+    """
+    (naive_name, ours_name, *variant_names), contenders = list(stacks), list(stacks.values())
+    naive, ours, *variants = best_interleaved(contenders, body)
+    sdk_name, sdk_fn = sdk
+    sdk_s = cpu_time(sdk_fn, body)
+    lines = [f"{label}: {events:,} SSE events, {len(body) / 1e6:.1f} MB"]
+    rows = [("(a) ", naive_name, naive), ("(b) ", ours_name, ours)]
+    rows += [("(b') ", name, seconds) for name, seconds in zip(variant_names, variants, strict=True)]
+    rows.append(("(c) ", sdk_name, sdk_s))
+    width = max(len(tag + name) for tag, name, _ in rows) + 1
+    lines += [f"  {(tag + name).ljust(width)}: {events / seconds:>10,.0f} events/s" for tag, name, seconds in rows]
+    lines.append(f"  b/a = {naive / ours:.2f}   {verdict(naive / ours, floor_a, at_most=False)}")
+    lines.append(f"  b/c = {sdk_s / ours:.1f}   {verdict(sdk_s / ours, floor_c, at_most=False)}")
+    return lines

@@ -16,7 +16,7 @@ import json
 from typing import Any
 
 from bench._util import verdict
-from bench._wire import best_interleaved, cost_ratio, cpu_time, normalize_body, parse_naively, sdk_http_client
+from bench._wire import compare_stacks, cost_ratio, normalize_body, parse_naively, sdk_http_client
 from normalize import Model
 from streamfns.anthropic import stream_anthropic
 
@@ -141,16 +141,13 @@ def run() -> list[str]:
         ("text 40k deltas", text_body(40_000), 1.8),
         ("tool args 16k deltas", tool_body(16_000), 1.5),
     ):
-        events = body.count(b"\n\n")
-        naive, ours, signalled = best_interleaved([_naive, _ours, _ours_with_signal], body)
-        sdk = cpu_time(_sdk, body)
-        lines.append(f"{label}: {events:,} SSE events, {len(body) / 1e6:.1f} MB")
-        lines.append(f"  (a) httpx-sse + json.loads : {events / naive:>10,.0f} events/s")
-        lines.append(f"  (b) stream_anthropic       : {events / ours:>10,.0f} events/s")
-        lines.append(f"  (b') … with an abort signal: {events / signalled:>10,.0f} events/s")
-        lines.append(f"  (c) anthropic SDK stream() : {events / sdk:>10,.0f} events/s")
-        lines.append(f"  b/a = {naive / ours:.2f}   {verdict(naive / ours, floor, at_most=False)}")
-        lines.append(f"  b/c = {sdk / ours:.1f}   {verdict(sdk / ours, 10.0, at_most=False)}")
+        stacks = {
+            "httpx-sse + json.loads": _naive,
+            "stream_anthropic": _ours,
+            "… with an abort signal": _ours_with_signal,
+        }
+        sdk = ("anthropic SDK stream()", _sdk)
+        lines += compare_stacks(label, body, body.count(b"\n\n"), stacks, sdk, floor_a=floor, floor_c=10.0)
     ratio = cost_ratio(_ours, tool_body(16_000), text_body(16_000))
     lines.append(f"stream_anthropic tool/text cost at 16k deltas: {ratio:.2f}   {verdict(ratio, 2.0, at_most=True)}")
     return lines

@@ -20,7 +20,7 @@ import json
 from typing import Any
 
 from bench._util import verdict
-from bench._wire import best_interleaved, cost_ratio, cpu_time, normalize_body, parse_naively, served
+from bench._wire import compare_stacks, cost_ratio, normalize_body, parse_naively, served
 from normalize import Model
 from streamfns.google import stream_google
 
@@ -142,15 +142,9 @@ def run() -> list[str]:
         ("text 40k chunks", text_body(40_000), 1.5),
         ("partialArgs 16k fragments", partial_args_body(16_000), 1.0),
     ):
-        events = _events_in(body)
-        naive, ours = best_interleaved([_naive, _ours], body)
-        sdk = cpu_time(_sdk, body)
-        lines.append(f"{label}: {events:,} SSE events, {len(body) / 1e6:.1f} MB")
-        lines.append(f"  (a) httpx-sse + json.loads     : {events / naive:>10,.0f} events/s")
-        lines.append(f"  (b) stream_google              : {events / ours:>10,.0f} events/s")
-        lines.append(f"  (c) google-genai stream parse  : {events / sdk:>10,.0f} events/s")
-        lines.append(f"  b/a = {naive / ours:.2f}   {verdict(naive / ours, floor, at_most=False)}")
-        lines.append(f"  b/c = {sdk / ours:.1f}   {verdict(sdk / ours, 10.0, at_most=False)}")
+        stacks = {"httpx-sse + json.loads": _naive, "stream_google": _ours}
+        sdk = ("google-genai stream parse", _sdk)
+        lines += compare_stacks(label, body, _events_in(body), stacks, sdk, floor_a=floor, floor_c=10.0)
     ratio = cost_ratio(_ours, partial_args_body(16_000), text_body(16_000))
     lines.append(
         f"stream_google partialArgs/text cost at 16k fragments: {ratio:.2f}   {verdict(ratio, 1.5, at_most=True)}"

@@ -16,7 +16,7 @@ import json
 from typing import Any
 
 from bench._util import verdict
-from bench._wire import best_interleaved, cost_ratio, cpu_time, normalize_body, parse_naively, sdk_http_client
+from bench._wire import compare_stacks, cost_ratio, normalize_body, parse_naively, sdk_http_client
 from normalize import Model
 from streamfns.openai_completions import stream_openai_completions
 
@@ -102,15 +102,9 @@ def run() -> list[str]:
     """Measure and return report lines."""
     lines: list[str] = []
     for label, body in (("text 40k deltas", text_body(40_000)), ("tool args 16k fragments", tool_body(16_000))):
-        events = body.count(b"\n\n")
-        naive, ours = best_interleaved([_naive, _ours], body)
-        sdk = cpu_time(_sdk, body)
-        lines.append(f"{label}: {events:,} SSE events, {len(body) / 1e6:.1f} MB")
-        lines.append(f"  (a) httpx-sse + json.loads     : {events / naive:>10,.0f} events/s")
-        lines.append(f"  (b) stream_openai_completions  : {events / ours:>10,.0f} events/s")
-        lines.append(f"  (c) openai SDK .stream()       : {events / sdk:>10,.0f} events/s ({sdk:.2f} s)")
-        lines.append(f"  b/a = {naive / ours:.2f}   {verdict(naive / ours, 1.5, at_most=False)}")
-        lines.append(f"  b/c = {sdk / ours:.1f}   {verdict(sdk / ours, 20.0, at_most=False)}")
+        stacks = {"httpx-sse + json.loads": _naive, "stream_openai_completions": _ours}
+        sdk = ("openai SDK .stream()", _sdk)
+        lines += compare_stacks(label, body, body.count(b"\n\n"), stacks, sdk, floor_a=1.5, floor_c=20.0)
     ratio = cost_ratio(_ours, tool_body(16_000), text_body(16_000))
     lines.append(
         f"stream_openai_completions tool/text cost at 16k deltas: {ratio:.2f}   {verdict(ratio, 1.5, at_most=True)}"
