@@ -2,10 +2,28 @@
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable
 
-__all__ = ["best_of", "verdict"]
+__all__ = ["ESCAPED_TEXT", "argument_fragments", "best_of", "verdict"]
+
+#: The text field of each benchmark record: an escaped quote, an escaped TAB and a newline, so tool
+#: arguments carry the escapes real code edits do.
+ESCAPED_TEXT = 'x = "a\\tb"\n'
+
+
+def argument_fragments(deltas: int, text: str = ESCAPED_TEXT, *, malformed: bool = False) -> list[str]:
+    """A realistic tool-argument payload (a list of edit records) cut into ``deltas`` fragments of a
+    few characters each. ``malformed``: with the raw TABs and stray backslashes some compatible
+    servers send, which the builder repairs."""
+    records = [{"path": f"src/module_{i}.py", "line": i, "text": text} for i in range(deltas // 12 + 1)]
+    raw = json.dumps({"edits": records})
+    if malformed:
+        raw = raw.replace("\\t", "\t").replace("\\\\", "\\")
+    size = max(1, len(raw) // deltas)
+    fragments = [raw[i : i + size] for i in range(0, len(raw), size)]
+    return [*fragments[: deltas - 1], "".join(fragments[deltas - 1 :])]
 
 
 def best_of(fn: Callable[[], object], repeats: int = 3) -> float:

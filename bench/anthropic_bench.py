@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from bench._util import verdict
+from bench._util import argument_fragments, verdict
 from bench._wire import compare_stacks, cost_ratio, normalize_body, parse_naively, sdk_http_client
 from normalize import Model
 from streamfns.anthropic import stream_anthropic
@@ -75,11 +75,7 @@ def text_body(deltas: int) -> bytes:
 
 def tool_body(deltas: int) -> bytes:
     """One tool call whose JSON input arrives in ``deltas`` fragments (escapes included)."""
-    records = [{"path": f"src/module_{i}.py", "line": i, "text": 'x = "a\\tb"\n'} for i in range(deltas // 12 + 1)]
-    raw = json.dumps({"edits": records})
-    size = max(1, len(raw) // deltas)
-    fragments = [raw[i : i + size] for i in range(0, len(raw), size)]
-    fragments = [*fragments[: deltas - 1], "".join(fragments[deltas - 1 :])]
+    fragments = argument_fragments(deltas)
     parts = [
         _event(
             "content_block_start",

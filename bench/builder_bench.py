@@ -7,9 +7,7 @@ at most 3× clean ones (DESIGN's goal is 1.5×; the repair costs a Python step p
 
 from __future__ import annotations
 
-import json
-
-from bench._util import best_of, verdict
+from bench._util import argument_fragments, best_of, verdict
 from normalize import MessageBuilder, Model
 
 __all__ = ["main", "run"]
@@ -27,18 +25,6 @@ def _text_stream(deltas: int) -> None:
             builder.drain()
     builder.stop("end_turn", "stop")
     builder.finish()
-
-
-def _tool_fragments(deltas: int, text: str = "x = 1", *, malformed: bool = False) -> list[str]:
-    # A realistic structured payload: a list of records, cut into ~4-character fragments. Malformed:
-    # the raw TABs and stray backslashes some compatible servers send, which the builder repairs.
-    records = [{"path": f"src/module_{i}.py", "line": i, "text": text} for i in range(deltas // 12 + 1)]
-    raw = json.dumps({"edits": records})
-    if malformed:
-        raw = raw.replace("\\t", "\t").replace("\\\\", "\\")
-    size = max(1, len(raw) // deltas)
-    fragments = [raw[i : i + size] for i in range(0, len(raw), size)]
-    return [*fragments[: deltas - 1], "".join(fragments[deltas - 1 :])]
 
 
 def _tool_stream(fragments: list[str]) -> None:
@@ -60,7 +46,7 @@ def run() -> list[str]:
     per_event: dict[tuple[str, int], float] = {}
     for deltas in (10_000, 40_000, 160_000):
         text_s = best_of(lambda n=deltas: _text_stream(n))
-        fragments = _tool_fragments(deltas)
+        fragments = argument_fragments(deltas, "x = 1")
         tool_s = best_of(lambda f=fragments: _tool_stream(f))
         per_event["text", deltas] = text_s / deltas
         per_event["tool", deltas] = tool_s / deltas
@@ -72,12 +58,12 @@ def run() -> list[str]:
         ratio = per_event[kind, 160_000] / per_event[kind, 10_000]
         lines.append(f"per-event cost 160k/10k ({kind}): {ratio:.2f}   {verdict(ratio, 1.3, at_most=True)}")
     text_16k = best_of(lambda: _text_stream(16_000))
-    fragments_16k = _tool_fragments(16_000)
+    fragments_16k = argument_fragments(16_000, "x = 1")
     tool_16k = best_of(lambda: _tool_stream(fragments_16k))
     ratio = tool_16k / text_16k
     lines.append(f"tool-args/text cost at 16k deltas: {ratio:.2f}   {verdict(ratio, 2.0, at_most=True)}")
     for label, text in (("raw TABs", "x\t= 1"), ("stray backslashes", "C:\\dir\\x")):
-        malformed = _tool_fragments(16_000, text, malformed=True)
+        malformed = argument_fragments(16_000, text, malformed=True)
         assert "\t" in "".join(malformed) or "\\d" in "".join(malformed)
         repaired_s = best_of(lambda f=malformed: _tool_stream(f))
         ratio = repaired_s / tool_16k
