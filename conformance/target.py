@@ -86,6 +86,19 @@ class Capabilities:
         if self.parallel_tool_calls and not self.tool_calls:
             raise ValueError("parallel_tool_calls=True needs tool_calls=True")
 
+    @classmethod
+    def every_feature(cls, api: str | None) -> Capabilities:
+        """An HTTP adapter of ``api`` that declares every feature (as a full vendor adapter does)."""
+        return cls(
+            api=api,
+            tool_calls=True,
+            parallel_tool_calls=True,
+            thinking=True,
+            usage_in_stream=True,
+            images=True,
+            retries=True,
+        )
+
     def lacks(self, need: Need) -> bool:
         """True when this declaration does not provide ``need``."""
         if need == "api":

@@ -7,14 +7,6 @@ __all__ = ["TARGET"]
 
 TARGET = Target(
     stream_google,
-    Capabilities(
-        api=WIRE.api,
-        tool_calls=True,
-        parallel_tool_calls=True,
-        thinking=True,
-        usage_in_stream=True,
-        images=True,
-        retries=True,
-    ),
+    Capabilities.every_feature(WIRE.api),
     name="streamfns.google.stream_google",
 )

@@ -32,15 +32,7 @@ RECORDINGS: tuple[Path, ...] = (
 
 TARGET = Target(
     stream_openai_responses,
-    Capabilities(
-        api=WIRE.api,
-        tool_calls=True,
-        parallel_tool_calls=True,
-        thinking=True,
-        usage_in_stream=True,
-        images=True,
-        retries=True,
-    ),
+    Capabilities.every_feature(WIRE.api),
     name="streamfns.openai_responses.stream_openai_responses",
     cassettes=RECORDINGS,
 )

@@ -316,3 +316,14 @@ async def test_the_guides_record_then_replay_path(tmp_path: Path) -> None:
     report = await conformance.run(anthropic, cassettes=recorded.parent, checks=["P1", "M1"])
     assert report.recordings == ("text",)
     assert report.ids("pass") == ["P1", "M1"], report.to_text()
+
+
+def test_every_feature_declares_each_capability_a_check_can_need() -> None:
+    full = Capabilities.every_feature("openai-completions")
+    assert full.api == "openai-completions"
+    assert full.http
+    assert not [
+        field.name for field in dataclasses.fields(full) if field.type == "bool" and not getattr(full, field.name)
+    ]
+    with pytest.raises(ValueError, match="unknown api"):
+        Capabilities.every_feature("carrier-pigeon")
