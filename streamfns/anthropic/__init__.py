@@ -22,6 +22,7 @@ WIRE = WireApi(
     end_marker="message_stop",
     joined_headers=frozenset({"anthropic-beta"}),
 )
+stream_anthropic = WIRE.stream
 ADAPTER = WIRE.adapter(
     __name__,
     demo=(
@@ -29,4 +30,3 @@ ADAPTER = WIRE.adapter(
         ("tl__text_and_2_tools_sonnet35", "text then two parallel tool calls", "Weather and time in San Francisco?"),
     ),
 )
-stream_anthropic = ADAPTER.stream_fn  # one object: `get_stream_fn(api) is stream_anthropic`

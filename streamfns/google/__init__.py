@@ -25,6 +25,7 @@ WIRE = WireApi(
     errors=ERRORS,
     end_marker="a finishReason",
 )
+stream_google = WIRE.stream
 ADAPTER = WIRE.adapter(
     __name__,
     demo=(
@@ -36,4 +37,3 @@ ADAPTER = WIRE.adapter(
         ),
     ),
 )
-stream_google = ADAPTER.stream_fn  # one object: `get_stream_fn(api) is stream_google`

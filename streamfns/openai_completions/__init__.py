@@ -26,6 +26,7 @@ WIRE = WireApi(
     errors=ERRORS,
     end_marker="a finish_reason",
 )
+stream_openai_completions = WIRE.stream
 ADAPTER = WIRE.adapter(
     __name__,
     demo=(
@@ -37,4 +38,3 @@ ADAPTER = WIRE.adapter(
         ),
     ),
 )
-stream_openai_completions = ADAPTER.stream_fn  # one object: `get_stream_fn(api) is stream_openai_completions`

@@ -39,6 +39,7 @@ WIRE = WireApi(
     errors=ERRORS,
     end_marker="a terminal response event",
 )
+stream_openai_responses = WIRE.stream
 ADAPTER = WIRE.adapter(
     __name__,
     demo=(
@@ -50,4 +51,3 @@ ADAPTER = WIRE.adapter(
         ("pai__phase_commentary_gpt55", "commentary text, then a function call", "What is the capital of PotatoLand?"),
     ),
 )
-stream_openai_responses = ADAPTER.stream_fn  # one object: `get_stream_fn(api) is stream_openai_responses`
