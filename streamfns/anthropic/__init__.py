@@ -8,7 +8,7 @@ error bodies; :mod:`streamfns.kit` does the rest. The key comes from ``StreamOpt
 from streamfns.anthropic.decode import AnthropicDecoder
 from streamfns.anthropic.errors import ERRORS
 from streamfns.anthropic.request import build_request
-from streamfns.kit import ApiKey, WireApi
+from streamfns.kit import Adapter, ApiKey, WireApi
 
 __all__ = ["ADAPTER", "WIRE", "stream_anthropic"]
 
@@ -23,8 +23,10 @@ WIRE = WireApi(
     joined_headers=frozenset({"anthropic-beta"}),
 )
 stream_anthropic = WIRE.stream
-ADAPTER = WIRE.adapter(
-    __name__,
+ADAPTER = Adapter(
+    api=WIRE.api,
+    stream_fn=stream_anthropic,
+    package=__name__,
     demo=(
         ("llma__thinking_sonnet45", "thinking then text", "Two names for a pet pelican, be brief"),
         ("tl__text_and_2_tools_sonnet35", "text then two parallel tool calls", "Weather and time in San Francisco?"),

@@ -12,7 +12,7 @@ from streamfns.google.compat import GoogleCompat, google_key
 from streamfns.google.decode import GoogleDecoder
 from streamfns.google.errors import ERRORS, VENDOR
 from streamfns.google.request import build_request
-from streamfns.kit import WireApi
+from streamfns.kit import Adapter, WireApi
 
 __all__ = ["ADAPTER", "WIRE", "GoogleCompat", "GoogleDecoder", "build_request", "stream_google"]
 
@@ -26,8 +26,10 @@ WIRE = WireApi(
     end_marker="a finishReason",
 )
 stream_google = WIRE.stream
-ADAPTER = WIRE.adapter(
-    __name__,
+ADAPTER = Adapter(
+    api=WIRE.api,
+    stream_fn=stream_google,
+    package=__name__,
     demo=(
         ("mirahar__thought_parts_gemini25flash", "thought parts then text (includeThoughts)", "What is 2 + 2?"),
         (

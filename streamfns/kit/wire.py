@@ -37,7 +37,6 @@ from normalize import (
     StreamOptions,
     request_problem,
 )
-from streamfns.kit.adapter import Adapter
 from streamfns.kit.compat import CompatError
 from streamfns.kit.errors import ErrorTable
 from streamfns.kit.failure import StreamFailure
@@ -109,11 +108,6 @@ class WireApi:
 
     def __repr__(self) -> str:
         return f"WireApi({self.api!r})"
-
-    def adapter(self, package: str, *, demo: tuple[tuple[str, str, str], ...] = ()) -> Adapter:
-        """The package's :class:`~streamfns.kit.Adapter` declaration for this api (its StreamFn is
-        :meth:`stream`; ``models.json`` and ``conformance:TARGET`` beside it in ``package``)."""
-        return Adapter(api=self.api, stream_fn=self.stream, package=package, demo=demo)
 
     def stream(
         self, model: Model, context: Context, options: StreamOptions | None = None, /

@@ -9,7 +9,7 @@ renders the payload, ``decode.py`` maps chunks to the builder, ``errors.py`` rea
 :mod:`streamfns.kit` does the rest.
 """
 
-from streamfns.kit import WireApi
+from streamfns.kit import Adapter, WireApi
 from streamfns.openai_completions.compat import CompletionsCompat, api_key_for, compat_for
 from streamfns.openai_completions.decode import VENDOR, CompletionsDecoder
 from streamfns.openai_completions.errors import ERRORS
@@ -27,8 +27,10 @@ WIRE = WireApi(
     end_marker="a finish_reason",
 )
 stream_openai_completions = WIRE.stream
-ADAPTER = WIRE.adapter(
-    __name__,
+ADAPTER = Adapter(
+    api=WIRE.api,
+    stream_fn=stream_openai_completions,
+    package=__name__,
     demo=(
         ("oai__text_usage_gpt4o", "text with usage (OpenAI)", "What's the weather like in SF?"),
         (

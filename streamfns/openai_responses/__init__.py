@@ -9,7 +9,7 @@ provider's variable: ``OPENAI_API_KEY`` (``Authorization: Bearer``) for ``openai
 """
 
 from normalize import Model
-from streamfns.kit import ApiKey, WireApi, provider_key_env
+from streamfns.kit import Adapter, ApiKey, WireApi, provider_key_env
 from streamfns.openai_responses.decode import OpenAIResponsesDecoder
 from streamfns.openai_responses.errors import ERRORS
 from streamfns.openai_responses.request import build_request
@@ -40,8 +40,10 @@ WIRE = WireApi(
     end_marker="a terminal response event",
 )
 stream_openai_responses = WIRE.stream
-ADAPTER = WIRE.adapter(
-    __name__,
+ADAPTER = Adapter(
+    api=WIRE.api,
+    stream_fn=stream_openai_responses,
+    package=__name__,
     demo=(
         (
             "mirahar__reasoning_summary_o4mini",
