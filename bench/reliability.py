@@ -76,7 +76,7 @@ def _recordings() -> dict[str, list[str]]:
     for api, target in builtin_targets().items():
         if api == "faux":
             continue
-        found[api] = [recording.name for recording in library_recordings(target.capabilities)]
+        found[api] = [recording.name for recording in library_recordings(target.capabilities, target.profile)]
     return found
 
 

@@ -24,7 +24,7 @@ if str(_REPO) not in sys.path:  # allow ``python bench/sse_bench.py`` from a che
 
 from bench._util import verdict  # noqa: E402
 from cassettes import library  # noqa: E402
-from streamfns.kit.sse import SSEDecoder  # noqa: E402
+from normalize.wire.sse import SSEDecoder  # noqa: E402
 
 __all__ = ["linearity", "main", "run"]
 

@@ -4,7 +4,9 @@ Record real provider HTTP streams at the httpx transport level, chunk by chunk w
 times, and replay them with the same chunk boundaries, timing and transport failures; derive
 faults from good recordings (`cassettes.mutations`); never write a secret to disk.
 
-Depends on httpx and the standard library only. Typical use::
+Depends on httpx, jiter and the standard library, and on :mod:`normalize.wire` — the framings and the
+wire profiles adapters declare — to read bodies frame by frame without knowing any api by name.
+Typical use::
 
     async with cassettes.use_cassette("tests/cassettes/hello.jsonl", mode="once") as http:
         ...  # pass `http` to the adapter as its http_client
@@ -45,7 +47,9 @@ from cassettes.mutations import (
     drop_terminal,
     empty_body,
     error_body,
+    injected_message,
     rechunk,
+    resolve_profile,
     stall,
     status_override,
     truncate,
@@ -63,7 +67,6 @@ from cassettes.scrub import (
 )
 from cassettes.secret_scan import SecretSet, scan_bytes, scan_cassette, scan_file, scan_path, scan_text
 from cassettes.session import MODES, CassetteSession, Mode, use_cassette
-from cassettes.sse import SSEEvent, split_events
 
 __all__ = [
     "MODES",
@@ -88,7 +91,6 @@ __all__ = [
     "RecordingTransport",
     "ReplayTransport",
     "RequestNotRecorded",
-    "SSEEvent",
     "ScrubPolicy",
     "SecretFinding",
     "SecretFound",
@@ -104,11 +106,13 @@ __all__ = [
     "empty_body",
     "error_body",
     "header_value",
+    "injected_message",
     "json_diff",
     "load",
     "loads",
     "rechunk",
     "request_credentials",
+    "resolve_profile",
     "save",
     "scan_bytes",
     "scan_cassette",
@@ -118,7 +122,6 @@ __all__ = [
     "scrub_body",
     "scrub_recorded",
     "scrub_url",
-    "split_events",
     "stall",
     "status_override",
     "stored_credentials",

@@ -1,12 +1,16 @@
 """The `cassettes` command line: show, scan, mutate, library.
 
-    cassettes show FILE|NAME          a readable timeline of a cassette (file or library name)
+    cassettes show FILE|NAME [--adapter MODULE:ATTR]
+                                      a readable timeline of a cassette (file or library name)
     cassettes scan FILE...            secret scan; exit status 1 when a secret is found
-    cassettes mutate FILE|NAME --op SPEC [--op SPEC ...] -o OUT
+    cassettes mutate FILE|NAME --op SPEC [--op SPEC ...] -o OUT [--adapter MODULE:ATTR]
     cassettes library [--api API] [--names]
 
 Mutation specs follow the grammar of :mod:`cassettes.ops` (``cassettes mutate --help`` lists every op),
-the same spelling conformance reports use to name the faults they served.
+the same spelling conformance reports use to name the faults they served. What an api's bytes look
+like (framing, terminal marker, error bodies) comes from its adapter's wire profile, found by the
+cassette's api among the installed adapters; ``--adapter`` names the declaration of one that is not
+installed (an ``Adapter``, a ``WireApi`` or a ``WireProfile``).
 
 Exit status: 0 success; 1 secrets found (`scan`, and only then); 2 bad usage, a file that does
 not exist or can not be read, or an invalid cassette (`scan` exits 2 when any file could not be
@@ -19,6 +23,7 @@ and shows an incomplete recording with a warning line instead of refusing it.
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import re
 import sys
@@ -31,11 +36,12 @@ from cassettes.errors import CassetteError
 from cassettes.files import load, save
 from cassettes.format import dumps
 from cassettes.model import Cassette, Interaction, header_value
+from cassettes.mutations import resolve_profile
 from cassettes.ops import Mutation
 from cassettes.secret_scan import raise_if_secrets, scan_cassette, scan_file
-from cassettes.sse import split_events
+from normalize.wire import FrameSpan, WireProfile, register_profile
 
-__all__ = ["main", "parse_op"]
+__all__ = ["load_profile", "main", "parse_op"]
 
 
 def _open(target: str, *, allow_incomplete: bool = False) -> Cassette:
@@ -72,27 +78,44 @@ def _describe_body(body: bytes) -> str:
     return f"{len(body)} B" if body else "no body"
 
 
-def _show_interaction(index: int, interaction: Interaction, out: TextIO, width: int) -> None:
+def _terminal_starts(profile: WireProfile, body: bytes) -> set[int]:
+    """Where the frames carrying the terminal marker start (nothing when the profile cannot tell)."""
+    try:
+        return {start for start, _, _ in profile.terminal_edits(body)}
+    except Exception:  # the adapter's strip function failed on this body: show it unmarked
+        return set()
+
+
+def _frame_label(profile: WireProfile, span: FrameSpan, payload: bytes | None, terminal: set[int], width: int) -> str:
+    unit = profile.framing.unit
+    # A data-only SSE event has the default type "message"; a frame without a payload shows its bytes.
+    default = "(raw)" if span.payload is None else "message" if unit == "event" else unit
+    name = printable(span.name or default)
+    shown = payload if payload is not None else span.payload if span.payload is not None else span.raw
+    mark = "  <- terminal marker" if span.start in terminal else ""
+    return f"{name} {_one_line(shown.decode('utf-8', 'replace'), width)}{mark}"
+
+
+def _show_interaction(index: int, interaction: Interaction, profile: WireProfile, out: TextIO, width: int) -> None:
     request, response = interaction.request, interaction.response
     out.write(f"#{index} {printable(request.method)} {printable(request.url)}  ({_describe_body(request.body)})\n")
     content_type = printable(header_value(response.headers, "content-type") or "no content-type")
     out.write(f"   <- {response.status} {content_type}, head at {response.t_ms} ms\n")
     body = response.body
-    events = split_events(body)
+    frames = profile.frames(body) if response.status < 300 else [(span, span.payload) for span in _whole(body)]
+    terminal = _terminal_starts(profile, body) if response.status < 300 else set[int]()
+    unit = profile.framing.unit
     offset = 0
     cursor = 0
     for chunk in response.chunks:
         stop = offset + len(chunk.data)
         done: list[str] = []
-        while cursor < len(events) and events[cursor].end <= stop:
-            event = events[cursor]
-            # A data-only event has the SSE default type "message"; no fields at all means not SSE.
-            name = printable(event.event or ("message" if event.data is not None else "(raw)"))
-            excerpt = _one_line(event.data or event.raw.decode("utf-8", "replace"), width)
-            done.append(f"{name} {excerpt}")
+        while cursor < len(frames) and frames[cursor][0].end <= stop:
+            span, payload = frames[cursor]
+            done.append(_frame_label(profile, span, payload, terminal, width))
             cursor += 1
         stall = f" after a {chunk.stall_s} s stall" if chunk.stall_s else ""
-        label = done[0] if done else "(inside an event)"
+        label = done[0] if done else f"(inside {'an' if unit[:1] in 'aeiou' else 'a'} {unit})"
         out.write(f"   [{chunk.t_ms:>9} ms]{stall} {len(chunk.data):>6} B  {label}\n")
         out.writelines(f"   {'':>24}{more}\n" for more in done[1:])
         offset = stop
@@ -101,12 +124,18 @@ def _show_interaction(index: int, interaction: Interaction, out: TextIO, width: 
     out.write(f"   [{end.t_ms:>9} ms]{stall} end {end.kind} ({len(response.chunks)} chunks, {len(body)} bytes)\n")
 
 
+def _whole(body: bytes) -> list[FrameSpan]:
+    """An error response's body as one frame: it is a document, not a stream."""
+    return [FrameSpan(0, len(body), body, None, body)] if body else []
+
+
 def show(cassette: Cassette, out: TextIO, width: int = 72) -> None:
-    """Write the timeline of `cassette` to `out`."""
+    """Write the timeline of `cassette` to `out`, its bodies cut into the frames of the api's framing."""
+    profile = resolve_profile(cassette)
     title = printable(cassette.name or "cassette")
     out.write(
         f"{title}: api={printable(cassette.api)} model={printable(cassette.model)} "
-        f"recorded_at={printable(cassette.recorded_at)}\n"
+        f"recorded_at={printable(cassette.recorded_at)} framing={printable(profile.framing.name)}\n"
     )
     if cassette.incomplete is not None:
         out.write(f"  INCOMPLETE RECORDING: {printable(cassette.incomplete)}\n")
@@ -118,7 +147,7 @@ def show(cassette: Cassette, out: TextIO, width: int = 72) -> None:
         out.write(f"  source: {'; '.join(parts)}\n")
     for index, interaction in enumerate(cassette.interactions):
         out.write("\n")
-        _show_interaction(index, interaction, out, width)
+        _show_interaction(index, interaction, profile, out, width)
 
 
 def parse_op(text: str) -> Mutation:
@@ -133,12 +162,18 @@ def parse_op(text: str) -> Mutation:
         raise CassetteError(f"bad --op {exc.spec!r}{where}: {exc.problem} ({exc.hint})") from None
 
 
+_ADAPTER_HELP = (
+    "the declaration of the cassette's api, when no installed adapter declares it (an Adapter, WireApi or WireProfile)"
+)
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="cassettes", description="Inspect, scan and mutate streamcassette files.")
     commands = parser.add_subparsers(dest="command", required=True)
     show_cmd = commands.add_parser("show", help="print a readable timeline")
     show_cmd.add_argument("cassette", help="a cassette file or a library name")
     show_cmd.add_argument("--width", type=int, default=72, help="data excerpt length")
+    show_cmd.add_argument("--adapter", metavar="MODULE:ATTR", help=_ADAPTER_HELP)
     scan_cmd = commands.add_parser("scan", help="secret-scan cassette files (exit 1 on a finding)")
     scan_cmd.add_argument("files", nargs="+", type=Path)
     mutate_cmd = commands.add_parser(
@@ -153,6 +188,7 @@ def _parser() -> argparse.ArgumentParser:
         "--op", action="append", required=True, metavar="SPEC", help="a mutation spec, e.g. truncate:at=25%%,end=eof"
     )
     mutate_cmd.add_argument("-o", "--output", required=True, help="output file, or - for stdout")
+    mutate_cmd.add_argument("--adapter", metavar="MODULE:ATTR", help=_ADAPTER_HELP)
     library_cmd = commands.add_parser("library", help="list the bundled cassettes")
     library_cmd.add_argument("--api", help="only this api")
     library_cmd.add_argument("--names", action="store_true", help="list names, not just counts")
@@ -183,7 +219,27 @@ def _scan(files: Sequence[Path], out: TextIO, err: TextIO) -> int:
     return 2 if unchecked else 1 if secrets_found else 0
 
 
+def load_profile(spec: str) -> WireProfile:
+    """The wire profile ``MODULE:ATTR`` names: a ``WireProfile``, or a declaration carrying one as
+    ``profile`` (an ``Adapter``, a ``WireApi``). Raises ``CassetteError`` with a readable message."""
+    module_name, sep, attr = spec.partition(":")
+    if not sep or not module_name or not attr:
+        raise CassetteError(f"--adapter expects MODULE:ATTR, got {spec!r}")
+    try:
+        value: object = importlib.import_module(module_name)
+        for part in attr.split("."):
+            value = getattr(value, part)
+    except Exception as exc:  # the module's own failure, reported in one line
+        raise CassetteError(f"--adapter {spec}: {type(exc).__name__}: {exc}") from None
+    profile = value if isinstance(value, WireProfile) else getattr(value, "profile", None)
+    if not isinstance(profile, WireProfile):
+        raise CassetteError(f"--adapter {spec} is a {type(value).__name__}, which declares no wire profile")
+    return profile
+
+
 def _run(args: argparse.Namespace, out: TextIO) -> int:
+    if getattr(args, "adapter", None):
+        register_profile(load_profile(args.adapter))
     if args.command == "show":
         show(_open(args.cassette, allow_incomplete=True), out, args.width)
         return 0

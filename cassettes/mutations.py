@@ -3,15 +3,17 @@
 Every function takes a `Cassette` and returns a new one; the input is never modified. By
 default a mutation applies to every interaction; pass `interaction=i` to target one.
 
-Body edits work at the server-sent-event level where they must (`drop_terminal`,
-`corrupt_json`): untouched events keep their exact bytes and the chunk boundaries around them
-stay where they were.
+Body edits work at the frame level where they must (`drop_terminal`, `corrupt_json`), through the
+api's wire profile (:class:`normalize.wire.WireProfile`: its framing, its ending, its payload
+envelope), so they serve server-sent events, JSON lines and AWS event streams alike: untouched frames
+keep their exact bytes and the chunk boundaries around them stay where they were. No api is known
+here by name: the profile is the adapter's declaration, found by api name through
+:func:`normalize.wire.profile_for`.
 """
 
 from __future__ import annotations
 
 import bisect
-import json
 import random
 import re
 from collections.abc import Callable, Iterable, Sequence
@@ -19,23 +21,34 @@ from dataclasses import replace
 from http import HTTPStatus
 from typing import Literal
 
-from cassettes.canonical import NotJSON
+import jiter
+
 from cassettes.errors import CassetteError
-from cassettes.model import Cassette, Chunk, End, EndKind, JSONValue, RecordedResponse
-from cassettes.sse import SSEEvent, lines, split_events
+from cassettes.model import Cassette, Chunk, End, EndKind, RecordedResponse, header_value
+from normalize.wire import (
+    SSE,
+    Edit,
+    ErrorSample,
+    FrameSpan,
+    WireProfile,
+    framing_for,
+    generic_error_body,
+    profile_for,
+)
 
 __all__ = [
     "corrupt_json",
     "drop_terminal",
     "empty_body",
     "error_body",
+    "injected_message",
+    "json_payload_frames",
     "rechunk",
+    "resolve_profile",
     "stall",
     "status_override",
     "truncate",
 ]
-
-Edit = tuple[int, int, bytes]  # replace body[start:end] with the bytes
 
 
 def _each(
@@ -174,31 +187,6 @@ def stall(cassette: Cassette, at_chunk: int, seconds: float, *, interaction: int
     return _each(cassette, interaction, change)
 
 
-_ANTHROPIC_TYPES = {
-    400: "invalid_request_error",
-    401: "authentication_error",
-    403: "permission_error",
-    404: "not_found_error",
-    413: "request_too_large",
-    429: "rate_limit_error",
-    529: "overloaded_error",
-}
-_OPENAI_TYPES = {
-    400: ("invalid_request_error", None),
-    401: ("invalid_request_error", "invalid_api_key"),
-    404: ("invalid_request_error", "model_not_found"),
-    429: ("requests", "rate_limit_exceeded"),
-}
-_GOOGLE_STATUS = {
-    400: "INVALID_ARGUMENT",
-    401: "UNAUTHENTICATED",
-    403: "PERMISSION_DENIED",
-    404: "NOT_FOUND",
-    429: "RESOURCE_EXHAUSTED",
-    500: "INTERNAL",
-    503: "UNAVAILABLE",
-    504: "DEADLINE_EXCEEDED",
-}
 _GATEWAY_PAGE = (
     "<!DOCTYPE html>\n<html>\n<head><title>502 Bad Gateway</title></head>\n<body>\n"
     "<h1>Bad Gateway</h1>\n<p>The proxy received an invalid response from the upstream server.</p>\n"
@@ -213,28 +201,35 @@ def _phrase(status: int) -> str:
         return "Overloaded" if status == 529 else "Error"
 
 
-def error_body(api: str | None, status: int) -> tuple[bytes, str]:
-    """(body, content type) of an error response shaped like the vendor's for `api`.
+def injected_message(status: int) -> str:
+    """The human message an injected error response for ``status`` carries."""
+    return f"{_phrase(status)} (injected by a cassette mutation)"
 
-    502 is always an HTML gateway page, as a proxy in front of any vendor would send.
-    """
+
+def resolve_profile(cassette: Cassette, *, api: str | None = None, profile: WireProfile | None = None) -> WireProfile:
+    """The wire profile to edit ``cassette`` with: ``profile``, else the one declared for ``api`` (default:
+    the cassette's), else a bare profile whose framing is read from the recorded content type (server-sent
+    events when it names none): enough to cut and re-chunk, not to know the terminal marker."""
+    if profile is not None:
+        return profile
+    declared = profile_for(api or cassette.api)
+    if declared is not None:
+        return declared
+    content_type = next((header_value(item.response.headers, "content-type") for item in cassette.interactions), None)
+    return WireProfile(api=api or cassette.api or "", framing=framing_for(content_type) or SSE)
+
+
+def error_body(
+    status: int, *, api: str | None = None, profile: WireProfile | None = None, message: str | None = None
+) -> ErrorSample:
+    """An error response for ``status`` shaped like the vendor's, as the api's profile declares it (a
+    generic JSON body when no profile is known), carrying ``message`` (default: :func:`injected_message`).
+    502 is always an HTML gateway page, as a proxy in front of any vendor would send."""
     if status == 502:
-        return _GATEWAY_PAGE.encode("utf-8"), "text/html; charset=utf-8"
-    message = f"{_phrase(status)} (injected by a cassette mutation)"
-    value: JSONValue
-    content_type = "application/json"
-    if api == "anthropic-messages":
-        kind = _ANTHROPIC_TYPES.get(status, "api_error")
-        value = {"type": "error", "error": {"type": kind, "message": message}}
-    elif api in ("openai-completions", "openai-responses"):
-        kind, code = _OPENAI_TYPES.get(status, ("server_error", None))
-        value = {"error": {"message": message, "type": kind, "param": None, "code": code}}
-    elif api == "google-generative-ai":
-        value = {"error": {"code": status, "message": message, "status": _GOOGLE_STATUS.get(status, "UNKNOWN")}}
-        content_type = "application/json; charset=UTF-8"
-    else:
-        value = {"error": {"message": message, "status": status}}
-    return json.dumps(value, indent=2).encode("utf-8") + b"\n", content_type
+        return ErrorSample(_GATEWAY_PAGE.encode("utf-8"), "text/html; charset=utf-8")
+    chosen = profile if profile is not None else profile_for(api)
+    text = message if message is not None else injected_message(status)
+    return chosen.error_response(status, text) if chosen is not None else generic_error_body(status, text)
 
 
 def status_override(
@@ -244,21 +239,25 @@ def status_override(
     retry_after: str | None = "auto",
     body: bytes | None = None,
     content_type: str | None = None,
+    message: str | None = None,
+    profile: WireProfile | None = None,
     interaction: int | None = None,
 ) -> Cassette:
     """Answer with `status` and an error body instead of the recorded response.
 
-    The body is shaped like the vendor's error for the cassette's api (see `error_body`) unless
-    `body`/`content_type` are given. `retry_after="auto"` sends `retry-after: 1` with a 429 and
-    nothing otherwise; pass a string to set it, None to omit it.
+    The response is shaped like the vendor's error for the cassette's api — its body, content type
+    and the headers that carry the error (see `error_body`; `profile` overrides the declared one),
+    carrying `message` — unless `body`/`content_type` are given. `retry_after="auto"` sends
+    `retry-after: 1` with a 429 and nothing otherwise; pass a string to set it, None to omit it.
     """
-    default_body, default_type = error_body(cassette.api, status)
-    payload = default_body if body is None else body
-    kind = content_type or default_type
+    sample = error_body(status, api=cassette.api, profile=profile, message=message)
+    payload = sample.body if body is None else body
+    kind = content_type or sample.content_type
     wait = ("1" if status == 429 else None) if retry_after == "auto" else retry_after
+    extra = list(sample.headers) if body is None else []
 
     def change(response: RecordedResponse) -> RecordedResponse:
-        headers = [("content-type", kind)]
+        headers = [("content-type", kind), *extra]
         if wait is not None:
             headers.append(("retry-after", wait))
         t_ms = response.t_ms
@@ -316,100 +315,78 @@ def _apply_edits(response: RecordedResponse, edits: Sequence[Edit]) -> RecordedR
     return replace(response, chunks=tuple(chunks), end=end)
 
 
-def _rewrite_data(event: SSEEvent, payload: bytes) -> Edit:
-    """Replace the event's data line(s) by `data: <payload>` (one line per payload line), keeping
-    every other line and the event's own line ending."""
-    data_lines = [line for line in lines(event.raw) if line.content.startswith(b"data:")]
-    first, final = data_lines[0], data_lines[-1]
-    newline = first.ending or b"\n"
-    data = b"".join(b"data: " + part + newline for part in payload.split(b"\n"))
-    if not final.ending:
-        data = data[: -len(newline)]  # the event had no line ending after its data; keep it that way
-    return event.start, event.end, event.raw[: first.start] + data + event.raw[final.end :]
+def drop_terminal(
+    cassette: Cassette,
+    *,
+    api: str | None = None,
+    profile: WireProfile | None = None,
+    interaction: int | None = None,
+) -> Cassette:
+    """Take the wire api's end-of-stream marker out, so the body ends without saying it is done.
 
-
-def _compact(value: JSONValue) -> bytes:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-
-
-_RESPONSES_TERMINALS = frozenset({"response.completed", "response.incomplete", "response.failed"})
-
-
-def _event_type(event: SSEEvent, value: JSONValue | NotJSON) -> str | None:
-    if event.event:
-        return event.event
-    if isinstance(value, dict):
-        kind = value.get("type")
-        return kind if isinstance(kind, str) else None
-    return None
-
-
-def _terminal_edits(api: str | None, events: Sequence[SSEEvent]) -> list[Edit]:
-    edits: list[Edit] = []
-    for event in events:
-        value = event.json()
-        kind = _event_type(event, value)
-        if api == "anthropic-messages":
-            if kind == "message_stop":
-                edits.append((event.start, event.end, b""))
-        elif api == "openai-responses":
-            if kind in _RESPONSES_TERMINALS:
-                edits.append((event.start, event.end, b""))
-        elif api == "openai-completions":
-            if event.data is not None and event.data.strip() == "[DONE]":
-                edits.append((event.start, event.end, b""))
-            elif isinstance(value, dict) and isinstance(choices := value.get("choices"), list):
-                finished = [c for c in choices if isinstance(c, dict) and c.get("finish_reason") is not None]
-                for choice in finished:
-                    choice["finish_reason"] = None
-                if finished:
-                    edits.append(_rewrite_data(event, _compact(value)))
-        elif api == "google-generative-ai":
-            if isinstance(value, dict) and isinstance(candidates := value.get("candidates"), list):
-                finished = [c for c in candidates if isinstance(c, dict) and "finishReason" in c]
-                for candidate in finished:
-                    del candidate["finishReason"]
-                if finished:
-                    edits.append(_rewrite_data(event, _compact(value)))
-        else:
-            raise CassetteError(f"drop_terminal does not know the terminal marker of api {api!r}")
-    return edits
-
-
-def drop_terminal(cassette: Cassette, *, api: str | None = None, interaction: int | None = None) -> Cassette:
-    """Remove the wire API's end-of-stream marker so the body ends without saying it is done.
-
-    anthropic-messages: the `message_stop` event. openai-completions: the `[DONE]` line, and
-    every non-null `finish_reason` becomes null. openai-responses: `response.completed`,
-    `response.incomplete` and `response.failed` events. google-generative-ai: every
-    `finishReason` field. `api` defaults to the cassette's. Raises `CassetteError` when no
-    selected interaction had a marker to drop (a no-op would make a fault test vacuous).
+    How is the api's to say: its :class:`~normalize.wire.Ending` drops the marker frames (Anthropic's
+    ``message_stop``) or rewrites the frames that carry it (a chat ``finish_reason`` made null, Gemini's
+    ``finishReason`` deleted), inside the payload's envelope where it has one, re-encoding the frame
+    (an event-stream message gets new CRCs). The api is ``profile``'s, else ``api``'s (default: the
+    cassette's), as declared by its adapter. Raises `CassetteError` when no profile is declared for
+    the api, when it declares no way to take its marker out, or when no selected interaction had a
+    marker to drop (a no-op would make a fault test vacuous).
     """
     wire = api or cassette.api
+    chosen = profile if profile is not None else profile_for(wire)
+    if chosen is None:
+        raise CassetteError(
+            f"drop_terminal does not know the terminal marker of api {wire!r}: no installed adapter declares it"
+        )
+    if chosen.ending is None or chosen.ending.strip is None:
+        raise CassetteError(f"drop_terminal: api {chosen.api!r} declares no way to take out its terminal marker")
     dropped = 0
 
     def change(response: RecordedResponse) -> RecordedResponse:
         nonlocal dropped
-        edits = _terminal_edits(wire, split_events(response.body))
+        edits = chosen.terminal_edits(response.body)
         dropped += len(edits)
         return _apply_edits(response, edits)
 
     result = _each(cassette, interaction, change)
     if not dropped:
-        raise CassetteError(f"drop_terminal found no terminal marker for api {wire!r}")
+        raise CassetteError(f"drop_terminal found no terminal marker for api {chosen.api!r}")
     return result
 
 
-def corrupt_json(cassette: Cassette, index: int = 0, *, interaction: int | None = None) -> Cassette:
-    """Cut the `index`-th JSON data payload of the body in half (negative counts from the end),
-    leaving the SSE framing intact, so that one event's data is no longer valid JSON."""
+def json_payload_frames(profile: WireProfile, body: bytes) -> list[tuple[FrameSpan, bytes]]:
+    """The frames of ``body`` whose payload (out of its envelope) is a JSON object or array, with it."""
+    found: list[tuple[FrameSpan, bytes]] = []
+    for span, payload in profile.frames(body):
+        if payload is None:
+            continue
+        try:
+            value = jiter.from_json(payload)
+        except ValueError:
+            continue
+        if isinstance(value, dict | list):
+            found.append((span, payload))
+    return found
+
+
+def corrupt_json(
+    cassette: Cassette,
+    index: int = 0,
+    *,
+    profile: WireProfile | None = None,
+    interaction: int | None = None,
+) -> Cassette:
+    """Cut the `index`-th JSON payload of the body in half (negative counts from the end), keeping the
+    framing intact — the frame is re-encoded around the broken payload, inside its envelope — so that
+    one frame's payload is no longer valid JSON. The frames are read with `profile`, else the profile
+    declared for the cassette's api, else the framing its content type names (see `resolve_profile`)."""
+    chosen = resolve_profile(cassette, profile=profile)
 
     def change(response: RecordedResponse) -> RecordedResponse:
-        candidates = [e for e in split_events(response.body) if isinstance(e.json(), dict | list)]
+        candidates = json_payload_frames(chosen, response.body)
         if not -len(candidates) <= index < len(candidates):
-            raise CassetteError(f"corrupt_json: no JSON data event {index} (the body has {len(candidates)})")
-        event = candidates[index]
-        data = (event.data or "").encode("utf-8")
-        return _apply_edits(response, [_rewrite_data(event, data[: len(data) // 2])])
+            raise CassetteError(f"corrupt_json: no JSON payload {index} (the body has {len(candidates)})")
+        span, payload = candidates[index]
+        return _apply_edits(response, [chosen.rewrite(span, payload[: len(payload) // 2])])
 
     return _each(cassette, interaction, change)

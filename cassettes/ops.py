@@ -23,13 +23,14 @@ import math
 import re
 import textwrap
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from typing import Literal
 
 from cassettes import mutations
 from cassettes.errors import CassetteError
 from cassettes.model import END_KINDS, Cassette, EndKind
+from normalize.wire import WireProfile
 
 __all__ = [
     "OPS",
@@ -192,6 +193,8 @@ class Status:
 
     code: int
     retry_after: str | None = "auto"
+    #: The api's wire profile, when the caller has it (else the one declared for the cassette's api).
+    profile: WireProfile | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if not 100 <= self.code <= 599:
@@ -214,7 +217,7 @@ class Status:
 
     def __call__(self, cassette: Cassette) -> Cassette:
         """The cassette answering the error."""
-        return mutations.status_override(cassette, self.code, retry_after=self.retry_after)
+        return mutations.status_override(cassette, self.code, retry_after=self.retry_after, profile=self.profile)
 
 
 @dataclass(frozen=True, slots=True)
@@ -233,9 +236,11 @@ class EmptyBody:
 
 @dataclass(frozen=True, slots=True)
 class DropTerminal:
-    """Remove the end-of-stream marker of ``api`` (default: the cassette's api)."""
+    """Remove the end-of-stream marker of ``api`` (default: the cassette's api), as the api's wire
+    profile says (``profile``, when the caller has it; else the one declared for the api)."""
 
     api: str | None = None
+    profile: WireProfile | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.api is not None and not _API.fullmatch(self.api):
@@ -248,14 +253,16 @@ class DropTerminal:
 
     def __call__(self, cassette: Cassette) -> Cassette:
         """The cassette without its terminal marker."""
-        return mutations.drop_terminal(cassette, api=self.api)
+        return mutations.drop_terminal(cassette, api=self.api, profile=self.profile)
 
 
 @dataclass(frozen=True, slots=True)
 class CorruptJson:
-    """Cut the ``index``-th JSON data payload in half (negative counts from the end)."""
+    """Cut the ``index``-th frame's JSON payload in half (negative counts from the end); the frames are
+    read with ``profile`` when the caller has it, else as the cassette's api declares them."""
 
     index: int = 0
+    profile: WireProfile | None = field(default=None, compare=False, repr=False)
 
     @property
     def spec(self) -> str:
@@ -264,7 +271,7 @@ class CorruptJson:
 
     def __call__(self, cassette: Cassette) -> Cassette:
         """The cassette with one broken payload."""
-        return mutations.corrupt_json(cassette, self.index)
+        return mutations.corrupt_json(cassette, self.index, profile=self.profile)
 
 
 @dataclass(frozen=True, slots=True)
@@ -493,10 +500,14 @@ OPS: tuple[OpSyntax, ...] = (
     ),
     OpSyntax("empty-body", "empty-body", "keep the status and headers, send no body"),
     OpSyntax(
-        "drop-terminal", "drop-terminal[:api=API]", "remove the end-of-stream marker of API (default: the cassette's)"
+        "drop-terminal",
+        "drop-terminal[:api=API]",
+        "remove the end-of-stream marker of API (default: the cassette's), as its adapter declares it",
     ),
     OpSyntax(
-        "corrupt-json", "corrupt-json[:N]", "cut the N-th JSON data payload in half (default 0; negative: from the end)"
+        "corrupt-json",
+        "corrupt-json[:N]",
+        "cut the N-th frame's JSON payload in half (default 0; negative: from the end), the framing kept intact",
     ),
     OpSyntax("interaction", "interaction:N", "keep only interaction N (0-based) of a cassette that holds several"),
 )

@@ -24,6 +24,9 @@ Promises:
   (`cassettes.secret_scan.BodyScanner`); a chunk record reaches the partial file once its batch is
   scanned: at once for the first chunk and for one that follows a pause, else within a scan window
   (about 1 KB) of bytes, and at the body's end.
+* The header names the wire api of the adapter that made the first request (the kit tags every
+  request with it: ``normalize.wire.tags``), unless the writer was given one; credentials the adapter
+  tagged the request with (a signer's secrets) are refused like those its headers carry.
 * Bodies are recorded decoded: `accept-encoding: identity` is sent, and a gzip/deflate body
   sent anyway is decompressed for the record (the caller still gets the bytes the server sent).
 """
@@ -59,27 +62,14 @@ from cassettes.format import (
 from cassettes.model import Cassette, Chunk, End, EndKind, Headers, JSONValue, RecordedRequest, RecordedResponse
 from cassettes.scrub import DEFAULT_SCRUB, ScrubPolicy, capture_request, request_credentials, response_headers
 from cassettes.secret_scan import BodyScanner, SecretSet, scan_bytes, scan_decoded, scan_lines
+from normalize.wire.tags import API_EXTENSION, SECRETS_EXTENSION
 
-__all__ = ["CassetteWriter", "RecordingTransport", "guess_api"]
+__all__ = ["CassetteWriter", "RecordingTransport"]
 
 #: How long a body the caller closed early is still read, to learn how it really ended.
 DRAIN_TIMEOUT_S = 1.0
 #: How many more bytes such a body may bring before the recorder stops reading it.
 DRAIN_MAX_BYTES = 1024 * 1024
-
-
-def guess_api(url: str) -> str | None:
-    """The wire API a request URL belongs to, when the path makes it obvious."""
-    path = httpx.URL(url).path
-    if path.endswith("/messages"):
-        return "anthropic-messages"
-    if path.endswith("/chat/completions"):
-        return "openai-completions"
-    if path.endswith("/responses") or "/responses/" in path:
-        return "openai-responses"
-    if ":streamGenerateContent" in path or ":generateContent" in path:
-        return "google-generative-ai"
-    return None
 
 
 def _now_ms(start: float) -> float:
@@ -139,7 +129,7 @@ class CassetteWriter:
         self._lock = threading.Lock()
         self.failure: SecretFound | None = None
 
-    def _start(self, first: RecordedRequest) -> None:
+    def _start(self, first: RecordedRequest, api: str | None) -> None:
         if self._started:
             return
         self._started = True
@@ -151,7 +141,7 @@ class CassetteWriter:
         model = header.model or (body.get("model") if isinstance(body, dict) else None)
         header = replace(
             header,
-            api=header.api or guess_api(first.url),
+            api=header.api or api,
             model=model if isinstance(model, str) else None,
             recorded_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         )
@@ -174,10 +164,12 @@ class CassetteWriter:
         t_ms: float,
         *,
         credentials: Iterable[tuple[str, str]] = (),
+        api: str | None = None,
     ) -> int | None:
         """Write the request and response head of a new interaction; its index (None after a refusal
         or once the writer is closed). `credentials` — (where, value) pairs the live request carried —
-        join the secrets this recording refuses to write, from this interaction on."""
+        join the secrets this recording refuses to write, from this interaction on. `api` is the wire
+        api of the adapter that made the request (the header's, when the writer was given none)."""
         with self._lock:
             if self.failure is not None or not self._partial.active:
                 return None
@@ -196,7 +188,7 @@ class CassetteWriter:
                 findings += scan_bytes(data, f"{where} {part}", secrets=self.secrets)
             if findings:
                 self._refuse(findings)
-            self._start(request)
+            self._start(request, api)
             self._write(lines)
             self._count += 1
             self._open[index] = _OpenBody(BodyScanner(f"{where} response body", self.secrets), t_ms)
@@ -400,6 +392,15 @@ class _TeeStream(httpx.AsyncByteStream):
             await self._upstream.aclose()
 
 
+def _tagged_secrets(request: httpx.Request) -> list[tuple[str, str]]:
+    """The credentials the adapter said the request was made with (a signer's secret key, its
+    session token), beyond what its headers show."""
+    tagged = request.extensions.get(SECRETS_EXTENSION)
+    if not isinstance(tagged, tuple | list):
+        return []
+    return [("request credential (signing secret)", value) for value in tagged if isinstance(value, str) and value]  # pyright: ignore[reportUnknownVariableType]
+
+
 class RecordingTransport(httpx.AsyncBaseTransport):
     """Sends requests through `wrapped` (a real transport) and records them with `writer`.
 
@@ -430,14 +431,22 @@ class RecordingTransport(httpx.AsyncBaseTransport):
             request.headers["accept-encoding"] = "identity"
         await request.aread()
         recorded = capture_request(request, self._scrub)
-        credentials = request_credentials(request, self._scrub)
+        credentials = [*request_credentials(request, self._scrub), *_tagged_secrets(request)]
+        api = request.extensions.get(API_EXTENSION)
         start = time.monotonic()
         response = await self._wrapped.handle_async_request(request)
         try:
             # Fails before anything is written when the body could not be decoded for the record.
             decoders = _decoders(response.headers.get("content-encoding"))
             headers = response_headers(response.headers, self._scrub)
-            index = self.writer.begin(recorded, response.status_code, headers, _now_ms(start), credentials=credentials)
+            index = self.writer.begin(
+                recorded,
+                response.status_code,
+                headers,
+                _now_ms(start),
+                credentials=credentials,
+                api=api if isinstance(api, str) and api else None,
+            )
         except BaseException:
             await response.aclose()
             raise

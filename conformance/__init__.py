@@ -6,7 +6,10 @@
 
 It points the adapter at a loopback HTTP server (``model.base_url``) that replays recordings —
 the author's cassettes or the bundled library's — with mutations and generic faults, and checks the
-event grammar and the behaviours of the StreamFn contract. Each check has a stable id (see
+event grammar and the behaviours of the StreamFn contract. What the api's bytes look like (server-sent
+events, JSON lines or an AWS event stream; its terminal marker; its error bodies) comes from the
+api's wire profile (:class:`normalize.wire.WireProfile`), which its adapter declares: the harness
+knows no api by name. Each check has a stable id (see
 :mod:`conformance.checks`); the report gives pass / fail / unsupported / xfail / harness-error per check
 and a verdict, and prints the ``cassettes mutate`` command that reproduces each failing scenario's
 bytes. Whatever the adapter does, a run ends with a report within ``Limits.bound_s`` — short of
@@ -24,11 +27,11 @@ if TYPE_CHECKING:
     from conformance.check import Check, Outcome
     from conformance.checks import CHECK_IDS, CHECKS, get_check
     from conformance.loopback import LoopbackServer, ReceivedRequest, Scripted, refused_url
-    from conformance.recordings import LIBRARY_PICKS, Recording, library_recordings, load_recordings
+    from conformance.recordings import Recording, library_recordings, load_recordings
     from conformance.report import CheckResult, Evidence, Report, Status, Verdict
     from conformance.runner import run, run_sync
     from conformance.session import API_KEY
-    from conformance.target import KNOWN_APIS, Capabilities, Target, is_factory, load_target
+    from conformance.target import Capabilities, Target, is_factory, load_target
     from conformance.watchdog import Limits
 
 #: The harness version, recorded in every report (check ids are stable across versions).
@@ -38,8 +41,6 @@ __all__ = [
     "API_KEY",
     "CHECKS",
     "CHECK_IDS",
-    "KNOWN_APIS",
-    "LIBRARY_PICKS",
     "Capabilities",
     "Check",
     "CheckResult",

@@ -35,9 +35,10 @@ from conformance.checks import CHECKS, get_check, markdown_table
 from conformance.recordings import NoRecordings
 from conformance.report import Report, report_json_text
 from conformance.runner import run_sync
-from conformance.target import KNOWN_APIS, Capabilities, import_target, is_target
+from conformance.target import Capabilities, import_target, is_target
 from conformance.text import printable
 from conformance.watchdog import Limits
+from normalize.wire import known_profiles
 
 __all__ = ["main"]
 
@@ -86,7 +87,12 @@ def _parser(prog: str) -> argparse.ArgumentParser:
         f"within {Limits().bound_s:g} s (unless the adapter ends the process itself, with os._exit).",
     )
     run.add_argument("target", help="pkg.module:attr")
-    run.add_argument("--api", choices=KNOWN_APIS, help="the wire api, when it is one the harness knows")
+    run.add_argument(
+        "--api",
+        metavar="API",
+        help="the wire api (model.api); an installed adapter's declaration of it gives the framing, the terminal "
+        "marker, the error bodies and the bundled recordings",
+    )
     run.add_argument("--no-http", action="store_true", help="the adapter sends no HTTP (HTTP checks are unsupported)")
     run.add_argument("--tools", action="store_true", help="the adapter emits tool calls")
     run.add_argument("--parallel-tools", action="store_true", help="several tool calls in one message")
@@ -136,6 +142,11 @@ def _capabilities(args: argparse.Namespace, loaded: Any) -> Capabilities:
         return dataclasses.replace(base, **flags)
     except ValueError as exc:
         raise _UsageError(str(exc)) from None
+
+
+def _apis_with_recordings() -> str:
+    named = sorted(api for api, profile in known_profiles().items() if profile.recordings)
+    return ", ".join(named) or "none is installed"
 
 
 def _xfail(entries: list[str]) -> dict[str, str]:
@@ -293,7 +304,7 @@ def _main(argv: list[str] | None, prog: str) -> int:
     except NoRecordings:
         sys.stderr.write(
             "conformance: error: no recordings to replay: pass --cassettes PATH (a cassette directory or file), "
-            f"or --api with one the harness knows ({', '.join(KNOWN_APIS)})\n"
+            f"or --api with an api whose adapter names bundled recordings ({_apis_with_recordings()})\n"
         )
         return 2
     except (_UsageError, ValueError, TypeError) as exc:

@@ -5,27 +5,28 @@ mutations are named as :class:`cassettes.ops.Mutation` objects — the grammar `
 --op`` accepts, so a report can print the command that reproduces a scenario's bytes — applied to
 the recording and turned into plans by :func:`plan` (:func:`served`, :func:`replay` and
 :func:`mutated` build the scenarios); generic faults (non-stream bodies, silence) are written here.
-No function needs to know a vendor protocol beyond what :mod:`cassettes.mutations` knows for a
-known api.
+No function knows a vendor protocol: frames, terminal markers and error bodies come from the api's
+:class:`~normalize.wire.WireProfile` (given, or declared for the api, or — for an api nobody
+declares — a framing read from the recorded content type), so cut points fall on frame boundaries
+whatever the framing.
 """
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from cassettes import Cassette, End, EndKind, RecordedResponse
-from cassettes.mutations import drop_terminal, error_body
+from cassettes.mutations import drop_terminal, json_payload_frames, resolve_profile
 from cassettes.ops import DropTerminal, Mutation, Truncate
-from cassettes.sse import split_events
 from conformance.loopback import Scripted, ScriptedEnd
 from conformance.observe import Scenario, Served
 from conformance.recordings import Recording
+from normalize.wire import FrameView, WireProfile
 
 __all__ = [
-    "body_message",
+    "Wire",
     "drop_marker",
-    "event_offsets",
+    "frame_offsets",
     "json_event_indexes",
     "marker_offset",
     "mutated",
@@ -34,8 +35,12 @@ __all__ = [
     "raw_plan",
     "replay",
     "served",
+    "trailer_cut",
     "with_reset",
 ]
+
+#: The api's profile, or its name (the profile declared for it), or None (the cassette's api).
+Wire = WireProfile | str | None
 
 _FRAMING = frozenset({"content-length", "transfer-encoding", "content-encoding", "connection"})
 # A recorded ``reset`` is replayed as a hang-up (FIN without the end of the chunked body): the
@@ -50,14 +55,21 @@ def _response(cassette: Cassette) -> RecordedResponse:
     return cassette.interactions[0].response
 
 
-def plan(cassette: Cassette) -> Scripted:
+def _profile(cassette: Cassette, wire: Wire) -> WireProfile:
+    if isinstance(wire, WireProfile):
+        return wire
+    return resolve_profile(cassette, api=wire)
+
+
+def plan(cassette: Cassette, wire: Wire = None) -> Scripted:
     """Serve the cassette's first response as recorded: status, headers, the exact chunks (a chunk's
     ``stall_s`` becomes a silence before it) and its end (``timeout`` becomes a stall, ``reset`` a
-    hang-up — see :func:`with_reset` for a real TCP reset)."""
+    hang-up — see :func:`with_reset` for a real TCP reset). A 200 recorded without a content type is
+    sent as the framing's own."""
     response = _response(cassette)
     headers = [(name, value) for name, value in response.headers if name.lower() not in _FRAMING]
     if response.status == 200 and not any(name.lower() == "content-type" for name, _ in headers):
-        headers.append(("content-type", "text/event-stream"))
+        headers.append(("content-type", _profile(cassette, wire).framing.media_types[0]))
     chunks = [(chunk.stall_s, chunk.data) for chunk in response.chunks]
     end: End = response.end
     if end.stall_s:
@@ -78,52 +90,59 @@ def raw_plan(status: int, content_type: str, body: bytes, *, end: ScriptedEnd = 
     )
 
 
-def event_offsets(cassette: Cassette) -> list[int]:
-    """Byte offsets where the body's server-sent events start (the first is 0)."""
-    return [event.start for event in split_events(_response(cassette).body)]
+def frame_offsets(cassette: Cassette, wire: Wire = None) -> list[int]:
+    """Byte offsets where the body's frames start (the first is 0)."""
+    return [span.start for span, _ in _profile(cassette, wire).frames(_response(cassette).body)]
 
 
-def json_event_indexes(cassette: Cassette) -> list[int]:
-    """Indexes (as counted by :func:`cassettes.mutations.corrupt_json`) of the JSON data events that
-    are not keep-alive pings."""
-    indexes: list[int] = []
-    position = 0
-    for event in split_events(_response(cassette).body):
-        value = event.json()
-        if not isinstance(value, dict | list):
-            continue
-        is_ping = event.event == "ping" or (isinstance(value, dict) and value.get("type") == "ping")
-        if not is_ping:
-            indexes.append(position)
-        position += 1
-    return indexes
+_PING = frozenset({"ping"})
 
 
-def drop_marker(cassette: Cassette, api: str | None) -> DropTerminal:
-    """The op that drops ``api``'s terminal marker (naming the api only when it is not the cassette's)."""
-    return DropTerminal(None if api is None or api == cassette.api else api)
+def _is_ping(name: str | None, payload: bytes) -> bool:
+    return FrameView(name, payload).is_named(_PING)
 
 
-def open_ended(cassette: Cassette, api: str | None, *, end: EndKind = "eof") -> Mutation:
-    """The recording without its end: the api's terminal marker dropped when the api is known,
-    otherwise only the first half of its events kept; then the body ends with ``end``."""
-    if api is not None:
-        drop = drop_marker(cassette, api)
+def json_event_indexes(cassette: Cassette, wire: Wire = None) -> list[int]:
+    """Indexes (as counted by :func:`cassettes.mutations.corrupt_json`) of the frames whose payload is
+    JSON and not a keep-alive ping."""
+    frames = json_payload_frames(_profile(cassette, wire), _response(cassette).body)
+    return [index for index, (span, payload) in enumerate(frames) if not _is_ping(span.name, payload)]
+
+
+def drop_marker(cassette: Cassette, wire: Wire) -> DropTerminal:
+    """The op that drops the api's terminal marker (naming the api only when it is not the cassette's)."""
+    if isinstance(wire, WireProfile):
+        return DropTerminal(None if wire.api == cassette.api else wire.api, profile=wire)
+    return DropTerminal(None if wire is None or wire == cassette.api else wire)
+
+
+def _strips(profile: WireProfile) -> bool:
+    return profile.ending is not None and profile.ending.strip is not None
+
+
+def open_ended(cassette: Cassette, wire: Wire, *, end: EndKind = "eof") -> Mutation:
+    """The recording without its end: the api's terminal marker dropped when its profile says how,
+    otherwise every frame but the last kept (a cut on a frame boundary, after as much output as the
+    recording holds); then the body ends with ``end``."""
+    profile = _profile(cassette, wire)
+    if _strips(profile):
+        drop = drop_marker(cassette, profile)
         body_len = len(_response(drop(cassette)).body)
         return Mutation.of(drop, Truncate(bytes=body_len, end=end))
-    offsets = event_offsets(cassette)
-    keep = offsets[len(offsets) // 2] if len(offsets) > 1 else len(_response(cassette).body) // 2
+    offsets = frame_offsets(cassette, profile)
+    keep = offsets[-1] if len(offsets) > 1 else len(_response(cassette).body) // 2
     return Mutation.of(Truncate(bytes=keep, end=end))
 
 
 _RESET_ENDING = "the harness then ends the connection with a TCP reset"
 
 
-def served(recording: Recording, mutation: Mutation | None = None, *, reset: bool = False) -> Served:
+def served(recording: Recording, mutation: Mutation | None = None, *, reset: bool = False, wire: Wire = None) -> Served:
     """What the server plays for ``recording`` with ``mutation`` applied (None: as recorded); with
     ``reset``, the connection ends in a real TCP reset after the bytes (:func:`with_reset`)."""
     cassette = mutation(recording.cassette) if mutation is not None else recording.cassette
-    scripted = with_reset(plan(cassette)) if reset else plan(cassette)
+    scripted = plan(cassette, wire)
+    scripted = with_reset(scripted) if reset else scripted
     return Served(
         scripted,
         recording=recording.name,
@@ -132,57 +151,46 @@ def served(recording: Recording, mutation: Mutation | None = None, *, reset: boo
     )
 
 
-def replay(recording: Recording, **fields: Any) -> Scenario:
+def replay(recording: Recording, *, wire: Wire = None, **fields: Any) -> Scenario:
     """The unmutated replay of ``recording``, keyed by its name."""
-    return Scenario(key=recording.name, recording=recording.name, served=(served(recording),), **fields)
+    return Scenario(key=recording.name, recording=recording.name, served=(served(recording, wire=wire),), **fields)
 
 
-def mutated(recording: Recording, mutation: Mutation, *, reset: bool = False, **fields: Any) -> Scenario:
+def mutated(
+    recording: Recording, mutation: Mutation, *, reset: bool = False, wire: Wire = None, **fields: Any
+) -> Scenario:
     """A scenario serving ``mutation`` of ``recording``, keyed ``<recording>|<spec>``."""
     return Scenario(
         key=f"{recording.name}|{mutation.spec}",
         recording=recording.name,
-        served=(served(recording, mutation, reset=reset),),
+        served=(served(recording, mutation, reset=reset, wire=wire),),
         **fields,
     )
 
 
-def _find_message(value: Any) -> str | None:
-    if isinstance(value, dict):
-        for key, item in value.items():  # pyright: ignore[reportUnknownVariableType]
-            if key == "message" and isinstance(item, str) and item:
-                return item
-            found = _find_message(item)
-            if found is not None:
-                return found
-    if isinstance(value, list):
-        for item in value:  # pyright: ignore[reportUnknownVariableType]
-            found = _find_message(item)
-            if found is not None:
-                return found
-    return None
-
-
-def body_message(api: str | None, status: int) -> str | None:
-    """The human message inside the injected error body for ``status`` (None for non-JSON bodies)."""
-    body, content_type = error_body(api, status)
-    if "json" not in content_type:
-        return None
-    try:
-        return _find_message(json.loads(body))
-    except ValueError:
-        return None
-
-
-def marker_offset(cassette: Cassette, api: str | None) -> int:
+def marker_offset(cassette: Cassette, wire: Wire = None) -> int:
     """Where the api's terminal marker begins in the body (the first byte ``drop_terminal`` changes);
-    for an unknown api, where the last event begins. Cuts before it are always premature."""
+    when the profile cannot take the marker out, where the last frame begins. Cuts before it are
+    always premature."""
+    profile = _profile(cassette, wire)
     body = _response(cassette).body
-    if api is not None:
-        dropped = _response(drop_terminal(cassette, api=api)).body
+    if _strips(profile):
+        dropped = _response(drop_terminal(cassette, profile=profile)).body
         for index, (a, b) in enumerate(zip(body, dropped, strict=False)):
             if a != b:
                 return index
         return min(len(body), len(dropped))
-    offsets = event_offsets(cassette)
+    offsets = frame_offsets(cassette, profile)
     return offsets[-1] if len(offsets) > 1 else len(body)
+
+
+def trailer_cut(cassette: Cassette, wire: Wire = None) -> int | None:
+    """Where the frames carrying the terminal marker end, when the api declares a trailer after it and
+    the recording has one (a body cut there lacks the trailer: it is still incomplete); else None."""
+    profile = _profile(cassette, wire)
+    if profile.ending is None or profile.ending.after != "trailer" or not _strips(profile):
+        return None
+    body = _response(cassette).body
+    edits = profile.terminal_edits(body)
+    end = max((stop for _, stop, _ in edits), default=None)
+    return end if end is not None and end < len(body) else None

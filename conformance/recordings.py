@@ -2,31 +2,32 @@
 
 A :class:`Recording` is one HTTP 200 interaction, kept as a one-interaction
 :class:`cassettes.Cassette` so every mutation of :mod:`cassettes.mutations` applies to it. They come
-from the adapter author's own cassette files, or — when none are given and the api is known — from
-a fixed, deterministic pick of the bundled library: a text one, a tool-call one, a parallel
-tool-call one and a thinking one (each only when the capabilities declare the feature).
+from the adapter author's own cassette files, or — when none are given — from the bundled library,
+as the api's wire profile names them: a text one, a tool-call one, a parallel tool-call one and a
+thinking one (each only when the capabilities declare the feature). The profile's names also say
+which of the author's own cassettes shows what (by name, never by sort order).
 """
 
 from __future__ import annotations
 
 import os
 import shlex
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Literal
 
 from cassettes import Cassette, CassetteError, library
 from cassettes import load as load_cassette
 from conformance.target import Capabilities
+from normalize.wire import Feature, WireProfile, profile_for
 
 __all__ = [
-    "LIBRARY_PICKS",
     "CassetteSource",
     "Feature",
     "NoRecordings",
     "Recording",
     "RecordingsError",
+    "label_features",
     "library_recordings",
     "load_recordings",
 ]
@@ -39,36 +40,6 @@ class RecordingsError(ValueError):
 class NoRecordings(RecordingsError):
     """An HTTP adapter was given no cassettes, and its api has no bundled recordings."""
 
-
-Feature = Literal["text", "tool", "parallel", "thinking"]
-
-#: Bundled recordings the harness replays per api when the author brings none (by feature).
-LIBRARY_PICKS: dict[str, dict[Feature, str]] = {
-    "anthropic-messages": {
-        "text": "llma__text_haiku45",
-        "tool": "vercel__text_then_tool_use_haiku45",
-        "parallel": "llma__parallel_tool_use_x2_haiku45",
-        "thinking": "llma__thinking_sonnet45",
-    },
-    "openai-completions": {
-        "text": "oai__text_usage_gpt4o",
-        "tool": "pai__tool_call_gpt4o_mini",
-        "parallel": "pai__parallel_tool_calls_usage_gpt4o",
-        "thinking": "pai__deepseek_reasoner_reasoning_content",
-    },
-    "openai-responses": {
-        "text": "pai__text_gpt4o",
-        "tool": "pai__function_call_gpt4o",
-        "parallel": "vercel__reasoning_encrypted_3_function_calls_codex",
-        "thinking": "mirahar__reasoning_summary_o4mini",
-    },
-    "google-generative-ai": {
-        "text": "pai__text_gemini20flashexp",
-        "tool": "pai__function_call_gemini20flash",
-        "parallel": "vercel__no_args_calls_thought_gemini3flash",
-        "thinking": "mirahar__thought_parts_gemini25flash",
-    },
-}
 
 #: A cassette directory, one cassette file, or a list of files and loaded cassettes.
 CassetteSource = str | os.PathLike[str] | Sequence[str | os.PathLike[str] | Cassette]
@@ -96,9 +67,9 @@ class Recording:
         """The model the recording was made with (``conformance-model`` when unknown)."""
         return self.cassette.model or "conformance-model"
 
-    def reproduce(self, spec: str | None, out: str) -> str:
+    def reproduce(self, spec: str | None, out: str, *, adapter: str | None = None) -> str:
         """The ``cassettes mutate`` command that writes this recording with mutation ``spec`` (None: as
-        recorded) to ``out``."""
+        recorded) to ``out``; ``adapter`` describes the ``--adapter`` option it needs, if any."""
         ops = [f"interaction:{self.interaction}"] if self.interaction is not None else []
         if spec:
             ops.append(spec)
@@ -108,6 +79,8 @@ class Recording:
                 f"the recording as recorded: {where}" if where else f"the in-memory cassette {self.name!r} as recorded"
             )
         command = f"cassettes mutate {where or 'FILE'} --op '{'+'.join(ops)}' -o {shlex.quote(out)}"
+        if adapter is not None:
+            command += f" ({adapter})"
         if where is None:
             return f"{command} (FILE: the in-memory cassette {self.name!r}, written with cassettes.save)"
         return command
@@ -124,17 +97,37 @@ def _wanted(capabilities: Capabilities) -> list[Feature]:
     return features
 
 
-def library_recordings(capabilities: Capabilities) -> list[Recording]:
-    """The bundled picks for ``capabilities.api`` (empty for an unknown api); names missing from
-    the installed library are skipped."""
-    picks = LIBRARY_PICKS.get(capabilities.api or "", {})
-    available = set(library.names(capabilities.api)) if picks else set[str]()
+def library_recordings(capabilities: Capabilities, profile: WireProfile | None = None) -> list[Recording]:
+    """The bundled recordings the api's wire profile names for the declared features (``profile``,
+    else the one declared for ``capabilities.api``; empty without one); names missing from the
+    installed library are skipped."""
+    profile = profile if profile is not None else profile_for(capabilities.api)
+    picks: Mapping[Feature, str] = profile.recordings if profile is not None else {}
+    available = set(library.names()) if picks else set[str]()
     found: list[Recording] = []
     for feature in _wanted(capabilities):
         name = picks.get(feature)
         if name is not None and name in available:
             found.extend(replace(r, feature=feature) for r in _split(name, library.load(name), name)[:1])
     return found
+
+
+def _stem(name: str) -> str:
+    """A recording's name without its path, its ``#i`` (one interaction of several) and ``~n`` suffixes."""
+    return name.rpartition("/")[2].partition("#")[0].partition("~")[0]
+
+
+def label_features(recordings: list[Recording], profile: WireProfile | None) -> list[Recording]:
+    """``recordings`` with the features the profile names them for (the first match per feature)."""
+    if profile is None or not profile.recordings:
+        return recordings
+    labelled = list(recordings)
+    for feature, wanted in profile.recordings.items():
+        for index, recording in enumerate(labelled):
+            if recording.feature is None and _stem(recording.name) == wanted:
+                labelled[index] = replace(recording, feature=feature)
+                break
+    return labelled
 
 
 def _split(name: str, cassette: Cassette, source: str | None) -> list[Recording]:
@@ -207,9 +200,9 @@ def _unique(groups: list[tuple[str, str, list[Recording]]]) -> list[Recording]:
     return found
 
 
-def load_recordings(source: CassetteSource) -> list[Recording]:
+def load_recordings(source: CassetteSource, profile: WireProfile | None = None) -> list[Recording]:
     """Every successful (HTTP 200, non-empty body) interaction of the given cassettes, in order, each
-    with a unique name (see :func:`_unique`).
+    with a unique name (see :func:`_unique`) and the feature ``profile`` names it for, if any.
 
     Raises :class:`RecordingsError` (a ``ValueError``) when a path does not exist, a file is not a
     readable cassette, or nothing successful was recorded.
@@ -231,4 +224,4 @@ def load_recordings(source: CassetteSource) -> list[Recording]:
     found = _unique(groups)
     if not found:
         raise RecordingsError("the cassettes hold no successful (HTTP 200) response to replay")
-    return found
+    return label_features(found, profile)

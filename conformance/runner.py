@@ -34,12 +34,14 @@ from conformance.session import Session
 from conformance.target import Capabilities, Need, Target, is_target
 from conformance.text import describe_exception
 from conformance.watchdog import Limits, Worker
+from normalize.wire import WireProfile, profile_for
 
 __all__ = ["run", "run_sync", "validate_selection"]
 
 _NEED_TEXT: dict[str, str] = {
     "http": "needs an HTTP transport (Capabilities.http is False)",
-    "api": "needs a known wire api (Capabilities.api) to know its terminal marker",
+    "terminal": "needs the api's wire profile to say how its stream ends and how to take that marker out "
+    "(an Ending with a strip function; Target.profile, or an installed adapter declaring Capabilities.api)",
 }
 
 
@@ -59,8 +61,8 @@ def validate_selection(
     return selected, reasons
 
 
-def _missing(check: Check, capabilities: Capabilities) -> list[Need]:
-    return [need for need in check.needs if capabilities.lacks(need)]
+def _missing(check: Check, session: Session) -> list[Need]:
+    return [need for need in check.needs if session.lacks(need)]
 
 
 def _unsupported(check: Check, missing: list[Need]) -> CheckResult:
@@ -163,6 +165,7 @@ async def run(
     xfail: Mapping[str, str] | None = None,
     limits: Limits | None = None,
     name: str | None = None,
+    profile: WireProfile | None = None,
 ) -> Report:
     """Run the conformance checks against ``target`` and return the report.
 
@@ -170,8 +173,9 @@ async def run(
     a :class:`~conformance.target.Target` carrying its capabilities (``capabilities`` then defaults
     to the target's). Raises ``TypeError`` when no capabilities are given at all.
     ``cassettes``: the author's recordings (a directory, a file, or a list of files/cassettes); when
-    None, the target's own (:attr:`Target.cassettes`), else, when ``capabilities.api`` is known, the
-    bundled library's picks for that api. ``checks``:
+    None, the target's own (:attr:`Target.cassettes`), else the bundled recordings the api's wire
+    profile names. ``profile``: the api's :class:`~normalize.wire.WireProfile` (default: the target's,
+    else the one an installed adapter declares for ``capabilities.api``). ``checks``:
     the ids to run (default: all). ``xfail``: check id → the written reason it is expected to fail
     (a listed check that passes is reported as ``fail``: remove the entry). ``limits``: the time
     bounds (:class:`~conformance.watchdog.Limits`); the run ends within ``limits.bound_s``. ``name``
@@ -187,6 +191,7 @@ async def run(
         capabilities = capabilities or target.capabilities
         name = name or target.name
         cassettes = cassettes if cassettes is not None else target.cassettes
+        profile = profile or target.profile
         target = target.stream_fn
     if capabilities is None:
         raise TypeError("run() needs capabilities=Capabilities(...) (or a conformance.Target that carries them)")
@@ -194,21 +199,25 @@ async def run(
         raise TypeError(f"the target must be a StreamFn or a factory, not {type(target).__name__}")
     limits = limits or Limits()
     started = time.perf_counter()
+    if profile is None:
+        profile = profile_for(capabilities.api)
     if capabilities.http:
-        recordings = load_recordings(cassettes) if cassettes is not None else library_recordings(capabilities)
+        recordings = (
+            load_recordings(cassettes, profile) if cassettes is not None else library_recordings(capabilities, profile)
+        )
         if not recordings:
             raise NoRecordings(
                 "no recordings to replay: give the adapter's cassettes (a directory or cassette files), "
-                "or declare a known api in its capabilities"
+                "or an api whose wire profile names bundled recordings"
             )
     else:
         recordings = []
-    session = Session(capabilities, recordings, limits)
+    session = Session(capabilities, recordings, limits, profile)
     chosen = [check for check in CHECKS if check.id in selected]
     planned: dict[str, list[Scenario]] = {}
     broken: dict[str, str] = {}
     for check in chosen:
-        if _missing(check, capabilities):
+        if _missing(check, session):
             continue
         try:
             planned[check.id] = check.scenarios(session)
@@ -218,7 +227,7 @@ async def run(
     await _observe(session, target, order, limits)
     results: list[CheckResult] = []
     for check in chosen:
-        missing = _missing(check, capabilities)
+        missing = _missing(check, session)
         if missing:
             results.append(_unsupported(check, missing))
         elif check.id in broken:

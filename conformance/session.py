@@ -22,14 +22,16 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from cassettes import header_value
 from conformance.loopback import LoopbackServer, ReceivedRequest, Scripted, refused_url
 from conformance.observe import Observation, Running, Scenario, Timing, drive
 from conformance.plans import replay
 from conformance.recordings import Feature, Recording
-from conformance.target import Capabilities, adapter_name, is_factory
+from conformance.target import Capabilities, Need, adapter_name, is_factory
 from conformance.text import describe_exception
 from conformance.watchdog import Limits
 from normalize import AbortController, Context, Model, StreamOptions, UserMessage
+from normalize.wire import SSE, WireProfile, framing_for, profile_for
 
 __all__ = ["API_KEY", "Session"]
 
@@ -53,10 +55,22 @@ def _file_name(key: str) -> str:
 class Session:
     """The state of one run (see the module docstring)."""
 
-    def __init__(self, capabilities: Capabilities, recordings: Sequence[Recording], limits: Limits) -> None:
+    def __init__(
+        self,
+        capabilities: Capabilities,
+        recordings: Sequence[Recording],
+        limits: Limits,
+        profile: WireProfile | None = None,
+    ) -> None:
         self.capabilities = capabilities
         self.recordings = list(recordings)
         self.limits = limits
+        #: The api's wire profile as declared: the one given, else the one declared for the api (None:
+        #: nobody declares it).
+        self.declared = profile if profile is not None else profile_for(capabilities.api)
+        #: The profile every plan reads frames with: the declared one, else one whose framing is the
+        #: recordings' content type (server-sent events when they name none).
+        self.profile = self.declared or _bare_profile(capabilities, self.recordings)
         #: The request every scenario sends unless it brings its own (fixed, so runs compare equal).
         self.context = Context(messages=[UserMessage(content="Say hello.", timestamp=0)])
         #: The StreamFn, once :meth:`start` resolved the target.
@@ -91,6 +105,14 @@ class Session:
         """True when the adapter talks HTTP (and the loopback server is used)."""
         return self.capabilities.http
 
+    def lacks(self, need: Need) -> bool:
+        """True when the run cannot provide what a check needs: a capability the adapter does not
+        declare, or (``terminal``) a wire profile that says how to take the terminal marker out."""
+        if need == "terminal":
+            ending = self.declared.ending if self.declared is not None else None
+            return ending is None or ending.strip is None
+        return self.capabilities.lacks(need)
+
     def recording(self, feature: Feature = "text") -> Recording | None:
         """The recording picked for ``feature`` (else the first one), or None without recordings."""
         for recording in self.recordings:
@@ -102,7 +124,7 @@ class Session:
         """The unmutated replays (one per recording); a single plain call for an adapter without HTTP."""
         if not self.http:
             return [Scenario(key="call")]
-        return [replay(recording) for recording in self.recordings]
+        return [replay(recording, wire=self.profile) for recording in self.recordings]
 
     @property
     def observations(self) -> list[Observation]:
@@ -145,11 +167,19 @@ class Session:
                 text = served.fault or "a response the harness wrote"
             else:
                 out = _file_name(f"{scenario.key}-{number}" if several else scenario.key)
-                text = recording.reproduce(served.mutation, out)
+                text = recording.reproduce(served.mutation, out, adapter=self._adapter_note())
             if served.ending:
                 text = f"{text} ({served.ending})"
             parts.append(f"response {number}: {text}" if several else text)
         return "; ".join(parts)
+
+    def _adapter_note(self) -> str | None:
+        """What ``cassettes mutate`` needs to be told about the api, when it cannot find it itself."""
+        declared = self.declared
+        if declared is None or profile_for(declared.api) is declared:
+            return None
+        api = declared.api
+        return f"--adapter MODULE:ATTR naming the declaration of api {api!r} (no installed adapter declares it)"
 
     # -- running (in the worker thread) -------------------------------------------------------------
 
@@ -423,6 +453,16 @@ async def _aclose(fn: Callable[..., Any]) -> None:
         raise
     except BaseException:  # the adapter's clean-up failing is not the harness's concern
         pass
+
+
+def _bare_profile(capabilities: Capabilities, recordings: Sequence[Recording]) -> WireProfile:
+    """A profile that only knows the framing: the recordings' content type says which."""
+    for recording in recordings:
+        for interaction in recording.cassette.interactions:
+            framing = framing_for(header_value(interaction.response.headers, "content-type"))
+            if framing is not None:
+                return WireProfile(api=capabilities.api or "", framing=framing)
+    return WireProfile(api=capabilities.api or "", framing=SSE)
 
 
 def _responder(plans: Sequence[Scripted]) -> Callable[[ReceivedRequest], Scripted]:

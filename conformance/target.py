@@ -1,12 +1,15 @@
 """What the author hands the harness: a StreamFn or a factory, what it can do, and both as a :class:`Target`.
 
 :class:`Capabilities` is the adapter's declaration, as data (never guessed by introspection): the
-harness reads it to pick recordings, to shape injected error bodies like the vendor's, and to mark
-checks the adapter cannot take part in as ``unsupported``.
+harness reads it to mark checks the adapter cannot take part in as ``unsupported``. What the api's
+bytes look like — framing, terminal marker, error bodies, which recordings show what — is its
+:class:`~normalize.wire.WireProfile`: the target's own, or the one an installed adapter declares for
+``Capabilities.api``.
 
-A :class:`Target` is an adapter together with its declared capabilities — handy for the CLI
-(``python -m conformance run pkg.module:TARGET`` needs no capability flags) and for collecting the
-adapters a project ships (see :mod:`conformance.targets`).
+A :class:`Target` is an adapter together with its declared capabilities (and, for an api no installed
+adapter declares, its wire profile) — handy for the CLI (``python -m conformance run pkg.module:TARGET``
+needs no capability flags) and for collecting the adapters a project ships (see
+:mod:`conformance.targets`).
 
 The callable is either a StreamFn or a factory that returns one. They are told apart by signature:
 a StreamFn takes ``(model, context, options=None)`` and so has required parameters; a callable
@@ -29,12 +32,12 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any, Literal, TypeGuard
 
 from conformance.text import class_name, describe_exception, kind_of
+from normalize.wire import WireProfile
 
 if TYPE_CHECKING:
     from conformance.recordings import CassetteSource
 
 __all__ = [
-    "KNOWN_APIS",
     "Capabilities",
     "Need",
     "Target",
@@ -45,19 +48,22 @@ __all__ = [
     "load_target",
 ]
 
-#: Wire apis the harness knows: it has their error-body shapes, terminal markers and recordings.
-KNOWN_APIS: tuple[str, ...] = ("anthropic-messages", "openai-completions", "openai-responses", "google-generative-ai")
-
-#: What a check may need: a capability flag, an HTTP transport, or a known wire api.
-Need = Literal["http", "api", "tool_calls", "parallel_tool_calls", "thinking", "usage_in_stream", "images", "retries"]
+#: What a check may need: a capability flag, an HTTP transport, or a wire profile that says how the
+#: api's stream ends (and how to take that out of a recording).
+Need = Literal[
+    "http", "terminal", "tool_calls", "parallel_tool_calls", "thinking", "usage_in_stream", "images", "retries"
+]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Capabilities:
     """The adapter's declaration.
 
-    - ``api``: the wire api when it is one of :data:`KNOWN_APIS`, else None (then bring your own
-      recordings; checks that need the api's terminal marker are ``unsupported``).
+    - ``api``: the wire api (``model.api``), any name. When an installed adapter declares its wire
+      profile (``normalize.wire.profile_for``), the harness reads the framing, the terminal marker, the
+      error bodies and the bundled recordings from it; a target may bring its own
+      (:attr:`Target.profile`). None: an api nobody declares (then bring your own recordings; the
+      check that needs the terminal marker is ``unsupported``).
     - ``http``: the adapter sends its requests over HTTP to ``model.base_url``. When False (a scripted
       provider such as faux) every check that needs the loopback server is ``unsupported`` — and,
       since such an adapter has no transport to be limited in, those do not lower the verdict.
@@ -79,10 +85,8 @@ class Capabilities:
     retries: bool = False
 
     def __post_init__(self) -> None:
-        if self.api is not None and self.api not in KNOWN_APIS:
-            raise ValueError(
-                f"unknown api {self.api!r}: use one of {', '.join(KNOWN_APIS)}, or None for another protocol"
-            )
+        if self.api is not None and (not isinstance(self.api, str) or not self.api.strip()):  # pyright: ignore[reportUnnecessaryIsInstance]
+            raise ValueError(f"api must be a non-empty name or None, not {self.api!r}")
         if self.parallel_tool_calls and not self.tool_calls:
             raise ValueError("parallel_tool_calls=True needs tool_calls=True")
 
@@ -100,8 +104,9 @@ class Capabilities:
         )
 
     def lacks(self, need: Need) -> bool:
-        """True when this declaration does not provide ``need``."""
-        if need == "api":
+        """True when this declaration does not provide ``need``. ``terminal`` is the wire profile's to
+        say (``Session.lacks``); without an api there is none."""
+        if need == "terminal":
             return self.api is None
         value: bool = getattr(self, need)
         return not value
@@ -116,12 +121,15 @@ class Target:
     """``stream_fn`` is a StreamFn or a zero-argument factory returning one; ``name`` labels it in
     reports (default: its ``module.qualname``); ``cassettes`` are the adapter's own recordings (as
     ``run(cassettes=...)`` takes them), replayed when the run is given none — for an api whose bundled
-    recordings do not show every declared feature."""
+    recordings do not show every declared feature; ``profile`` is the api's wire profile (its
+    ``WireApi.profile``) when no installed adapter declares the api, or to override the one that
+    does."""
 
     stream_fn: Callable[..., Any]
     capabilities: Capabilities
     name: str | None = None
     cassettes: CassetteSource | None = None
+    profile: WireProfile | None = None
 
 
 def is_target(value: object) -> TypeGuard[Target]:

@@ -27,6 +27,7 @@ from streamfns.catalog import get_model, list_models
 
 __all__ = [
     "StreamFn",
+    "adapter_problems",
     "complete",
     "error_stream",
     "get_model",
@@ -40,3 +41,12 @@ __all__ = [
 ]
 
 __version__ = "0.1.0"
+
+
+def adapter_problems() -> list[str]:
+    """What went wrong loading installed adapters and their catalogs — an entry point that fails to
+    load or serves an api already served, a catalog file that is malformed or repeats a model already
+    listed — each skipped, never raised (empty when nothing did)."""
+    from streamfns._adapters import adapter_problems as problems  # noqa: PLC0415 - adapters load on first use
+
+    return problems()

@@ -3,21 +3,33 @@
 Built-in adapters are the sub-packages of ``streamfns`` whose ``__init__`` declares ``ADAPTER``;
 their names are listed without importing them (:func:`builtin_packages`), so the catalog can read
 their ``models.json`` files without loading any HTTP code. Installed adapters come from the
-``streamfns.adapters`` entry-point group. A broken installed adapter is skipped and reported by
-:func:`adapter_problems`, never raised: one bad plugin must not take every provider down.
+``streamfns.adapters`` entry-point group (which also lists the built-in ones, so a tool that
+imports nothing of ``streamfns`` — the ``cassettes`` command — finds their wire profiles there). A
+broken installed adapter is skipped and reported by :func:`adapter_problems`, never raised: one bad
+plugin must not take every provider down. Every adapter's wire profile is registered as it is found
+(:func:`normalize.wire.register_profile`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib
 import importlib.metadata
 import pkgutil
 import types
 
+from normalize.wire import register_profile
 from streamfns.kit.adapter import ENTRY_POINT_GROUP, Adapter
 
-__all__ = ["adapter_problems", "all_adapters", "builtin_adapters", "builtin_packages", "installed_adapters"]
+__all__ = [
+    "adapter_problems",
+    "all_adapters",
+    "builtin_adapters",
+    "builtin_packages",
+    "installed_adapters",
+    "report_problem",
+]
 
 #: Sub-packages of ``streamfns`` that are infrastructure, not adapters.
 _NOT_ADAPTERS = frozenset({"kit"})
@@ -52,6 +64,8 @@ def builtin_adapters() -> dict[str, Adapter]:
     for name in builtin_packages():
         adapter = _declared(importlib.import_module(f"streamfns.{name}"), f"streamfns.{name}")
         found[adapter.api] = adapter
+        if adapter.profile is not None:
+            register_profile(adapter.profile)
     return found
 
 
@@ -75,10 +89,14 @@ def installed_adapters() -> dict[str, Adapter]:
         except Exception as exc:  # a broken plugin is reported, never raised
             _problems.append(f"adapter entry point {entry.name!r} ({entry.value}) failed to load: {exc}")
             continue
+        if builtin.get(adapter.api) is adapter:
+            continue  # the built-in adapter's own entry point
         if adapter.api in builtin or adapter.api in found:
             _problems.append(f"adapter entry point {entry.name!r} serves api {adapter.api!r}, which is already served")
             continue
         found[adapter.api] = adapter
+        if adapter.profile is not None:
+            register_profile(adapter.profile)
     return found
 
 
@@ -87,7 +105,17 @@ def all_adapters() -> dict[str, Adapter]:
     return {**builtin_adapters(), **installed_adapters()}
 
 
+def report_problem(problem: str) -> None:
+    """Record what went wrong with an installed adapter (its catalog, say), once."""
+    if problem not in _problems:
+        _problems.append(problem)
+
+
 def adapter_problems() -> list[str]:
-    """What went wrong loading installed adapters (empty when nothing did)."""
+    """What went wrong loading installed adapters and their catalogs (empty when nothing did)."""
     installed_adapters()
+    from streamfns.catalog import list_providers  # noqa: PLC0415 - reading the catalog reports its problems
+
+    with contextlib.suppress(Exception):  # a broken built-in catalog is reported where the catalog is used
+        list_providers()
     return list(_problems)

@@ -9,8 +9,13 @@ and the file an installed adapter declares), read on first use without importing
 
 A provider may have models in several files (OpenAI's chat models are served by the
 ``openai-completions`` adapter, its reasoning models by ``openai-responses``); a model entry may name
-its own ``api``. Every call returns fresh ``Model`` objects, so callers may change them (a different
-``base_url``, extra headers) without affecting later look-ups. Models missing from the catalog need
+its own ``api``. The built-in files are read first and always win: an installed adapter's file that
+is malformed, or that lists a model a file read before it already lists (a plugin repeating
+``ollama/llama3.2``), has that file (or that entry) skipped and reported by
+:func:`streamfns.adapter_problems` — one bad plugin never takes the catalog down. A broken built-in
+file is this package's bug and raises :class:`CatalogError`. Every call returns fresh ``Model``
+objects, so callers may change them (a different ``base_url``, extra headers) without affecting later
+look-ups. Models missing from the catalog need
 no registration: build a ``Model`` by hand and pass it to ``streamfns.stream``.
 """
 
@@ -43,7 +48,8 @@ class _Entry:
     source: str
 
 
-def _catalog_files() -> Iterator[tuple[str, Traversable]]:
+def _catalog_files() -> Iterator[tuple[str, Traversable, bool]]:
+    """``(source, file, built_in)`` for every catalog file, the built-in ones first."""
     # Walk from the ``streamfns`` package instead of importing the adapter sub-packages: reading
     # prices must not import (and register) an HTTP adapter.
     from streamfns._adapters import builtin_packages, installed_adapters  # noqa: PLC0415 - avoids a cycle
@@ -52,12 +58,23 @@ def _catalog_files() -> Iterator[tuple[str, Traversable]]:
     for name in builtin_packages():
         file = root.joinpath(name, "models.json")
         if file.is_file():
-            yield f"streamfns/{name}/models.json", file
+            yield f"streamfns/{name}/models.json", file, True
     for adapter in installed_adapters().values():
         if adapter.catalog:
-            file = resources.files(adapter.package).joinpath(adapter.catalog)
-            if file.is_file():
-                yield f"{adapter.package}/{adapter.catalog}", file
+            try:
+                file = resources.files(adapter.package).joinpath(adapter.catalog)
+                found = file.is_file()
+            except Exception as exc:  # a plugin package that cannot be read is reported, not raised
+                _report(f"{adapter.package}/{adapter.catalog}: cannot be read ({type(exc).__name__}: {exc}); skipped")
+                continue
+            if found:
+                yield f"{adapter.package}/{adapter.catalog}", file, False
+
+
+def _report(problem: str) -> None:
+    from streamfns._adapters import report_problem  # noqa: PLC0415 - avoids a cycle
+
+    report_problem(problem)
 
 
 def _object(value: object) -> dict[str, Any] | None:
@@ -95,23 +112,42 @@ class _ProviderCatalog:
     by_id: dict[str, _Entry]
 
 
+def _read(source: str, file: Traversable) -> list[_Entry]:
+    try:
+        document = json.loads(file.read_text(encoding="utf-8"))
+    except ValueError as exc:
+        raise CatalogError(f"{source}: not JSON: {exc}") from None
+    return list(_entries(source, document))
+
+
+def _names(entry: _Entry) -> list[str]:
+    aliases = entry.model.get("aliases", [])
+    return [entry.model["id"], *(name for name in cast("list[object]", aliases) if isinstance(name, str))]
+
+
 @functools.cache
 def _index() -> dict[str, _ProviderCatalog]:
     entries: dict[str, list[_Entry]] = {}
     by_id: dict[str, dict[str, _Entry]] = {}
-    for source, file in _catalog_files():
+    for source, file, built_in in _catalog_files():
         try:
-            document = json.loads(file.read_text(encoding="utf-8"))
-        except ValueError as exc:
-            raise CatalogError(f"{source}: not JSON: {exc}") from None
-        for entry in _entries(source, document):
-            entries.setdefault(entry.provider, []).append(entry)
+            found = _read(source, file)
+        except (CatalogError, OSError, UnicodeDecodeError) as exc:
+            if built_in:
+                raise CatalogError(str(exc)) from None
+            _report(f"catalog {source} is skipped: {exc}")
+            continue
+        for entry in found:
             known = by_id.setdefault(entry.provider, {})
-            for name in (entry.model["id"], *cast("list[str]", entry.model.get("aliases", []))):
-                if name in known:
-                    raise CatalogError(
-                        f"model {entry.provider}/{name} is listed twice: in {known[name].source} and {source}"
-                    )
+            clash = next((name for name in _names(entry) if name in known), None)
+            if clash is not None:
+                where = f"model {entry.provider}/{clash} is listed twice: in {known[clash].source} and {source}"
+                if built_in:
+                    raise CatalogError(where)
+                _report(f"{where}; the entry in {source} is skipped")
+                continue
+            entries.setdefault(entry.provider, []).append(entry)
+            for name in _names(entry):
                 known[name] = entry
     return {
         provider: _ProviderCatalog(entries=tuple(items), by_id=by_id[provider]) for provider, items in entries.items()

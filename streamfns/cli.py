@@ -25,6 +25,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, NoReturn, TextIO
 
 from normalize import THINKING_LEVELS, AbortController, Context, Model, StreamOptions, UserMessage
+from streamfns._adapters import adapter_problems
 from streamfns._registry import stream
 from streamfns._render import format_summary, is_terminal, render_stream, use_color
 from streamfns.catalog import CatalogError, get_model, list_models, list_providers
@@ -266,6 +267,8 @@ def _models(args: argparse.Namespace) -> int:
         known = ", ".join(list_providers()) or "none"
         raise UsageError(f"unknown provider {args.provider!r}; known providers: {known}")
     found = list_models(args.provider)
+    for problem in adapter_problems():  # a plugin's skipped entries are named, the listing goes on
+        sys.stderr.write(f"streamfns: warning: {problem}\n")
     if args.json:
         print(json.dumps([model.to_json() for model in found], indent=2))
         return 0

@@ -29,10 +29,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from cassettes.canonical import NotJSON, canonical_json
+from cassettes.canonical import NotJSON, canonical_json, parse_json
 from cassettes.files import load, save
 from cassettes.model import Cassette, Chunk, End, Interaction, JSONValue, RecordedRequest, RecordedResponse
-from cassettes.sse import split_events
+from normalize.wire import SSE
 
 REPOSITORY = Path(__file__).resolve().parents[1]
 LIBRARY = REPOSITORY / "cassettes" / "library"
@@ -152,8 +152,8 @@ def api_of(folder: str, name: str) -> str:
 
 def model_in_stream(body: bytes) -> str | None:
     """The model the stream itself names (first occurrence)."""
-    for event in split_events(body):
-        value = event.json()
+    for span in SSE.spans(body):
+        value = parse_json(span.payload) if span.payload is not None else None
         if isinstance(value, NotJSON) or not isinstance(value, dict):
             continue
         candidates: list[JSONValue] = [value.get("model"), value.get("modelVersion")]
@@ -244,7 +244,7 @@ def build(folder: str, file: Path, row: Row | None, commits: dict[str, str]) -> 
             raise SystemExit(f"errors/{file.name}: no status code in the file name")
         status = int(found.group(1))
         content_type = (row.content_type if row else None) or "application/json"
-    pieces = [event.raw for event in split_events(body)]
+    pieces = [span.raw for span in SSE.spans(body)]
     chunks = tuple(Chunk(data, STEP_MS * n) for n, data in enumerate(pieces))
     response = RecordedResponse(
         status=status,

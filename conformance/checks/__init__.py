@@ -64,7 +64,7 @@ def get_check(check_id: str) -> Check:
 
 
 #: How a need reads in the table.
-_NEEDS: dict[str, str] = {"http": "HTTP", "api": "a known api"}
+_NEEDS: dict[str, str] = {"http": "HTTP", "terminal": "a declared terminal marker"}
 
 
 def markdown_table() -> str:

@@ -40,7 +40,7 @@ def golden_served(session: Session) -> tuple[Served, ...]:
     recording = session.recording("text")
     if not session.http or recording is None:
         return ()
-    return (served(recording),)
+    return (served(recording, wire=session.profile),)
 
 
 def stalled_scenario(
@@ -51,11 +51,11 @@ def stalled_scenario(
     recording = session.recording("text")
     if not session.http or recording is None:
         return Scenario(key=key, abort=abort, consumer=consumer)
-    mutation = open_ended(recording.cassette, session.capabilities.api, end="timeout")
+    mutation = open_ended(recording.cassette, session.profile, end="timeout")
     return Scenario(
         key=f"{key}:{recording.name}",
         recording=recording.name,
-        served=(served(recording, mutation),),
+        served=(served(recording, mutation, wire=session.profile),),
         abort=abort,
         consumer=consumer,
     )

@@ -6,7 +6,8 @@ from cassettes.ops import CorruptJson, Mutation, Rechunk, Truncate
 from conformance.check import Check, Outcome
 from conformance.checks._common import ended, expect_error, first_difference, mutated, normalized_events
 from conformance.observe import Observation, Scenario
-from conformance.plans import drop_marker, json_event_indexes, marker_offset, replay
+from conformance.plans import drop_marker, frame_offsets, json_event_indexes, marker_offset, replay, trailer_cut
+from conformance.recordings import Recording
 from conformance.session import Session
 
 __all__ = ["M1", "M3", "M4", "T1"]
@@ -16,24 +17,44 @@ _CUT_FRACTIONS = (0.25, 0.5, 0.75)
 _ONE_BYTE_LIMIT = 4096
 
 
+def _cuts(session: Session, recording: Recording) -> list[int]:
+    """Where to cut ``recording``: the frame boundaries a quarter, half and three quarters of the way
+    through its frames before the terminal marker (bytes inside the first frame when the marker is in
+    it), and — for an api whose marker a trailer follows — right after the marker, before the trailer."""
+    profile = session.profile
+    stop = marker_offset(recording.cassette, profile)
+    starts = [start for start in frame_offsets(recording.cassette, profile) if 0 < start <= stop]
+    cuts: list[int] = []
+    for fraction in _CUT_FRACTIONS:
+        cut = starts[min(len(starts) - 1, int(len(starts) * fraction))] if starts else max(1, int(stop * fraction))
+        if cut not in cuts:
+            cuts.append(cut)
+    trailer = trailer_cut(recording.cassette, profile)
+    if trailer is not None and trailer not in cuts:
+        cuts.append(trailer)
+    return cuts
+
+
 class T1(Check):
-    """A body cut short (a clean EOF at a quarter, half and three quarters of the way to the vendor's
-    terminal marker) must end in ``error`` with a retryable ErrorInfo (kind ``truncated``), never in
-    ``done``: success is never inferred from EOF. Track whether the terminal marker arrived and, at
-    EOF without it, fail the stream. A cut inside tool-call arguments must never produce ``toolUse``."""
+    """A body cut short (a clean EOF at the frame boundaries nearest a quarter, half and three
+    quarters of the way to the vendor's terminal marker; and, where the api sends a trailer after the
+    marker — Bedrock's usage after ``messageStop`` — right after the marker) must end in ``error``
+    with a retryable ErrorInfo (kind ``truncated``), never in ``done``: success is never inferred from
+    EOF. Track whether the terminal marker (and the trailer the api promises) arrived and, at EOF
+    without it, fail the stream. A cut inside tool-call arguments must never produce ``toolUse``."""
 
     id = "T1"
     title = "a body cut before the terminal marker ends in a retryable error, never done"
     needs = ("http",)
 
     def scenarios(self, session: Session) -> list[Scenario]:
-        """Each recording cut at three points before its terminal marker, then a clean EOF."""
+        """Each recording cut at frame boundaries before its terminal marker, then a clean EOF."""
         found: list[Scenario] = []
         for recording in session.recordings:
-            stop = marker_offset(recording.cassette, session.capabilities.api)
-            for fraction in _CUT_FRACTIONS:
-                cut = max(1, int(stop * fraction))
-                found.append(mutated(recording, Mutation.of(Truncate(bytes=cut, end="eof"))))
+            found.extend(
+                mutated(recording, Mutation.of(Truncate(bytes=cut, end="eof")), wire=session.profile)
+                for cut in _cuts(session, recording)
+            )
         return found
 
     async def evaluate(self, session: Session, observed: list[Observation]) -> Outcome:
@@ -58,8 +79,9 @@ class M1(Check):
     def scenarios(self, session: Session) -> list[Scenario]:
         """Each recording and its re-chunked variants."""
         found: list[Scenario] = []
+        profile = session.profile
         for recording in session.recordings:
-            found.append(replay(recording))
+            found.append(replay(recording, wire=profile))
             one_byte = len(recording.cassette.interactions[0].response.body) <= _ONE_BYTE_LIMIT
             # every byte its own read costs ~50 µs a byte in most HTTP stacks; 1–3 bytes is close
             variants = (
@@ -69,7 +91,7 @@ class M1(Check):
                 Rechunk("split_crlf"),
                 Rechunk("split_utf8"),
             )
-            found.extend(mutated(recording, Mutation.of(variant)) for variant in variants)
+            found.extend(mutated(recording, Mutation.of(variant), wire=profile) for variant in variants)
         return found
 
     async def evaluate(self, session: Session, observed: list[Observation]) -> Outcome:
@@ -91,23 +113,25 @@ class M1(Check):
 
 
 class M3(Check):
-    """An event whose JSON data is cut in half must end the stream in ``error`` of kind ``protocol``
-    (not ``done``, not a silently skipped event, not an exception). Parse each event's data strictly
-    and turn a parse failure into a protocol error."""
+    """A frame whose JSON payload is cut in half (an SSE event's data, one JSON line, an event-stream
+    message's payload re-framed with valid CRCs, inside its envelope where it has one) must end the
+    stream in ``error`` of kind ``protocol`` (not ``done``, not a silently skipped frame, not an
+    exception). Parse each payload strictly and turn a parse failure into a protocol error."""
 
     id = "M3"
     title = "malformed JSON in an event ends in a protocol error"
     needs = ("http",)
 
     def scenarios(self, session: Session) -> list[Scenario]:
-        """Each recording with its middle JSON event (not a ping) cut in half."""
+        """Each recording with its middle JSON frame (not a ping) cut in half."""
         found: list[Scenario] = []
+        profile = session.profile
         for recording in session.recordings:
-            indexes = json_event_indexes(recording.cassette)
+            indexes = json_event_indexes(recording.cassette, profile)
             if not indexes:
                 continue
             index = indexes[len(indexes) // 2]
-            found.append(mutated(recording, Mutation.of(CorruptJson(index))))
+            found.append(mutated(recording, Mutation.of(CorruptJson(index, profile=profile)), wire=profile))
         return found
 
     async def evaluate(self, session: Session, observed: list[Observation]) -> Outcome:
@@ -119,19 +143,20 @@ class M3(Check):
 
 
 class M4(Check):
-    """A body that ends cleanly but without the api's terminal marker (Anthropic ``message_stop``,
-    OpenAI ``[DONE]``/``finish_reason``, Responses ``response.completed``, Gemini ``finishReason``) must
-    end in ``error`` of kind ``truncated``, retryable — never ``done``: success is never inferred from
-    EOF. Remember whether the marker arrived; at EOF without it, fail."""
+    """A body that ends cleanly but without the api's terminal marker, as its wire profile declares
+    it (Anthropic ``message_stop``, OpenAI ``[DONE]``/``finish_reason``, Responses
+    ``response.completed``, Gemini ``finishReason``, a third party's own) must end in ``error`` of
+    kind ``truncated``, retryable — never ``done``: success is never inferred from EOF. Remember
+    whether the marker arrived; at EOF without it, fail."""
 
     id = "M4"
     title = "a body without the api's terminal marker ends in a truncated error"
-    needs = ("http", "api")
+    needs = ("http", "terminal")
 
     def scenarios(self, session: Session) -> list[Scenario]:
         """Each recording with its terminal marker removed."""
-        api = session.capabilities.api
-        return [mutated(r, Mutation.of(drop_marker(r.cassette, api))) for r in session.recordings]
+        profile = session.profile
+        return [mutated(r, Mutation.of(drop_marker(r.cassette, profile)), wire=profile) for r in session.recordings]
 
     async def evaluate(self, session: Session, observed: list[Observation]) -> Outcome:
         """Every replay without its marker ends truncated."""

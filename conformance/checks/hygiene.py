@@ -8,8 +8,9 @@ from cassettes.mutations import error_body, status_override
 from conformance.check import Check, Outcome
 from conformance.checks._common import stalled_scenario
 from conformance.observe import Observation, Scenario, Served
-from conformance.plans import body_message, plan
+from conformance.plans import plan
 from conformance.session import API_KEY, Session
+from normalize.wire import generic_error_body
 from streamfns.kit import redact
 
 __all__ = ["L1", "L2", "S1"]
@@ -75,17 +76,16 @@ def _echo_scenario(session: Session) -> Scenario | None:
     recording = session.recording("text")
     if recording is None:
         return None
-    api = session.capabilities.api
-    body, content_type = error_body(api, 401)
-    vendor = body_message(api, 401)
     echo = f"Invalid API key: {API_KEY}"
-    if vendor is not None and vendor.encode() in body:
-        body = body.replace(vendor.encode(), echo.encode())
-    else:
-        body, content_type = json.dumps({"error": {"message": echo}}).encode(), "application/json"
-    cassette = status_override(recording.cassette, 401, body=body, content_type=content_type, retry_after=None)
+    sample = error_body(401, profile=session.profile, message=echo)
+    if echo.encode() not in sample.body:  # a declared error body that leaves the message out: quote it anyway
+        sample = generic_error_body(401, echo)
+    cassette = status_override(
+        recording.cassette, 401, body=sample.body, content_type=sample.content_type, retry_after=None
+    )
     fault = "a 401 whose error body quotes the API key back (status:401 with the key in its message)"
-    return Scenario(key="s1:401-echoes-key", recording=recording.name, served=(Served(plan(cassette), fault=fault),))
+    served = Served(plan(cassette, session.profile), fault=fault)
+    return Scenario(key="s1:401-echoes-key", recording=recording.name, served=(served,))
 
 
 class S1(Check):

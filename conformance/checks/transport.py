@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from cassettes.mutations import injected_message
 from cassettes.ops import EmptyBody, Mutation, Stall, Status, Truncate
 from conformance.check import Check, Outcome
 from conformance.checks._common import expect_error, mutated, text_recording_name
 from conformance.loopback import Scripted
 from conformance.observe import Observation, Scenario, Served
-from conformance.plans import body_message, open_ended, raw_plan, served
+from conformance.plans import open_ended, raw_plan, served
 from conformance.session import Session
 from normalize import ErrorKind
 
@@ -51,11 +52,18 @@ class H1(Check):
         recording = session.recording("text")
         if recording is None:
             return []
+        profile = session.profile
         return [
             Scenario(
                 key=f"h1:http-{status}",
                 recording=recording.name,
-                served=(served(recording, Mutation.of(Status(status, _RETRY_AFTER if status == 429 else None))),),
+                served=(
+                    served(
+                        recording,
+                        Mutation.of(Status(status, _RETRY_AFTER if status == 429 else None, profile=profile)),
+                        wire=profile,
+                    ),
+                ),
             )
             for status in _STATUS_KINDS
         ]
@@ -74,7 +82,7 @@ class H1(Check):
             if status == 429:
                 ok = info.retry_after_s is not None and abs(info.retry_after_s - float(_RETRY_AFTER)) < 0.01
                 outcome.expect(obs, ok, f"ErrorInfo.retry_after_s is {info.retry_after_s}, expected {_RETRY_AFTER}")
-            vendor = body_message(session.capabilities.api, status)
+            vendor = None if status == 502 else injected_message(status)  # 502 is an HTML gateway page
             if vendor is not None:
                 outcome.expect(
                     obs, vendor in (message.error_message or ""), f"errorMessage lacks the vendor's message {vendor!r}"
@@ -107,7 +115,7 @@ class H2(Check):
         ]
         recording = session.recording("text")
         if recording is not None:
-            found.append(mutated(recording, _EMPTY))
+            found.append(mutated(recording, _EMPTY, wire=session.profile))
         return found
 
     async def evaluate(self, session: Session, observed: list[Observation]) -> Outcome:
@@ -136,10 +144,10 @@ class C1(Check):
         recording = session.recording("text")
         if recording is None:
             return []
-        api = session.capabilities.api
+        profile = session.profile
         after_headers = Mutation.of(Truncate(bytes=0, end="reset"))
-        mid_body = open_ended(recording.cassette, api, end="reset")
-        return [mutated(recording, mutation, reset=True) for mutation in (after_headers, mid_body)]
+        mid_body = open_ended(recording.cassette, profile, end="reset")
+        return [mutated(recording, mutation, reset=True, wire=profile) for mutation in (after_headers, mid_body)]
 
     async def evaluate(self, session: Session, observed: list[Observation]) -> Outcome:
         """Kind network, retryable, output_started and the partial content."""
@@ -208,7 +216,9 @@ class C3(Check):
         recording = session.recording("text")
         if recording is not None:
             at = len(recording.cassette.interactions[0].response.chunks) // 2
-            found.append(mutated(recording, Mutation.of(Stall(at, _SILENCE_S)), idle_timeout_s=idle))
+            found.append(
+                mutated(recording, Mutation.of(Stall(at, _SILENCE_S)), idle_timeout_s=idle, wire=session.profile)
+            )
         return found
 
     async def evaluate(self, session: Session, observed: list[Observation]) -> Outcome:

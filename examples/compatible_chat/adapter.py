@@ -101,6 +101,6 @@ WIRE = kit.WireApi(
     build_request=build_request,
     decoder=ChatDecoder,
     errors=ERRORS,
-    end_marker="a finish_reason",
+    ending="a finish_reason",
 )
 stream_compatible_chat = WIRE.stream

@@ -6,9 +6,9 @@ error bodies; :mod:`streamfns.kit` does the rest. The key comes from ``StreamOpt
 """
 
 from streamfns.anthropic.decode import AnthropicDecoder
-from streamfns.anthropic.errors import ERRORS
+from streamfns.anthropic.errors import ERRORS, error_body, stream_error
 from streamfns.anthropic.request import build_request
-from streamfns.kit import Adapter, ApiKey, WireApi
+from streamfns.kit import Adapter, ApiKey, Ending, WireApi
 
 __all__ = ["ADAPTER", "WIRE", "stream_anthropic"]
 
@@ -19,14 +19,23 @@ WIRE = WireApi(
     build_request=build_request,
     decoder=AnthropicDecoder,
     errors=ERRORS,
-    end_marker="message_stop",
+    ending=Ending.frames("message_stop"),
     joined_headers=frozenset({"anthropic-beta"}),
+    error_body=error_body,
+    stream_error=stream_error,
+    recordings={
+        "text": "llma__text_haiku45",
+        "tool": "vercel__text_then_tool_use_haiku45",
+        "parallel": "llma__parallel_tool_use_x2_haiku45",
+        "thinking": "llma__thinking_sonnet45",
+    },
 )
 stream_anthropic = WIRE.stream
 ADAPTER = Adapter(
     api=WIRE.api,
     stream_fn=stream_anthropic,
     package=__name__,
+    profile=WIRE.profile,
     demo=(
         ("llma__thinking_sonnet45", "thinking then text", "Two names for a pet pelican, be brief"),
         ("tl__text_and_2_tools_sonnet35", "text then two parallel tool calls", "Weather and time in San Francisco?"),

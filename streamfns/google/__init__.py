@@ -10,7 +10,8 @@ is the marker, and a body that ends without one is ``truncated``.
 
 from streamfns.google.compat import GoogleCompat, google_key
 from streamfns.google.decode import GoogleDecoder
-from streamfns.google.errors import ERRORS, VENDOR
+from streamfns.google.ending import ENDING
+from streamfns.google.errors import ERRORS, VENDOR, error_body, stream_error
 from streamfns.google.request import build_request
 from streamfns.kit import Adapter, WireApi
 
@@ -23,13 +24,22 @@ WIRE = WireApi(
     build_request=build_request,
     decoder=GoogleDecoder,
     errors=ERRORS,
-    end_marker="a finishReason",
+    ending=ENDING,
+    error_body=error_body,
+    stream_error=stream_error,
+    recordings={
+        "text": "pai__text_gemini20flashexp",
+        "tool": "pai__function_call_gemini20flash",
+        "parallel": "vercel__no_args_calls_thought_gemini3flash",
+        "thinking": "mirahar__thought_parts_gemini25flash",
+    },
 )
 stream_google = WIRE.stream
 ADAPTER = Adapter(
     api=WIRE.api,
     stream_fn=stream_google,
     package=__name__,
+    profile=WIRE.profile,
     demo=(
         ("mirahar__thought_parts_gemini25flash", "thought parts then text (includeThoughts)", "What is 2 + 2?"),
         (

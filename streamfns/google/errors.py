@@ -14,13 +14,14 @@ overflow.
 
 from __future__ import annotations
 
+import json
 import math
 import re
 
 from normalize import ErrorKind
-from streamfns.kit import ErrorTable, VendorError, array, error_object, obj, str_or_none
+from streamfns.kit import ErrorSample, ErrorTable, VendorError, array, error_object, obj, str_or_none
 
-__all__ = ["ERRORS", "VENDOR", "google_error", "parse_duration"]
+__all__ = ["ERRORS", "VENDOR", "error_body", "google_error", "parse_duration", "stream_error"]
 
 VENDOR = "Google"
 
@@ -89,3 +90,27 @@ def google_error(body: object) -> VendorError | None:
 
 
 ERRORS = ErrorTable(vendor=VENDOR, kinds=_KINDS, extract=google_error, overflow=_OVERFLOW)
+
+#: The ``google.rpc`` status Google sends with each HTTP status (``UNKNOWN`` for the others).
+_STATUSES: dict[int, str] = {
+    400: "INVALID_ARGUMENT",
+    401: "UNAUTHENTICATED",
+    403: "PERMISSION_DENIED",
+    404: "NOT_FOUND",
+    429: "RESOURCE_EXHAUSTED",
+    500: "INTERNAL",
+    503: "UNAVAILABLE",
+    504: "DEADLINE_EXCEEDED",
+}
+
+
+def error_body(status: int, message: str) -> ErrorSample:
+    """Google's HTTP error response (a ``google.rpc.Status``) for ``status``."""
+    value = {"error": {"code": status, "message": message, "status": _STATUSES.get(status, "UNKNOWN")}}
+    return ErrorSample(json.dumps(value, indent=2).encode() + b"\n", "application/json; charset=UTF-8")
+
+
+def stream_error(message: str) -> bytes:
+    """The error chunk Gemini sends mid-stream."""
+    value = {"error": {"code": 503, "message": message, "status": "UNAVAILABLE"}}
+    return b"data: " + json.dumps(value).encode() + b"\r\n\r\n"

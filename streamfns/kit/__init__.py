@@ -1,67 +1,113 @@
-"""The adapter kit: the public way to write an SSE StreamFn, used by every built-in adapter.
+"""The adapter kit: the public way to write a StreamFn for any wire protocol, used by every built-in adapter.
 
 An adapter declares what is its vendor's and nothing else, then the kit turns that into a StreamFn
 that keeps the whole streamfns contract (never raises; abort before sending and mid-stream; key
-checks that never echo the key; retries before output; idle, connect and total timeouts; the
-content-type check; EOF before the terminal marker → ``truncated``; the response closed on every
-path; every error message redacted of the key)::
+checks that never echo the key; request signing; retries before output; idle, connect and total
+timeouts; the content-type check; EOF before the terminal marker → ``truncated``; the response closed
+on every path; every error message redacted of the key)::
 
-    from streamfns.kit import ApiKey, WireApi
+    from streamfns.kit import NDJSON, ApiKey, Ending, WireApi
 
     WIRE = WireApi(
         api="my-api",
         vendor="My Vendor",
         key=ApiKey(env=("MY_API_KEY",)),          # Authorization: Bearer <key>
         build_request=build_request,               # (model, context, options) -> WireRequest, pure
-        decoder=MyDecoder,                         # (builder, model) -> on_event / on_eof
-        errors=ERRORS,                             # ErrorTable: error bodies and events -> kinds
-        end_marker="[DONE]",
+        framing=NDJSON,                            # SSE (the default), NDJSON, AWS_EVENTSTREAM, or your own
+        decoder=MyDecoder,                         # (builder, model) -> on_event(frame) / on_eof()
+        errors=ERRORS,                             # ErrorTable: error bodies, headers and events -> kinds
+        ending=Ending("done", strip=strip_done),   # how the stream ends (and how to take that out)
     )
     stream_my_api = WIRE.stream                    # a StreamFn
 
-Pieces for the vendor parts: :class:`WireRequest`; the :class:`Decoder` protocol fed
-:class:`ServerSentEvent` objects; :func:`load_event` (:func:`load_json` for any JSON value) and the
-accessors :func:`obj`, :func:`array`, :func:`int_or_none`, :func:`str_or_none`, :func:`text` for
-untrusted JSON; :class:`StreamFailure`;
-:class:`ErrorTable` and :class:`VendorError`; :func:`parse_compat` for typed ``Model.compat`` flags;
-:func:`provider_key_env` (a provider's ``<PROVIDER>_API_KEY``) and :func:`prompt_cache_key` (a session
-id capped for a prompt-cache key); :func:`effort_for` and :func:`thinking_budget` (a thinking level as
-an effort name or a token budget);
-:class:`Adapter`, the declaration that lists a package in the registry, the catalog and
-``conformance.targets``. None of these import httpx: a decoder stays pure and cheap to import.
+Pieces for the vendor parts: :class:`WireRequest`; the framings :data:`SSE`, :data:`NDJSON` and
+:data:`AWS_EVENTSTREAM` and the frames they deliver (:class:`ServerSentEvent`, a line's ``bytes``,
+:class:`EventStreamMessage`); the :class:`Decoder` protocol; :class:`Ending`, :data:`DROP` and
+:class:`FrameView` to declare the terminal marker; :data:`Signer`, :class:`SigningRequest` and
+:class:`Signature` for request signing; :func:`load_event` (:func:`load_json` for any JSON value) and
+the accessors :func:`obj`, :func:`array`, :func:`int_or_none`, :func:`str_or_none`, :func:`text` for
+untrusted JSON; :class:`StreamFailure`; :class:`ErrorTable`, :class:`VendorError` and
+:class:`ErrorSample`; :func:`parse_compat` for typed ``Model.compat`` flags; :func:`provider_key_env`
+(a provider's ``<PROVIDER>_API_KEY``) and :func:`prompt_cache_key` (a session id capped for a
+prompt-cache key); :func:`effort_for` and :func:`thinking_budget` (a thinking level as an effort name
+or a token budget); :class:`Adapter`, the declaration that lists a package in the registry, the
+catalog and ``conformance.targets``. None of these import httpx: a decoder stays pure and cheap to
+import.
 """
 
+from normalize.wire import (
+    AWS_EVENTSTREAM,
+    DROP,
+    NDJSON,
+    SSE,
+    Base64Field,
+    Drop,
+    Ending,
+    ErrorSample,
+    EventStreamMessage,
+    FrameView,
+    Framing,
+    ServerSentEvent,
+    SSEDecoder,
+    SSEEventTooLarge,
+    WireProfile,
+    encode_message,
+)
 from streamfns.kit.adapter import ENTRY_POINT_GROUP, Adapter
 from streamfns.kit.compat import CompatError, parse_compat
-from streamfns.kit.errors import ErrorTable, VendorError, error_object, parse_retry_after, retry_hint
+from streamfns.kit.errors import (
+    ErrorTable,
+    VendorError,
+    error_object,
+    error_object_body,
+    parse_retry_after,
+    retry_hint,
+)
 from streamfns.kit.failure import StreamFailure
 from streamfns.kit.keys import ApiKey, prompt_cache_key, provider_key_env, redact
 from streamfns.kit.payload import array, int_or_none, load_event, load_json, obj, str_or_none, text
-from streamfns.kit.sse import ServerSentEvent, SSEDecoder, SSEEventTooLarge
+from streamfns.kit.signing import Signature, Signer, SigningRequest
 from streamfns.kit.thinking import DEFAULT_THINKING_BUDGETS, MIN_ANSWER_TOKENS, effort_for, thinking_budget
 from streamfns.kit.wire import Decoder, DecoderFactory, RequestBuilder, WireApi, WireRequest
 
 __all__ = [
+    "AWS_EVENTSTREAM",
     "DEFAULT_THINKING_BUDGETS",
+    "DROP",
     "ENTRY_POINT_GROUP",
     "MIN_ANSWER_TOKENS",
+    "NDJSON",
+    "SSE",
     "Adapter",
     "ApiKey",
+    "Base64Field",
     "CompatError",
     "Decoder",
     "DecoderFactory",
+    "Drop",
+    "Ending",
+    "ErrorSample",
     "ErrorTable",
+    "EventStreamMessage",
+    "FrameView",
+    "Framing",
     "RequestBuilder",
     "SSEDecoder",
     "SSEEventTooLarge",
     "ServerSentEvent",
+    "Signature",
+    "Signer",
+    "SigningRequest",
     "StreamFailure",
     "VendorError",
     "WireApi",
+    "WireProfile",
     "WireRequest",
     "array",
     "effort_for",
+    "encode_message",
     "error_object",
+    "error_object_body",
     "int_or_none",
     "load_event",
     "load_json",

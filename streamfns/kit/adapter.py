@@ -16,13 +16,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from normalize.wire import ENTRY_POINT_GROUP, WireProfile
+
 if TYPE_CHECKING:
     from streamfns._registry import StreamFn
 
 __all__ = ["ENTRY_POINT_GROUP", "Adapter"]
-
-#: The entry-point group installed adapters declare themselves in.
-ENTRY_POINT_GROUP = "streamfns.adapters"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -33,12 +32,19 @@ class Adapter:
     ``__name__``, where ``catalog`` (a ``models.json`` file, or None) and ``target`` (``"module:attr"``
     relative to the package naming its conformance :class:`~conformance.Target`, or None) live.
     ``demo`` names bundled recordings ``make demo`` replays through the adapter (as
-    ``(cassette name, what it shows, the prompt it answered)``).
+    ``(cassette name, what it shows, the prompt it answered)``). ``profile`` describes the api's bytes
+    (``WireApi.profile``) for the conformance harness and the cassette tools, which find it by api
+    name through this declaration.
     """
 
     api: str
     stream_fn: StreamFn
     package: str
+    profile: WireProfile | None = None
     catalog: str | None = "models.json"
     target: str | None = "conformance:TARGET"
     demo: tuple[tuple[str, str, str], ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.profile is not None and self.profile.api != self.api:
+            raise ValueError(f"the {self.api} adapter declares the profile of api {self.profile.api!r}")

@@ -13,6 +13,7 @@ nothing usable, the status as the fallback kind, the requested retry delay (``re
 from __future__ import annotations
 
 import email.utils
+import json
 import math
 import re
 import time
@@ -23,6 +24,7 @@ from typing import Any, cast
 import jiter
 
 from normalize import ErrorInfo, ErrorKind, error_kind_for_status
+from normalize.wire import ErrorSample
 from streamfns.kit.failure import StreamFailure
 from streamfns.kit.payload import array, obj, str_or_none, text
 
@@ -31,6 +33,7 @@ __all__ = [
     "ErrorTable",
     "VendorError",
     "error_object",
+    "error_object_body",
     "parse_retry_after",
     "retry_hint",
     "status_retryable",
@@ -72,6 +75,13 @@ def error_object(body: object) -> VendorError | None:
         message=text(fields.get("message")).strip(),
         code=str(code) if isinstance(code, str | int) and not isinstance(code, bool) and code != "" else None,
     )
+
+
+def error_object_body(message: str, *, error_type: str | None = None, code: str | int | None = None) -> ErrorSample:
+    """An error response in the common shape :func:`error_object` reads: ``{"error": {"message", "type",
+    "param", "code"}}`` (OpenAI's, and every compatible server's)."""
+    value = {"error": {"message": message, "type": error_type, "param": None, "code": code}}
+    return ErrorSample(json.dumps(value, indent=2).encode("utf-8") + b"\n")
 
 
 def parse_retry_after(headers: Mapping[str, str], *, now: float | None = None) -> float | None:
@@ -136,7 +146,9 @@ class ErrorTable:
     phrases that, in a message whose kind would otherwise be ``invalid_request`` (or unknown), mean
     the context window was exceeded. ``final`` holds vendor codes or types that no repeat can fix
     whatever the status says (an exhausted quota or billing answered with 429): such a failure is
-    never retryable.
+    never retryable. ``type_headers`` names response headers that carry the vendor's error type when
+    the body does not (AWS sends ``x-amzn-ErrorType: ThrottlingException:http://…``; the value is read
+    up to its first colon).
     """
 
     vendor: str
@@ -144,6 +156,16 @@ class ErrorTable:
     extract: Callable[[Any], VendorError | None] = error_object
     overflow: tuple[str, ...] = ()
     final: frozenset[str] = frozenset()
+    type_headers: tuple[str, ...] = ()
+
+    def _header_type(self, headers: Mapping[str, str]) -> str | None:
+        for name in self.type_headers:
+            value = headers.get(name)
+            if value:
+                typed = value.partition(":")[0].strip()
+                if typed:
+                    return typed
+        return None
 
     def _is_final(self, error: VendorError) -> bool:
         return bool(self.final) and (error.code in self.final or error.type in self.final)
@@ -179,6 +201,10 @@ class ErrorTable:
                 code=error.code if error else None,
                 retry_after_s=error.retry_after_s if error else None,
             )
+        if error.type is None:
+            typed = self._header_type(headers)
+            if typed is not None:
+                error = VendorError(typed, error.message, error.code, error.retry_after_s)
         kind = self.kind_for(error, status) or error_kind_for_status(status)
         label = f"{status} {error.type}" if error.type else str(status)
         message = f"{self.vendor} API error {label}: {error.message.strip()}"

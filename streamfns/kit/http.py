@@ -1,20 +1,25 @@
-"""The HTTP half of every SSE adapter: send, retry, read, time out, abort, close.
+"""The HTTP half of every adapter, whatever its framing: send, sign, retry, read, time out, abort, close.
 
-:func:`run_sse` POSTs an encoded payload and feeds the server-sent events of a 2xx response to the
-api's decoder, yielding the builder's events as they come. It owns the rules every adapter shares:
+:func:`run_stream` POSTs an encoded payload and feeds the frames of a 2xx response (cut by the api's
+framing: server-sent events, JSON lines, event-stream messages) to the api's decoder, yielding the
+builder's events as they come. It owns the rules every adapter shares:
 
 - an abort at any point — while connecting, while backing off between retries, or while waiting for
   the next bytes of a silent server — ends the stream ``aborted`` at once, with the partial content;
   ``StreamOptions.total_timeout`` ends it the same way, as ``timeout``, across every attempt;
+- a signing step (when the api has one) runs before each attempt, on the final bytes; its failure ends
+  the stream before anything is sent;
 - a non-2xx status becomes an ``error`` built by the api's :class:`~streamfns.kit.ErrorTable`; a 2xx
-  whose content type is JSON or HTML, or whose body holds no event at all but looks like a document,
-  is a ``protocol`` error quoting it;
+  whose content type the framing does not accept (JSON, HTML), or whose body holds no frame at all
+  but looks like a document, is a ``protocol`` error quoting it;
 - retries (``max_retries``) happen only before any content block: on retryable statuses, network
   errors, timeouts, vendor errors the decoder marks retryable and streams cut before their terminal
   marker; the delay honours ``retry-after-ms`` / ``retry-after``, is capped by ``max_retry_delay_s``
   (a longer requested delay fails at once) and is abortable;
-- the decoder stops the read at the vendor's terminal marker; EOF before it is ``truncated``; an
-  exception escaping the decoder is a ``protocol`` error that keeps every event built before it;
+- the decoder stops the read at the vendor's terminal marker; EOF before it is ``truncated``; bytes
+  the framing refuses (a bad CRC, a frame over the size limit) are ``protocol``, a body that ends inside
+  a frame is ``truncated``; an exception escaping the decoder is a ``protocol`` error that keeps every
+  event built before it;
 - the response is closed on every path, including a consumer that stops iterating early.
 
 Transport outcomes, settled: a refused or reset connection and a body that fails to decompress
@@ -31,24 +36,26 @@ import functools
 import inspect
 import random
 import ssl
-from collections.abc import AsyncGenerator, Awaitable, Sequence
-from dataclasses import dataclass
+from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import httpx
 
 from normalize import AssistantMessageEvent, ErrorInfo, ErrorKind, MessageBuilder, Model, StreamOptions
 from normalize.abort import AbortSignal
+from normalize.wire import Framing, FramingError
+from normalize.wire.tags import API_EXTENSION, SECRETS_EXTENSION
 from streamfns.kit.failure import StreamFailure
 from streamfns.kit.hooks import call_hook
 from streamfns.kit.keys import redact
-from streamfns.kit.sse import ServerSentEvent, SSEDecoder, SSEEventTooLarge
+from streamfns.kit.signing import Signature
 
 if TYPE_CHECKING:
     from streamfns.kit.errors import ErrorTable
     from streamfns.kit.wire import Decoder, DecoderFactory
 
-__all__ = ["DEFAULT_CONNECT_TIMEOUT_S", "DEFAULT_IDLE_TIMEOUT_S", "SseCall", "run_sse"]
+__all__ = ["DEFAULT_CONNECT_TIMEOUT_S", "DEFAULT_IDLE_TIMEOUT_S", "StreamCall", "run_stream"]
 
 DEFAULT_CONNECT_TIMEOUT_S = 15.0
 DEFAULT_IDLE_TIMEOUT_S = 120.0
@@ -58,20 +65,25 @@ _HEAD_BYTES = 300
 
 
 @dataclass(slots=True, kw_only=True)
-class SseCall:
+class StreamCall:
     """One prepared call: where to send what, and how to read the answer."""
 
+    api: str
     url: str
     headers: dict[str, str]
     body: bytes
+    framing: Framing[Any]
     #: Makes the decoder; each attempt gets a fresh one, so nothing a failed attempt decoded (ids,
     #: open blocks, half a response) leaks into the retry.
-    decoder: DecoderFactory
+    decoder: DecoderFactory[Any]
     errors: ErrorTable
     end_marker: str
     vendor: str
-    #: Credentials sent with the request; every error message is redacted of them.
-    secrets: Sequence[str] = ()
+    #: Signs one attempt (None: nothing to sign); may raise StreamFailure.
+    sign: Callable[[], Awaitable[Signature]] | None = None
+    #: Credentials sent with the request; every error message is redacted of them (a signature's
+    #: secrets join them).
+    secrets: list[str] = field(default_factory=list[str])
 
 
 class _Aborted(Exception):
@@ -192,8 +204,8 @@ def retry_delay(info: ErrorInfo, attempt: int, options: StreamOptions) -> tuple[
     return requested, ""
 
 
-async def run_sse(
-    call: SseCall, builder: MessageBuilder, model: Model, options: StreamOptions
+async def run_stream(
+    call: StreamCall, builder: MessageBuilder, model: Model, options: StreamOptions
 ) -> AsyncGenerator[Sequence[AssistantMessageEvent], None]:
     """Run one streaming call (see the module docstring); yields batches of builder events."""
     idle = options.timeout or DEFAULT_IDLE_TIMEOUT_S
@@ -247,7 +259,7 @@ async def run_sse(
             await client.aclose()
 
 
-def _scrub(builder: MessageBuilder, call: SseCall) -> None:
+def _scrub(builder: MessageBuilder, call: StreamCall) -> None:
     """Redact the terminal message the decoder ended with: vendor text can reach it through
     ``builder.stop(error_message=...)`` (a finish message, an unknown reason) without a
     :class:`StreamFailure`, whose messages are redacted where they are raised."""
@@ -262,7 +274,7 @@ def _scrub(builder: MessageBuilder, call: SseCall) -> None:
 
 
 def _interrupted(
-    builder: MessageBuilder, call: SseCall, options: StreamOptions, reason: Exception, waiting: StreamFailure | None
+    builder: MessageBuilder, call: StreamCall, options: StreamOptions, reason: Exception, waiting: StreamFailure | None
 ) -> None:
     """End the stream for an abort, or for the total timeout (``waiting``: the failure being retried)."""
     if isinstance(reason, _Aborted):
@@ -275,7 +287,7 @@ def _interrupted(
 
 
 async def _attempt(
-    call: SseCall,
+    call: StreamCall,
     *,
     builder: MessageBuilder,
     model: Model,
@@ -285,8 +297,16 @@ async def _attempt(
     scope: _Scope,
 ) -> AsyncGenerator[Sequence[AssistantMessageEvent], None]:
     vendor = call.vendor
+    headers = call.headers
+    if call.sign is not None:
+        signature = await scope.run(call.sign())
+        call.secrets.extend(secret for secret in signature.secrets if secret not in call.secrets)
+        headers = {**headers, **{name.lower(): value for name, value in signature.headers.items()}}
+    extensions = {API_EXTENSION: call.api, SECRETS_EXTENSION: tuple(call.secrets)}
     try:
-        http_request = client.build_request("POST", call.url, headers=call.headers, content=call.body, timeout=timeout)
+        http_request = client.build_request(
+            "POST", call.url, headers=headers, content=call.body, timeout=timeout, extensions=extensions
+        )
     except (httpx.InvalidURL, httpx.UnsupportedProtocol, httpx.LocalProtocolError, ValueError) as exc:
         raise StreamFailure(
             ErrorInfo.of("config"), f"{vendor} request could not be built: {type(exc).__name__}: {exc}"
@@ -308,9 +328,9 @@ async def _attempt(
             raw = await _read_limited(response, scope, vendor)
             raise call.errors.from_body(status, response.headers, raw)
         content_type = response.headers.get("content-type", "").lower()
-        if "json" in content_type or "html" in content_type:
+        if not call.framing.accepts(content_type):
             raw = await _read_limited(response, scope, vendor)
-            raise _not_an_event_stream(vendor, status, content_type, raw)
+            raise _not_a_stream(call, status, content_type, raw)
         builder.start()
         if builder.events:
             yield builder.drain()
@@ -323,12 +343,22 @@ async def _attempt(
         await response.aclose()
 
 
-def _not_an_event_stream(vendor: str, status: int, content_type: str, head: bytes) -> StreamFailure:
+def _not_a_stream(call: StreamCall, status: int, content_type: str, head: bytes) -> StreamFailure:
     excerpt = " ".join(head[:_HEAD_BYTES].decode("utf-8", "replace").split())
+    what = "an event stream" if call.framing.unit == "event" else f"a {call.framing.name} stream"
     return StreamFailure(
         ErrorInfo.of("protocol", status=status),
-        f"{vendor} answered {status} with {content_type or 'no content type'}, not an event stream: {excerpt}",
+        f"{call.vendor} answered {status} with {content_type or 'no content type'}, not {what}: {excerpt}",
     )
+
+
+def _looks_like_a_document(head: bytearray) -> bool:
+    return bytes(head.lstrip()[:1]) in (b"{", b"[", b"<")
+
+
+def _inside(framing: Framing[Any]) -> str:
+    """``an event`` / ``a line`` / ``a message``: where a body ended."""
+    return f"{'an' if framing.unit[:1] in 'aeiou' else 'a'} {framing.unit}"
 
 
 async def _read_limited(response: httpx.Response, scope: _Scope, vendor: str) -> bytes:
@@ -350,14 +380,14 @@ async def _read_limited(response: httpx.Response, scope: _Scope, vendor: str) ->
 
 async def _read_events(
     response: httpx.Response,
-    call: SseCall,
+    call: StreamCall,
     builder: MessageBuilder,
     scope: _Scope,
     content_type: str,
     *,
-    decoder: Decoder,
+    decoder: Decoder[Any],
 ) -> AsyncGenerator[Sequence[AssistantMessageEvent], None]:
-    framer = SSEDecoder()
+    framer = call.framing.framer()
     head = bytearray()
     seen = False
     iterator = response.aiter_bytes()
@@ -371,36 +401,43 @@ async def _read_events(
         if not seen and len(head) < _HEAD_BYTES:
             head += chunk[: _HEAD_BYTES - len(head)]
         try:
-            events = framer.feed(chunk)
-        except SSEEventTooLarge as exc:
-            # The events completed before the oversized one still count (one may even be the end).
-            _deliver(exc.events, call, decoder, builder)
+            frames = framer.feed(chunk)
+        except FramingError as exc:
+            # The frames completed before the bad bytes still count (one may even be the end).
+            _deliver(exc.frames, call, decoder, builder)
             if builder.finished:
                 yield builder.drain()
                 return
-            raise StreamFailure(ErrorInfo.of("protocol", output_started=builder.output_started), str(exc)) from None
-        if events:
+            if not seen and not exc.frames and _looks_like_a_document(head):
+                raise _not_a_stream(call, response.status_code, content_type, bytes(head)) from None
+            raise StreamFailure(ErrorInfo.of(exc.kind, output_started=builder.output_started), str(exc)) from None
+        if frames:
             seen = True
-            _deliver(events, call, decoder, builder)
+            _deliver(frames, call, decoder, builder)
             if builder.events:
                 yield builder.drain()
             if builder.finished:
                 return
     try:
-        events = framer.flush()
-    except SSEEventTooLarge as exc:
-        raise StreamFailure(ErrorInfo.of("protocol", output_started=builder.output_started), str(exc)) from None
-    if not seen and not events and bytes(head.lstrip()[:1]) in (b"{", b"[", b"<"):
-        raise _not_an_event_stream(call.vendor, response.status_code, content_type, bytes(head))
+        frames = framer.flush()
+    except FramingError as exc:
+        _deliver(exc.frames, call, decoder, builder)
+        if not builder.finished:
+            if not seen and not exc.frames and _looks_like_a_document(head):
+                raise _not_a_stream(call, response.status_code, content_type, bytes(head)) from None
+            raise StreamFailure(ErrorInfo.of(exc.kind, output_started=builder.output_started), str(exc)) from None
+        frames = ()
+    if not seen and not frames and _looks_like_a_document(head):
+        raise _not_a_stream(call, response.status_code, content_type, bytes(head))
     try:
-        _deliver(events, call, decoder, builder)
+        _deliver(frames, call, decoder, builder)
     except StreamFailure as exc:
         if exc.info.kind != "protocol":
             raise
-        # The body ended inside its last event: it was cut short, not malformed.
+        # The body ended inside its last frame: it was cut short, not malformed.
         raise StreamFailure(
             ErrorInfo.of("truncated", output_started=builder.output_started),
-            f"{call.vendor} stream ended inside an event, before {call.end_marker}",
+            f"{call.vendor} stream ended inside {_inside(call.framing)}, before {call.end_marker}",
         ) from None
     if not builder.finished:
         try:
@@ -413,12 +450,12 @@ async def _read_events(
         yield builder.drain()
 
 
-def _deliver(events: Sequence[ServerSentEvent], call: SseCall, decoder: Decoder, builder: MessageBuilder) -> None:
+def _deliver(frames: Sequence[Any], call: StreamCall, decoder: Decoder[Any], builder: MessageBuilder) -> None:
     on_event = decoder.on_event
     try:
         try:
-            for sse in events:
-                on_event(sse)
+            for frame in frames:
+                on_event(frame)
                 if builder.finished:
                     return
         finally:
@@ -433,7 +470,7 @@ def _deliver(events: Sequence[ServerSentEvent], call: SseCall, decoder: Decoder,
         raise _decoder_failure(call, builder, exc) from None
 
 
-def _decoder_failure(call: SseCall, builder: MessageBuilder, exc: Exception) -> StreamFailure:
+def _decoder_failure(call: StreamCall, builder: MessageBuilder, exc: Exception) -> StreamFailure:
     """An unexpected exception from the decoder, as a ``protocol`` failure (the events built stay)."""
     return StreamFailure(
         ErrorInfo.of("protocol", output_started=builder.output_started),

@@ -1,9 +1,10 @@
-"""``WireApi``: a server-sent-events wire api declared as data, and the StreamFn it becomes.
+"""``WireApi``: a wire api declared as data, and the StreamFn it becomes.
 
 An adapter supplies only what is its vendor's: the request builder (model, context, options → URL,
-payload, headers; pure), the decoder (server-sent events → builder calls; pure), the error table, the
-key rule and the name of its terminal marker. :meth:`WireApi.stream` keeps the whole contract around
-them, in this order:
+payload, headers; pure), the framing (server-sent events by default; JSON lines; the AWS event
+stream; or its own), the decoder (frames → builder calls; pure), the error table, the key rule or a
+signing step, and how its stream ends. :meth:`WireApi.stream` keeps the whole contract around them,
+in this order:
 
 1. the arguments are checked (:func:`normalize.request_problem`): a caller's mistake ends the stream
    ``config`` / ``invalid_request`` naming the field, before anything is sent;
@@ -14,7 +15,12 @@ them, in this order:
    that raises is ``config``); ``on_payload`` may replace the payload; it must encode as strict JSON;
 5. headers are merged: the key header, the builder's, ``model.headers``, then ``options.headers``
    (where ``None`` removes one); headers listed in ``joined_headers`` combine as comma lists;
-6. :func:`streamfns.kit.http.run_sse` sends, retries, reads, times out and closes.
+6. :func:`streamfns.kit.http.run_stream` signs (each attempt, when the api has a ``signer``), sends,
+   retries, reads frames, times out and closes.
+
+The declaration also yields the api's :class:`~normalize.wire.WireProfile` (:attr:`WireApi.profile`):
+its framing, ending, envelope, error samples and recordings, which the conformance harness and the
+cassette tools read.
 
 Calling :meth:`WireApi.stream` never raises and the stream never raises while iterated.
 """
@@ -25,7 +31,7 @@ import contextlib
 import json
 from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, cast
+from typing import Any, Generic, Protocol, TypeAlias, TypeVar, cast
 
 from normalize import (
     AssistantMessageEvent,
@@ -37,21 +43,27 @@ from normalize import (
     StreamOptions,
     request_problem,
 )
+from normalize.wire import SSE, Ending, Envelope, ErrorSample, Feature, Framing, WireProfile
 from streamfns.kit.compat import CompatError
 from streamfns.kit.errors import ErrorTable
 from streamfns.kit.failure import StreamFailure
 from streamfns.kit.hooks import call_hook
 from streamfns.kit.keys import ApiKey, credentials_in, redact
-from streamfns.kit.sse import ServerSentEvent
+from streamfns.kit.signing import Signature, Signer, SigningRequest
 
 __all__ = ["Decoder", "DecoderFactory", "RequestBuilder", "WireApi", "WireRequest"]
 
+FrameT = TypeVar("FrameT")
+FrameT_contra = TypeVar("FrameT_contra", contravariant=True)
 
-class Decoder(Protocol):
-    """Turns one response's server-sent events into builder calls (one instance per attempt).
 
-    ``on_event`` applies an event: content to the builder, ``builder.stop(...)`` for the vendor's stop
-    reason, ``builder.finish()`` at the terminal marker (which ends the read), and raises
+class Decoder(Protocol[FrameT_contra]):
+    """Turns one response's frames into builder calls (one instance per attempt).
+
+    The frames are what the api's framing delivers: :class:`~normalize.wire.ServerSentEvent` objects
+    for SSE, each line's ``bytes`` for NDJSON, :class:`~normalize.wire.EventStreamMessage` objects for
+    the AWS event stream. ``on_event`` applies a frame: content to the builder, ``builder.stop(...)``
+    for the vendor's stop reason, ``builder.finish()`` at the terminal marker (which ends the read), and raises
     :class:`~streamfns.kit.StreamFailure` for a vendor error or a malformed event. ``on_eof`` runs when
     the body ends before ``finish()``: an api whose marker is not a dedicated last event (a Gemini
     finish reason that came without final usage, a chat-completions ``finish_reason`` without
@@ -64,13 +76,13 @@ class Decoder(Protocol):
     once per read instead of once per event, with the same result for every consumer.
     """
 
-    def on_event(self, event: ServerSentEvent, /) -> None: ...
+    def on_event(self, frame: FrameT_contra, /) -> None: ...
 
     def on_eof(self) -> None: ...
 
 
 #: ``(builder, model) → Decoder``: a decoder class whose constructor takes those works as is.
-DecoderFactory = Callable[[MessageBuilder, Model], Decoder]
+DecoderFactory: TypeAlias = Callable[[MessageBuilder, Model], Decoder[FrameT]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,22 +101,56 @@ RequestBuilder = Callable[[Model, Context, StreamOptions], WireRequest]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class WireApi:
-    """An SSE wire api, declared (see the module docstring).
+class WireApi(Generic[FrameT]):
+    """A wire api, declared (see the module docstring).
 
-    ``api`` is the registry name (``model.api``); ``vendor`` labels messages ("Anthropic");
-    ``key`` is an :class:`ApiKey` rule, or a function of the model choosing one (a provider-specific
-    variable or header); ``end_marker`` names the terminal marker in ``truncated`` messages.
+    ``api`` is the registry name (``model.api``); ``vendor`` labels messages ("Anthropic"); ``key`` is
+    an :class:`ApiKey` rule, or a function of the model choosing one (a provider-specific variable or
+    header), or None when ``signer`` alone authenticates; ``framing`` cuts the body into the frames
+    ``decoder`` takes; ``ending`` says how the stream ends (an :class:`~normalize.wire.Ending`, or just
+    the marker's name, which the ``truncated`` messages quote); ``signer`` signs each attempt (see
+    :mod:`streamfns.kit.signing`). ``envelope``, ``error_body``, ``stream_error`` and ``recordings``
+    describe the api's bytes for the harness and the cassettes (see :class:`~normalize.wire.WireProfile`).
     """
 
     api: str
     vendor: str
-    key: ApiKey | Callable[[Model], ApiKey]
+    key: ApiKey | Callable[[Model], ApiKey] | None
     build_request: RequestBuilder
-    decoder: DecoderFactory
+    decoder: DecoderFactory[FrameT]
     errors: ErrorTable
-    end_marker: str
+    ending: Ending | str
+    framing: Framing[FrameT] = SSE  # pyright: ignore[reportAssignmentType] - SSE is the default framing
+    signer: Signer | None = None
     joined_headers: frozenset[str] = frozenset()
+    envelope: Envelope | None = None
+    error_body: Callable[[int, str], ErrorSample] | None = None
+    stream_error: Callable[[str], bytes] | None = None
+    recordings: Mapping[Feature, str] = field(default_factory=dict[Feature, str])
+    #: The api's bytes as the harness and the cassettes read them (derived from the fields above).
+    profile: WireProfile = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.key is None and self.signer is None:
+            raise ValueError(f"WireApi {self.api!r} needs a key rule or a signer")
+        ending = Ending(self.ending) if isinstance(self.ending, str) else self.ending
+        object.__setattr__(self, "ending", ending)
+        profile = WireProfile(
+            api=self.api,
+            framing=self.framing,
+            ending=ending,
+            envelope=self.envelope,
+            error_body=self.error_body,
+            stream_error=self.stream_error,
+            recordings=dict(self.recordings),
+        )
+        object.__setattr__(self, "profile", profile)
+
+    @property
+    def end_marker(self) -> str:
+        """The terminal marker's name, as messages quote it."""
+        ending = self.ending
+        return ending if isinstance(ending, str) else ending.marker
 
     def __repr__(self) -> str:
         return f"WireApi({self.api!r})"
@@ -117,7 +163,7 @@ class WireApi:
         return AssistantMessageEventStream.from_batches(_run(self, model, context, options), model=known)
 
 
-def _merge_headers(wire: WireApi, layers: Sequence[Mapping[str, str | None]]) -> dict[str, str]:
+def _merge_headers(wire: WireApi[Any], layers: Sequence[Mapping[str, str | None]]) -> dict[str, str]:
     merged: dict[str, str] = {}
     for layer in layers:
         for name, value in layer.items():
@@ -133,7 +179,7 @@ def _merge_headers(wire: WireApi, layers: Sequence[Mapping[str, str | None]]) ->
 
 
 async def _run(
-    wire: WireApi, model: Model, context: Context, options: StreamOptions | None
+    wire: WireApi[Any], model: Model, context: Context, options: StreamOptions | None
 ) -> AsyncGenerator[Sequence[AssistantMessageEvent], None]:
     problem = request_problem(model, context, options)
     builder = MessageBuilder(model if isinstance(model, Model) else None)  # pyright: ignore[reportUnnecessaryIsInstance]
@@ -152,7 +198,7 @@ async def _run(
         # The request first: a mistyped compat flag is the real problem, not the key it may choose.
         request = _build(wire, model, context, opts)
         rule = _key_rule(wire, model)
-        key = rule.resolve(opts.api_key, wire.vendor)
+        key = rule.resolve(opts.api_key, wire.vendor) if rule is not None else None
     except StreamFailure as failure:
         builder.fail(failure.info, failure.message)
         yield builder.drain()
@@ -177,27 +223,70 @@ async def _run(
         builder.fail(ErrorInfo.of("config"), f"the {wire.vendor} payload is not valid JSON: {exc}")
         yield builder.drain()
         return
-    headers = _merge_headers(wire, [rule.headers(key), request.headers, model.headers or {}, opts.headers or {}])
-    from streamfns.kit.http import SseCall, run_sse  # noqa: PLC0415 - httpx loads on the first call, not at import
+    key_headers = rule.headers(key) if rule is not None else {}
+    headers = _merge_headers(wire, [key_headers, request.headers, model.headers or {}, opts.headers or {}])
+    from streamfns.kit.http import StreamCall, run_stream  # noqa: PLC0415 - httpx loads on the first call, not at import
 
-    call = SseCall(
+    secrets = [*(given for given in (key, opts.api_key) if given), *credentials_in(headers)]
+    call = StreamCall(
+        api=wire.api,
         url=request.url,
         headers=headers,
         body=body,
+        framing=wire.framing,
         decoder=wire.decoder,
         errors=wire.errors,
         end_marker=wire.end_marker,
         vendor=wire.vendor,
-        secrets=[*([key] if key else []), *credentials_in(headers)],
+        sign=_signing(wire, url=request.url, headers=headers, body=body, model=model, options=opts, secrets=secrets),
+        secrets=list(dict.fromkeys(secrets)),
     )
     # aclosing: a consumer that stops early closes the HTTP response now, not at garbage collection.
-    async with contextlib.aclosing(run_sse(call, builder, model, opts)) as batches:
+    async with contextlib.aclosing(run_stream(call, builder, model, opts)) as batches:
         async for batch in batches:
             yield batch
 
 
-def _key_rule(wire: WireApi, model: Model) -> ApiKey:
-    if not callable(wire.key):
+def _signing(
+    wire: WireApi[Any],
+    *,
+    url: str,
+    headers: Mapping[str, str],
+    body: bytes,
+    model: Model,
+    options: StreamOptions,
+    secrets: Sequence[str],
+) -> Callable[[], Any] | None:
+    """The signing step of one call (None when the api has no signer)."""
+    signer = wire.signer
+    if signer is None:
+        return None
+
+    async def sign() -> Signature:
+        request = SigningRequest(method="POST", url=url, headers=dict(headers), body=body, model=model, options=options)
+        try:
+            signature = await call_hook(signer, request)
+        except StreamFailure as failure:
+            raise StreamFailure(failure.info, redact(failure.message, secrets)) from None
+        except CompatError as exc:
+            raise StreamFailure(ErrorInfo.of("config"), f"{wire.vendor} request not sent: {exc}") from None
+        except Exception as exc:  # no credentials, a token that cannot be refreshed: reported, not raised
+            detail = redact(f"{type(exc).__name__}: {exc}", secrets)
+            raise StreamFailure(ErrorInfo.of("auth"), f"cannot sign the {wire.vendor} request: {detail}") from None
+        if not isinstance(signature, Signature):
+            raise StreamFailure(
+                ErrorInfo.of("config"),
+                f"the {wire.vendor} signer returned a {type(signature).__name__}, not a streamfns.kit.Signature",
+            )
+        # A token the signer put in a credential header (Authorization: Bearer …) is a secret too.
+        carried = credentials_in(signature.headers)
+        return Signature(signature.headers, (*signature.secrets, *carried)) if carried else signature
+
+    return sign
+
+
+def _key_rule(wire: WireApi[Any], model: Model) -> ApiKey | None:
+    if wire.key is None or isinstance(wire.key, ApiKey):
         return wire.key
     try:
         return wire.key(model)
@@ -209,7 +298,7 @@ def _key_rule(wire: WireApi, model: Model) -> ApiKey:
         ) from None
 
 
-def _build(wire: WireApi, model: Model, context: Context, options: StreamOptions) -> WireRequest:
+def _build(wire: WireApi[Any], model: Model, context: Context, options: StreamOptions) -> WireRequest:
     try:
         return wire.build_request(model, context, options)
     except CompatError as exc:

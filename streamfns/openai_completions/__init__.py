@@ -12,7 +12,8 @@ renders the payload, ``decode.py`` maps chunks to the builder, ``errors.py`` rea
 from streamfns.kit import Adapter, WireApi
 from streamfns.openai_completions.compat import CompletionsCompat, api_key_for, compat_for
 from streamfns.openai_completions.decode import VENDOR, CompletionsDecoder
-from streamfns.openai_completions.errors import ERRORS
+from streamfns.openai_completions.ending import ENDING
+from streamfns.openai_completions.errors import ERRORS, error_body, stream_error
 from streamfns.openai_completions.request import build_request
 
 __all__ = ["ADAPTER", "WIRE", "CompletionsCompat", "compat_for", "stream_openai_completions"]
@@ -24,13 +25,22 @@ WIRE = WireApi(
     build_request=build_request,
     decoder=CompletionsDecoder,
     errors=ERRORS,
-    end_marker="a finish_reason",
+    ending=ENDING,
+    error_body=error_body,
+    stream_error=stream_error,
+    recordings={
+        "text": "oai__text_usage_gpt4o",
+        "tool": "pai__tool_call_gpt4o_mini",
+        "parallel": "pai__parallel_tool_calls_usage_gpt4o",
+        "thinking": "pai__deepseek_reasoner_reasoning_content",
+    },
 )
 stream_openai_completions = WIRE.stream
 ADAPTER = Adapter(
     api=WIRE.api,
     stream_fn=stream_openai_completions,
     package=__name__,
+    profile=WIRE.profile,
     demo=(
         ("oai__text_usage_gpt4o", "text with usage (OpenAI)", "What's the weather like in SF?"),
         (

@@ -24,9 +24,19 @@ import json
 from typing import Any
 
 from normalize import ErrorKind
-from streamfns.kit import ErrorTable, VendorError, array, error_object, obj, str_or_none, text
+from streamfns.kit import (
+    ErrorSample,
+    ErrorTable,
+    VendorError,
+    array,
+    error_object,
+    error_object_body,
+    obj,
+    str_or_none,
+    text,
+)
 
-__all__ = ["ERRORS", "OVERFLOW_PHRASES", "extract_error"]
+__all__ = ["ERRORS", "OVERFLOW_PHRASES", "error_body", "extract_error", "stream_error"]
 
 #: How much of OpenRouter's ``metadata.raw`` is kept in a message.
 _RAW_LIMIT = 1000
@@ -152,3 +162,23 @@ ERRORS = ErrorTable(
     overflow=OVERFLOW_PHRASES,
     final=frozenset({"insufficient_quota", "billing_hard_limit_reached", "billing_not_active"}),
 )
+
+#: The error (type, code) OpenAI sends with each status (``server_error`` for the others).
+_SAMPLE_TYPES: dict[int, tuple[str, str | None]] = {
+    400: ("invalid_request_error", None),
+    401: ("invalid_request_error", "invalid_api_key"),
+    404: ("invalid_request_error", "model_not_found"),
+    429: ("requests", "rate_limit_exceeded"),
+}
+
+
+def error_body(status: int, message: str) -> ErrorSample:
+    """OpenAI's HTTP error response for ``status`` (every compatible server answers in this shape)."""
+    error_type, code = _SAMPLE_TYPES.get(status, ("server_error", None))
+    return error_object_body(message, error_type=error_type, code=code)
+
+
+def stream_error(message: str) -> bytes:
+    """The error chunk an OpenAI-compatible server sends mid-stream."""
+    value = {"error": {"message": message, "type": "server_error", "param": None, "code": None}}
+    return b"data: " + json.dumps(value).encode() + b"\n\n"

@@ -9,9 +9,9 @@ provider's variable: ``OPENAI_API_KEY`` (``Authorization: Bearer``) for ``openai
 """
 
 from normalize import Model
-from streamfns.kit import Adapter, ApiKey, WireApi, provider_key_env
+from streamfns.kit import Adapter, ApiKey, Ending, WireApi, provider_key_env
 from streamfns.openai_responses.decode import OpenAIResponsesDecoder
-from streamfns.openai_responses.errors import ERRORS
+from streamfns.openai_responses.errors import ERRORS, error_body, stream_error
 from streamfns.openai_responses.request import build_request
 
 __all__ = ["ADAPTER", "AZURE_KEY", "OPENAI_KEY", "WIRE", "api_key_for", "stream_openai_responses"]
@@ -37,13 +37,22 @@ WIRE = WireApi(
     build_request=build_request,
     decoder=OpenAIResponsesDecoder,
     errors=ERRORS,
-    end_marker="a terminal response event",
+    ending=Ending.frames("a terminal response event", "response.completed", "response.incomplete", "response.failed"),
+    error_body=error_body,
+    stream_error=stream_error,
+    recordings={
+        "text": "pai__text_gpt4o",
+        "tool": "pai__function_call_gpt4o",
+        "parallel": "vercel__reasoning_encrypted_3_function_calls_codex",
+        "thinking": "mirahar__reasoning_summary_o4mini",
+    },
 )
 stream_openai_responses = WIRE.stream
 ADAPTER = Adapter(
     api=WIRE.api,
     stream_fn=stream_openai_responses,
     package=__name__,
+    profile=WIRE.profile,
     demo=(
         (
             "mirahar__reasoning_summary_o4mini",

@@ -10,12 +10,13 @@ what happened in the code (``invalid_api_key``, ``model_not_found``, ``context_l
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from normalize import ErrorKind
-from streamfns.kit import ErrorTable, VendorError, error_object, obj, str_or_none, text
+from streamfns.kit import ErrorSample, ErrorTable, VendorError, error_object, error_object_body, obj, str_or_none, text
 
-__all__ = ["ERRORS", "extract_error"]
+__all__ = ["ERRORS", "error_body", "extract_error", "stream_error"]
 
 _KINDS: dict[str, ErrorKind] = {
     # codes
@@ -95,3 +96,23 @@ def extract_error(body: Any) -> VendorError | None:
 _FINAL = frozenset({"insufficient_quota", "billing_hard_limit_reached", "billing_not_active"})
 
 ERRORS = ErrorTable(vendor="OpenAI", kinds=_KINDS, extract=extract_error, overflow=_OVERFLOW, final=_FINAL)
+
+#: The error (type, code) OpenAI sends with each status (``server_error`` for the others).
+_SAMPLE_TYPES: dict[int, tuple[str, str | None]] = {
+    400: ("invalid_request_error", None),
+    401: ("invalid_request_error", "invalid_api_key"),
+    404: ("invalid_request_error", "model_not_found"),
+    429: ("requests", "rate_limit_exceeded"),
+}
+
+
+def error_body(status: int, message: str) -> ErrorSample:
+    """OpenAI's HTTP error response for ``status``."""
+    error_type, code = _SAMPLE_TYPES.get(status, ("server_error", None))
+    return error_object_body(message, error_type=error_type, code=code)
+
+
+def stream_error(message: str) -> bytes:
+    """The Responses ``error`` event."""
+    value = {"type": "error", "code": "server_error", "message": message, "param": None}
+    return b"event: error\ndata: " + json.dumps(value).encode() + b"\n\n"

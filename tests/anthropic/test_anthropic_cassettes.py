@@ -20,7 +20,7 @@ from normalize import (
     event_to_json,
     validate_events,
 )
-from streamfns.kit.sse import SSEDecoder
+from normalize.wire.sse import SSEDecoder
 from tests.anthropic._anthropic import error_names, replay, stream_names
 
 STREAMS = stream_names()

@@ -10,10 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from cassettes import RecordedResponse, dumps, library, load, save, split_events
+from cassettes import RecordedResponse, dumps, library, load, save
 from cassettes.canonical import NotJSON
 from cassettes.cli import main
 from tests.cassettes._helpers import make_cassette
+from tests.sse_events import split_events
 
 
 def test_show_renders_a_timeline_of_a_library_cassette(capsys: pytest.CaptureFixture[str]) -> None:
@@ -200,6 +201,6 @@ def test_python_dash_m_cassettes_runs_the_cli_and_a_closed_pipe_ends_it_quietly(
         child.stdout.close()  # like `| head -1`
         errors = child.stderr.read()
         child.wait(timeout=30)
-    assert first == b"cassette: api=anthropic-messages model=m recorded_at=None\n"
+    assert first == b"cassette: api=anthropic-messages model=m recorded_at=None framing=sse\n"
     assert errors == b""
     assert child.returncode == 0

@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 
 import cassettes
-from cassettes import CassetteError, dumps, library, split_events
+from cassettes import CassetteError, dumps, library
 from cassettes.secret_scan import scan_path
+from tests.sse_events import split_events
 from tools import build_cassette_library as _build
 
 SOURCE = _build.DEFAULT_SOURCE.resolve()

@@ -22,7 +22,6 @@ from cassettes import (
     loads,
     mutations,
     rechunk,
-    split_events,
     stall,
     status_override,
     truncate,
@@ -30,6 +29,7 @@ from cassettes import (
 from cassettes.canonical import NotJSON
 from cassettes.model import header_value
 from tests.cassettes._helpers import make_cassette
+from tests.sse_events import split_events
 
 MIXED = [
     'event: a\r\ndata: {"t": "caf\u00e9"}\r\n\r\n'.encode(),
@@ -276,7 +276,7 @@ def test_corrupt_json_breaks_exactly_one_data_line() -> None:
     assert after[1].event == before[1].event
     assert after[1].raw.endswith(b"\n\n")
     assert [e.raw for n, e in enumerate(after) if n != 1] == [e.raw for n, e in enumerate(before) if n != 1]
-    with pytest.raises(CassetteError, match="no JSON data event 99"):
+    with pytest.raises(CassetteError, match="no JSON payload 99"):
         corrupt_json(original, 99)
 
 

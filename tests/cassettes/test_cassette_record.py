@@ -11,6 +11,7 @@ import pytest
 
 from cassettes import SecretFound, load, use_cassette
 from conformance.loopback import LoopbackServer, refused_url
+from normalize.wire.tags import API_EXTENSION
 from tests.cassettes._helpers import SSE_EVENTS, upstream
 
 BODY = {"model": "m", "stream": True, "messages": [{"role": "user", "content": "hi"}]}
@@ -72,7 +73,9 @@ async def test_chunks_reach_the_caller_live_and_replay_byte_identical(tmp_path: 
 async def test_what_is_stored_is_scrubbed_and_decoded(tmp_path: Path) -> None:
     path = tmp_path / "gzip.jsonl"
     async with LoopbackServer(upstream(compress=True)) as server, use_cassette(path, mode="once") as http:
-        response = await http.post(server.base_url + "/v1/messages", json=BODY)
+        # The kit tags every request with its adapter's api; the recorder takes it from there.
+        tag = {API_EXTENSION: "anthropic-messages"}
+        response = await http.post(server.base_url + "/v1/messages", json=BODY, extensions=tag)
     assert response.content == b"".join(SSE_EVENTS)
     assert server.requests[0].headers["accept-encoding"] == "identity"
     cassette = load(path)

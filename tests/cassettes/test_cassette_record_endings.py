@@ -18,8 +18,8 @@ import conformance
 from cassettes import CassetteWriter, RecordingTransport, ReplayTransport, library, load, use_cassette
 from conformance.loopback import LoopbackServer
 from conformance.plans import plan
-from conformance.recordings import LIBRARY_PICKS
 from normalize import Context, Model, StreamOptions, UserMessage
+from normalize.wire import profile_for
 from tests.cassettes._helpers import SSE_EVENTS, upstream
 
 BODY = {"model": "m", "stream": True}
@@ -131,7 +131,9 @@ async def test_readme_steps_4_and_5_record_with_a_conformant_adapter_then_pass_t
     else:
         from examples.compatible_chat.adapter import stream_compatible_chat as stream_fn
         from examples.compatible_chat.conformance import TARGET as target
-    source = library.load(LIBRARY_PICKS[api]["text"])
+    profile = profile_for(api)
+    assert profile is not None
+    source = library.load(profile.recordings["text"])
     folder = tmp_path / "cassettes"
     async with LoopbackServer(plan(source)) as server:  # stands in for the vendor's API
         model = Model(id=source.model or "m", api=api, provider="loopback", base_url=server.base_url)

@@ -17,9 +17,10 @@ from cassettes import library, save, use_cassette
 from cassettes.mutations import status_override
 from conformance import Capabilities, CheckResult, Limits, LoopbackServer, Report, Scripted, Target
 from conformance.plans import plan
-from conformance.recordings import LIBRARY_PICKS, load_recordings
+from conformance.recordings import load_recordings
 from conformance.targets import FAUX_CAPABILITIES, faux_target
 from normalize import Context, Model, StreamOptions, UserMessage
+from normalize.wire import known_profiles
 from streamfns.anthropic import stream_anthropic
 from streamfns.anthropic.conformance import TARGET as anthropic
 from streamfns.faux import FauxProvider
@@ -31,12 +32,13 @@ QUICK = Limits(scenario_deadline_s=0.3)
 # -- declarations and arguments ---------------------------------------------------------------------
 
 
-def test_capabilities_reject_an_unknown_api_and_tools_in_parallel_without_tools() -> None:
-    with pytest.raises(ValueError, match="unknown api 'anthropic'"):
-        Capabilities(api="anthropic")
+def test_capabilities_take_any_api_name_but_reject_an_empty_one_and_parallel_tools_without_tools() -> None:
+    assert Capabilities(api="carrier-pigeon").api == "carrier-pigeon"  # a third party's api: any name
+    with pytest.raises(ValueError, match="api must be a non-empty name"):
+        Capabilities(api=" ")
     with pytest.raises(ValueError, match="parallel_tool_calls=True needs tool_calls=True"):
         Capabilities(parallel_tool_calls=True)
-    assert Capabilities().lacks("api")
+    assert Capabilities().lacks("terminal")
     assert not Capabilities().lacks("http")
     assert Capabilities(http=False).lacks("http")
 
@@ -80,11 +82,15 @@ def test_check_ids_are_unique_and_documented() -> None:
 # -- recordings -----------------------------------------------------------------------------------
 
 
-def test_library_picks_exist() -> None:
+def test_every_declared_recording_is_bundled_and_successful() -> None:
     names = set(library.names())
-    for api, picks in LIBRARY_PICKS.items():
-        for feature, name in picks.items():
-            assert name in names, (api, feature, name)
+    profiles = known_profiles()
+    assert {"anthropic-messages", "openai-completions", "openai-responses", "google-generative-ai"} <= set(profiles)
+    for api, profile in profiles.items():
+        assert set(profile.recordings) == {"text", "tool", "parallel", "thinking"}, api
+        for feature, name in profile.recordings.items():
+            assert name in library.names(api), (api, feature, name)
+            assert name in names
             assert library.load(name).interactions[0].response.status == 200
 
 
@@ -325,5 +331,4 @@ def test_every_feature_declares_each_capability_a_check_can_need() -> None:
     assert not [
         field.name for field in dataclasses.fields(full) if field.type == "bool" and not getattr(full, field.name)
     ]
-    with pytest.raises(ValueError, match="unknown api"):
-        Capabilities.every_feature("carrier-pigeon")
+    assert Capabilities.every_feature("carrier-pigeon").api == "carrier-pigeon"

@@ -102,7 +102,7 @@ WIRE = WireApi(
     build_request=build_request,
     decoder=EchoDecoder,
     errors=ERRORS,
-    end_marker="[END]",
+    ending="[END]",
     joined_headers=frozenset({"x-echo-features"}),
 )
 

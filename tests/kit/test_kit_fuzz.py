@@ -16,9 +16,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from cassettes import library
-from cassettes.sse import split_events
 from normalize import AssistantMessageEvent, Context, Model, StreamOptions, UserMessage, validate_events
 from streamfns._adapters import builtin_adapters
+from tests.sse_events import split_events
 
 APIS = sorted(builtin_adapters())
 CONTEXT = Context(messages=[UserMessage(content="fuzz")])

@@ -22,8 +22,8 @@ from normalize import (
     ToolCall,
     UserMessage,
 )
+from normalize.wire.sse import SSEDecoder
 from streamfns.kit import ServerSentEvent, StreamFailure
-from streamfns.kit.sse import SSEDecoder
 from streamfns.openai_completions import stream_openai_completions
 from streamfns.openai_completions.decode import CompletionsDecoder
 

@@ -11,8 +11,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from normalize import ErrorInfo, MessageBuilder, validate_events
+from normalize.wire.sse import SSEDecoder
 from streamfns.kit import ServerSentEvent, StreamFailure
-from streamfns.kit.sse import SSEDecoder
 from streamfns.openai_completions.decode import CompletionsDecoder
 from tests.openai_completions._oc import model
 

@@ -12,11 +12,11 @@ import pytest
 from cassettes import Cassette, library
 from cassettes.model import Chunk
 from cassettes.mutations import corrupt_json, drop_terminal, status_override, truncate
-from cassettes.sse import SSEEvent, split_events
 from conformance.plans import marker_offset
 from normalize import ErrorKind, validate_events
 from streamfns.openai_completions.compat import compat_for
 from tests.openai_completions._oc import calls, recorded_model, replay, success_names, texts, thinking
+from tests.sse_events import SSEEvent, split_events
 
 SUCCESS = success_names()
 #: Recordings that end in an `event: error` and have no terminal marker to drop.

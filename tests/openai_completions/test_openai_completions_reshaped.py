@@ -23,9 +23,9 @@ import pytest
 
 from cassettes import Cassette, library
 from cassettes.model import Chunk
-from cassettes.sse import split_events
 from normalize import AssistantMessage, validate_events
 from tests.openai_completions._oc import replay, success_names
+from tests.sse_events import split_events
 
 Reshape = Callable[[list[Any]], list[Any]]
 #: The recordings that end in a vendor error event, not a finish: their end cannot be reshaped.

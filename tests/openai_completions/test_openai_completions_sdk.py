@@ -17,7 +17,7 @@ from openai.types.chat import ChatCompletionChunk
 
 from cassettes import library
 from normalize import AssistantMessage, TextContent
-from streamfns.kit.sse import SSEDecoder
+from normalize.wire.sse import SSEDecoder
 from tests.openai_completions._oc import calls, replay, success_names, texts, thinking
 
 #: Recordings the SDK's accumulator cannot represent, and why.

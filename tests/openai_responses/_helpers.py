@@ -10,7 +10,6 @@ import httpx
 import jiter
 
 from cassettes import Cassette, ReplayTransport, library
-from cassettes.sse import SSEEvent, split_events
 from conformance.loopback import Scripted
 from normalize import (
     AssistantMessage,
@@ -27,6 +26,7 @@ from normalize import (
 from streamfns.kit import ServerSentEvent, StreamFailure
 from streamfns.openai_responses import stream_openai_responses
 from streamfns.openai_responses.decode import OpenAIResponsesDecoder
+from tests.sse_events import SSEEvent, split_events
 
 API = "openai-responses"
 CONTEXT = Context(messages=[UserMessage(content="Say hello.", timestamp=0)])

@@ -18,7 +18,7 @@ from typing import Any, cast
 
 from cassettes import Cassette, Chunk, End, Interaction, RecordedResponse, library
 from cassettes.format import dumps
-from cassettes.sse import split_events
+from tests.sse_events import split_events
 
 SOURCE = "pai__function_call_gpt4o"
 NAME = "pai__parallel_function_calls_gpt4o_HANDEDITED"

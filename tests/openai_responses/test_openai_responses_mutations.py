@@ -12,7 +12,6 @@ import pytest
 
 from cassettes import Cassette, Chunk, End, library
 from cassettes.mutations import corrupt_json, drop_terminal, truncate
-from cassettes.sse import split_events
 from normalize import TextContent, ThinkingContent, ToolCall, validate_events
 from tests.openai_responses._helpers import (
     API,
@@ -23,6 +22,7 @@ from tests.openai_responses._helpers import (
     stream_names,
     terminal_event,
 )
+from tests.sse_events import split_events
 
 WITH_TERMINAL = [name for name in stream_names() if terminal_event(response_of(name).body)]
 CUT_SAMPLES = [

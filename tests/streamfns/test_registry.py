@@ -78,7 +78,9 @@ def plugins(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     entries = [
         _FakeEntryPoint("echo", "tests.kit.plugin:ADAPTER"),
         _FakeEntryPoint("broken", "tests.kit.does_not_exist:ADAPTER"),
-        _FakeEntryPoint("clash", "streamfns.anthropic"),
+        _FakeEntryPoint("clash", "tests.kit.plugin_clash.served:ADAPTER"),
+        _FakeEntryPoint("anthropic-messages", "streamfns.anthropic"),  # the built-in's own entry: no clash
+        _FakeEntryPoint("echo-clash", "tests.kit.plugin_clash:ADAPTER"),
     ]
 
     def entry_points(*, group: str) -> list[_FakeEntryPoint]:
@@ -106,6 +108,50 @@ def test_installed_adapters_appear_in_the_registry_and_the_catalog() -> None:
     problems = _adapters.adapter_problems()
     assert any("'broken'" in problem and "failed to load" in problem for problem in problems), problems
     assert any("'clash'" in problem and "already served" in problem for problem in problems), problems
+    assert not any("entry point 'anthropic-messages'" in problem for problem in problems), problems
+
+
+@pytest.mark.usefixtures("plugins")
+def test_a_plugin_catalog_that_repeats_a_builtin_model_is_skipped_and_named_never_raised() -> None:
+    builtin = get_model("anthropic", "claude-sonnet-4-5")
+    assert builtin.base_url == "https://api.anthropic.com", "the built-in entry wins"
+    assert builtin.api == "anthropic-messages"
+    anthropic = list_models("anthropic")
+    assert [m.id for m in anthropic].count(builtin.id) == 1
+    assert all(m.base_url != "https://clash.example/v1" for m in anthropic)
+    assert get_model("echo-clash-cloud", "echo-small").context_window == 8000, "the plugin's own model stays"
+    problems = streamfns.adapter_problems()
+    assert any(
+        "model anthropic/claude-sonnet-4-5 is listed twice" in problem
+        and "tests.kit.plugin_clash/models.json is skipped" in problem
+        for problem in problems
+    ), problems
+    assert any("echo-clash-cloud/echo-small is listed twice" in problem for problem in problems), problems
+
+
+@pytest.mark.usefixtures("plugins")
+def test_streamfns_models_names_the_skipped_entries_and_lists_the_rest(capsys: pytest.CaptureFixture[str]) -> None:
+    from streamfns.cli import main
+
+    assert main(["models", "anthropic"]) == 0
+    out, err = capsys.readouterr()
+    assert "anthropic/claude-sonnet-4-5" in out
+    assert "clash.example" not in out
+    assert "warning: model anthropic/claude-sonnet-4-5 is listed twice" in err
+
+
+@pytest.mark.usefixtures("plugins")
+def test_a_broken_plugin_catalog_is_skipped(monkeypatch: pytest.MonkeyPatch) -> None:
+    from importlib.resources import files
+
+    broken = files("tests.kit.plugin_clash").joinpath("served.py")  # not JSON
+    real = catalog._catalog_files  # pyright: ignore[reportPrivateUsage]
+    monkeypatch.setattr(catalog, "_catalog_files", lambda: iter([*real(), ("plugin/models.json", broken, False)]))
+    catalog._index.cache_clear()  # pyright: ignore[reportPrivateUsage]
+    assert "anthropic" in list_providers()
+    assert any(
+        "catalog plugin/models.json is skipped: plugin/models.json: not JSON" in p for p in _adapters.adapter_problems()
+    )
 
 
 @pytest.mark.usefixtures("plugins")
@@ -123,7 +169,7 @@ def test_a_model_listed_in_two_catalogs_is_refused(monkeypatch: pytest.MonkeyPat
     from importlib.resources import files
 
     builtin = files("streamfns").joinpath("anthropic", "models.json")
-    monkeypatch.setattr(catalog, "_catalog_files", lambda: iter([("a.json", builtin), ("b.json", builtin)]))
+    monkeypatch.setattr(catalog, "_catalog_files", lambda: iter([("a.json", builtin, True), ("b.json", builtin, True)]))
     catalog._index.cache_clear()  # pyright: ignore[reportPrivateUsage]
     try:
         with pytest.raises(CatalogError, match=r"listed twice: in a\.json and b\.json"):

@@ -33,7 +33,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Final
+from typing import Final, cast
+
+from normalize.wire.base import DEFAULT_MAX_FRAME_BYTES, FrameTooLarge
 
 __all__ = [
     "DEFAULT_MAX_EVENT_BYTES",
@@ -42,7 +44,7 @@ __all__ = [
     "ServerSentEvent",
 ]
 
-DEFAULT_MAX_EVENT_BYTES: Final = 16 * 1024 * 1024
+DEFAULT_MAX_EVENT_BYTES: Final = DEFAULT_MAX_FRAME_BYTES
 """Default bound on one event's size: see :class:`SSEDecoder`."""
 
 _BOM: Final = b"\xef\xbb\xbf"
@@ -70,28 +72,33 @@ class ServerSentEvent:
         return self.data.decode("utf-8", "replace")
 
 
-class SSEEventTooLarge(ValueError):
+class SSEEventTooLarge(FrameTooLarge):
     """An event grew past ``max_event_bytes`` before it was terminated.
 
     Raised by :meth:`SSEDecoder.feed` / :meth:`SSEDecoder.flush` as soon as the
     bytes buffered for the current event exceed the limit, even when the event is
-    a single line that has not ended yet.  ``events`` holds the events that the
-    same ``feed`` call completed before the oversized one, which would otherwise
-    be lost with the exception.  The decoder drops its buffered state when it
-    raises; the stream should be treated as broken.
+    a single line that has not ended yet.  ``events`` (the framing's ``frames``)
+    holds the events that the same ``feed`` call completed before the oversized
+    one, which would otherwise be lost with the exception.  The decoder drops its
+    buffered state when it raises; the stream should be treated as broken.
     """
 
     def __init__(self, limit: int, size: int) -> None:
-        super().__init__(limit, size)
-        self.limit = limit
-        self.size = size
-        self.events: list[ServerSentEvent] = []
-
-    def __str__(self) -> str:
-        return (
-            f"server-sent event exceeds max_event_bytes={self.limit}: "
-            f"{self.size} bytes buffered without a terminating blank line"
+        super().__init__(
+            f"server-sent event exceeds max_event_bytes={limit}: "
+            f"{size} bytes buffered without a terminating blank line",
+            limit=limit,
+            size=size,
         )
+
+    @property
+    def events(self) -> list[ServerSentEvent]:
+        """The events completed before the oversized one."""
+        return cast("list[ServerSentEvent]", self.frames)
+
+    @events.setter
+    def events(self, events: list[ServerSentEvent]) -> None:
+        self.frames = list(events)
 
 
 # Decoded event names, shared by all decoders: by field value, and by the whole

@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cassettes import library
-from streamfns.kit.sse import (
+from normalize.wire.sse import (
     DEFAULT_MAX_EVENT_BYTES,
     ServerSentEvent,
     SSEDecoder,

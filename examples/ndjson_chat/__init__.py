@@ -1,0 +1,9 @@
+"""An NDJSON chat adapter on the public kit (see ``adapter.py``), its declaration and its recordings."""
+
+from examples.ndjson_chat.adapter import WIRE, stream_ndjson_chat
+from streamfns.kit import Adapter
+
+__all__ = ["ADAPTER", "stream_ndjson_chat"]
+
+#: What an installed package would name in its ``streamfns.adapters`` entry point.
+ADAPTER = Adapter(api=WIRE.api, stream_fn=stream_ndjson_chat, package=__name__, catalog=None, profile=WIRE.profile)

@@ -1,0 +1,48 @@
+"""Request signing: an async step that sees the final request and may add headers to it.
+
+Some vendors authenticate with more than a static key header: AWS SigV4 signs the method, URL,
+headers and the exact body bytes with a timestamp and credentials from a refreshing chain; Google
+Cloud wants a short-lived OAuth access token. A :data:`Signer` runs after ``on_payload`` and the
+header merge, once per attempt (a retry is signed again, with fresh credentials and time), and
+returns a :class:`Signature`: the headers to add, and the secrets they were made from, which every
+error message is redacted of and which the cassette recorder refuses to write.
+
+A signer that raises :class:`~streamfns.kit.StreamFailure` ends the stream with that failure; a
+:class:`~streamfns.kit.CompatError` is ``config``; any other exception is ``auth`` (no credentials, an
+expired token that could not be refreshed). Either way nothing is sent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+
+from normalize import Model, StreamOptions
+
+__all__ = ["Signature", "Signer", "SigningRequest"]
+
+
+@dataclass(frozen=True, slots=True)
+class SigningRequest:
+    """The request as it will be sent: ``method``, ``url``, the merged ``headers`` (lower-case names)
+    and the encoded ``body`` bytes, with the ``model`` and ``options`` of the call."""
+
+    method: str
+    url: str
+    headers: Mapping[str, str]
+    body: bytes
+    model: Model
+    options: StreamOptions
+
+
+@dataclass(frozen=True, slots=True)
+class Signature:
+    """What a signer adds: ``headers`` (set on the request, replacing any of the same name) and
+    ``secrets`` (credentials to keep out of every message and every recording)."""
+
+    headers: Mapping[str, str] = field(default_factory=dict[str, str])
+    secrets: tuple[str, ...] = ()
+
+
+#: ``(request) → Signature``, sync or async.
+Signer = Callable[[SigningRequest], "Signature | Awaitable[Signature]"]

@@ -1,0 +1,186 @@
+"""The AWS event-stream framer, against botocore's parser on real Bedrock bodies, and on hostile bytes."""
+
+from __future__ import annotations
+
+import random
+import struct
+import uuid
+import zlib
+from pathlib import Path
+
+import pytest
+from botocore.eventstream import EventStreamBuffer  # pyright: ignore[reportMissingTypeStubs]
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from cassettes import load
+from normalize.wire import (
+    AWS_EVENTSTREAM,
+    EventStreamDecoder,
+    EventStreamMessage,
+    FrameTooLarge,
+    FramingError,
+    decode_message,
+    encode_message,
+)
+
+RECORDINGS = Path(__file__).resolve().parents[1] / "conformance" / "recordings"
+BODIES = {path.stem: load(path).interactions[0].response.body for path in sorted(RECORDINGS.glob("*.jsonl"))}
+
+
+def _frames(body: bytes, sizes: list[int] | None = None) -> list[EventStreamMessage]:
+    framer = EventStreamDecoder()
+    out: list[EventStreamMessage] = []
+    at = 0
+    for size in sizes or [len(body)]:
+        out.extend(framer.feed(body[at : at + size]))
+        at += size
+    out.extend(framer.feed(body[at:]))
+    return out + framer.flush()
+
+
+def _botocore(body: bytes) -> list[tuple[dict[str, object], bytes]]:
+    buffer = EventStreamBuffer()
+    buffer.add_data(body)  # pyright: ignore[reportUnknownMemberType]
+    return [(dict(message.headers), message.payload) for message in buffer]  # pyright: ignore[reportUnknownMemberType, reportUnknownArgumentType, reportUnknownVariableType]
+
+
+@pytest.mark.parametrize("name", sorted(BODIES))
+def test_real_bedrock_bodies_frame_exactly_as_botocore_parses_them(name: str) -> None:
+    body = BODIES[name]
+    ours = [(dict(message.headers), message.payload) for message in _frames(body)]
+    assert ours == _botocore(body)
+    assert len(ours) > 3
+
+
+@settings(max_examples=60, deadline=None)
+@given(name=st.sampled_from(sorted(BODIES)), seed=st.integers(0, 2**32 - 1))
+def test_chunk_boundaries_anywhere_give_the_same_messages(name: str, seed: int) -> None:
+    body = BODIES[name]
+    rng = random.Random(seed)
+    sizes = [rng.randint(1, 40) for _ in range(len(body))]
+    assert _frames(body, sizes) == _frames(body)
+
+
+def test_one_byte_at_a_time_gives_the_same_messages() -> None:
+    body = BODIES["converse_tool"]
+    assert _frames(body, [1] * len(body)) == _frames(body)
+
+
+def test_messages_say_what_they_are() -> None:
+    first = _frames(BODIES["converse_text"])[0]
+    assert (first.message_type, first.event_type, first.name) == ("event", "messageStart", "messageStart")
+    exception = decode_message(
+        encode_message({":message-type": "exception", ":exception-type": "throttlingException"}, b'{"message":"slow"}')
+    )
+    assert (exception.message_type, exception.exception_type, exception.name) == (
+        "exception",
+        "throttlingException",
+        "throttlingException",
+    )
+    error = decode_message(encode_message({":message-type": "error", ":error-code": "E", ":error-message": "m"}, b""))
+    assert (error.error_code, error.error_message, error.name) == ("E", "m", "E")
+
+
+def test_every_header_type_round_trips_through_botocore() -> None:
+    headers: dict[str, bool | int | bytes | str | uuid.UUID] = {
+        "t": True,
+        "f": False,
+        "i": -7,
+        "l": 2**40,
+        "b": b"\x00\xff",
+        "s": "héllo",
+        "u": uuid.UUID(int=42),
+    }
+    raw = encode_message(headers, b"payload")
+    assert decode_message(raw).headers == headers
+    [(theirs, payload)] = _botocore(raw)
+    assert payload == b"payload"
+    assert theirs["s"] == "héllo"
+    assert theirs["l"] == 2**40
+    # byte, short and timestamp values, which encode_message never writes, still decode
+    extra = b"\x01a\x02\xfe" + b"\x01c\x03\x01\x00" + b"\x02ts\x08" + struct.pack(">q", 1700)
+    total = 16 + len(extra)
+    prelude = struct.pack(">II", total, len(extra))
+    body = prelude + struct.pack(">I", zlib.crc32(prelude)) + extra
+    decoded = decode_message(body + struct.pack(">I", zlib.crc32(body)))
+    assert decoded.headers == {"a": -2, "c": 256, "ts": 1700}
+
+
+def _flip(body: bytes, at: int) -> bytes:
+    return body[:at] + bytes([body[at] ^ 0x01]) + body[at + 1 :]
+
+
+def test_a_bad_prelude_crc_is_a_protocol_error_keeping_the_messages_before_it() -> None:
+    body = BODIES["converse_text"]
+    spans = AWS_EVENTSTREAM.spans(body)
+    broken = _flip(body, spans[2].start + 9)  # inside the third message's prelude CRC
+    with pytest.raises(FramingError, match="prelude CRC mismatch") as caught:
+        EventStreamDecoder().feed(broken)
+    assert caught.value.kind == "protocol"
+    assert len(caught.value.frames) == 2
+
+
+def test_a_bad_message_crc_is_a_protocol_error() -> None:
+    body = BODIES["converse_text"]
+    spans = AWS_EVENTSTREAM.spans(body)
+    broken = _flip(body, spans[1].end - 10)  # inside the second message's payload
+    framer = EventStreamDecoder()
+
+    def feed_in_small_reads() -> None:
+        for at in range(0, len(broken), 7):
+            framer.feed(broken[at : at + 7])
+
+    with pytest.raises(FramingError, match="message CRC mismatch") as caught:
+        feed_in_small_reads()
+    assert caught.value.kind == "protocol"
+
+
+@pytest.mark.parametrize(("total", "headers"), [(15, 0), (16, 1), (100, 90)])
+def test_an_impossible_length_is_a_protocol_error(total: int, headers: int) -> None:
+    prelude = struct.pack(">II", total, headers)
+    data = prelude + struct.pack(">I", zlib.crc32(prelude)) + b"\x00" * 200
+    with pytest.raises(FramingError, match="impossible length") as caught:
+        EventStreamDecoder().feed(data)
+    assert caught.value.kind == "protocol"
+
+
+def test_a_message_over_the_limit_is_refused_from_its_prelude_before_it_is_buffered() -> None:
+    prelude = struct.pack(">II", 2**31, 0)
+    framer = EventStreamDecoder(max_frame_bytes=1024)
+    with pytest.raises(FrameTooLarge) as caught:
+        framer.feed(prelude + struct.pack(">I", zlib.crc32(prelude)))
+    assert (caught.value.limit, caught.value.size, caught.value.kind) == (1024, 2**31, "protocol")
+
+
+def test_a_body_that_ends_inside_a_message_is_truncated() -> None:
+    body = BODIES["converse_text"]
+    framer = EventStreamDecoder()
+    frames = framer.feed(body[:-5])
+    assert len(frames) == len(AWS_EVENTSTREAM.spans(body)) - 1
+    with pytest.raises(FramingError, match="ended inside an event-stream message") as caught:
+        framer.flush()
+    assert caught.value.kind == "truncated"
+    assert framer.flush() == [], "the framer is ready for a new body"
+
+
+def test_a_json_body_is_not_an_event_stream() -> None:
+    with pytest.raises(FramingError, match="prelude CRC mismatch at byte 0") as caught:
+        EventStreamDecoder().feed(b'{"message": "The security token included in the request is invalid."}')
+    assert (caught.value.kind, caught.value.frames) == ("protocol", [])
+
+
+def test_spans_are_lossless_and_a_rewrite_keeps_the_headers_and_fixes_both_crcs() -> None:
+    body = BODIES["claude_invoke_text"]
+    spans = AWS_EVENTSTREAM.spans(body)
+    assert b"".join(span.raw for span in spans) == body
+    assert all(span.complete and span.name == "chunk" for span in spans)
+    rewritten = AWS_EVENTSTREAM.rewrite(spans[1], b'{"bytes":""}')
+    message = decode_message(rewritten)
+    assert message.payload == b'{"bytes":""}'
+    assert rewritten[12 : 12 + 20] == spans[1].raw[12 : 12 + 20], "the header bytes are kept as they were"
+    assert _botocore(rewritten)[0][1] == b'{"bytes":""}'
+    cut = AWS_EVENTSTREAM.spans(body[:-3])
+    assert not cut[-1].complete
+    assert cut[-1].payload is None
+    assert b"".join(span.raw for span in cut) == body[:-3]
