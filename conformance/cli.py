@@ -77,7 +77,7 @@ def _parser(prog: str) -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog=_examples(
             f"{prog} run conformance.targets:anthropic",
-            f"{prog} run mypkg.adapter:stream_mine --api openai-completions --tools --usage",
+            f"{prog} run mypkg.adapter:stream_mine --api my-api --cassettes tests/cassettes --tools --usage",
             f"{prog} run mypkg.adapter:TARGET --cassettes tests/cassettes --format json --report report.json",
             f"{prog} run mypkg.adapter:TARGET --checks T1 H2 --xfail 'U3=server sends no usage'",
         ),

@@ -15,6 +15,7 @@ in this order:
    that raises is ``config``); ``on_payload`` may replace the payload; it must encode as strict JSON;
 5. headers are merged: the key header, the builder's, ``model.headers``, then ``options.headers``
    (where ``None`` removes one); headers listed in ``joined_headers`` combine as comma lists;
+   ``content-type: application/json`` is added when no layer names a content type;
 6. :func:`streamfns.kit.http.run_stream` signs (each attempt, when the api has a ``signer``), sends,
    retries, reads frames, times out and closes.
 
@@ -175,6 +176,9 @@ def _merge_headers(wire: WireApi[Any], layers: Sequence[Mapping[str, str | None]
                 merged[key] = ",".join(dict.fromkeys(part.strip() for part in parts if part.strip()))
             else:
                 merged[key] = value
+    # The body is always JSON: said unless a layer said otherwise (or removed the header on purpose).
+    if not any(name.lower() == "content-type" for layer in layers for name in layer):
+        merged["content-type"] = "application/json"
     return merged
 
 

@@ -321,3 +321,8 @@ def ndjson_target(defect: Defect | None = None) -> Target:
         return NDJSON_TARGET
     wire = dataclasses.replace(NDJSON_WIRE, decoder=_decoder(_NDJSONTwin, defect))
     return dataclasses.replace(NDJSON_TARGET, stream_fn=wire.stream, name=f"ndjson-chat ({defect})")
+
+
+#: The declarations, as ``cassettes --adapter`` names them.
+CONVERSE_WIRE = converse_wire()
+CLAUDE_INVOKE_WIRE = claude_invoke_wire()

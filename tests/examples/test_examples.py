@@ -15,15 +15,17 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.slow
-def test_the_example_adapter_passes_every_check_from_the_command_line(tmp_path: Path) -> None:
-    """The third-party adapter written on the public kit, through ``streamfns conformance run``."""
+@pytest.mark.parametrize("example", ["compatible_chat", "ndjson_chat"])
+def test_the_example_adapter_passes_every_check_from_the_command_line(example: str, tmp_path: Path) -> None:
+    """The third-party adapters written on the public kit (server-sent events; JSON lines), through
+    ``streamfns conformance run``: a plain verdict, nothing unsupported."""
     report_file = tmp_path / "report.json"
     done = subprocess.run(
         [
             str(Path(sys.executable).parent / "streamfns"),
             "conformance",
             "run",
-            "examples.compatible_chat.conformance:TARGET",
+            f"examples.{example}.conformance:TARGET",
             "--format",
             "json",
             "--report",
@@ -43,8 +45,10 @@ def test_the_example_adapter_passes_every_check_from_the_command_line(tmp_path: 
     assert set(statuses.values()) == {"pass"}, statuses
 
 
-def test_the_example_adapter_uses_only_the_public_kit() -> None:
-    source = (ROOT / "examples" / "compatible_chat" / "adapter.py").read_text(encoding="utf-8")
+@pytest.mark.parametrize("example", ["compatible_chat", "ndjson_chat"])
+def test_the_example_adapter_uses_only_the_public_kit_and_stays_small(example: str) -> None:
+    source = (ROOT / "examples" / example / "adapter.py").read_text(encoding="utf-8")
     imports = [line for line in source.splitlines() if line.startswith(("import ", "from "))]
     ours = [line for line in imports if "streamfns" in line or "normalize" in line]
     assert ours == ["import normalize as nz", "from streamfns import kit"], ours
+    assert len(source.splitlines()) <= 110, "an adapter on the kit stays about a hundred lines"

@@ -1,0 +1,104 @@
+"""The harness on adapters whose bodies are not server-sent events: JSON lines and the AWS event stream
+(with a trailer after the marker, with a payload envelope). Each good adapter gets a plain verdict,
+and each broken twin is caught by the checks its defect breaks."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+import conformance
+from conformance.cli import main
+from normalize.wire import Ending
+from tests.conformance._framed import Defect, claude_invoke_target, converse_target, ndjson_target
+
+pytestmark = pytest.mark.slow
+
+
+def _statuses(report: conformance.Report) -> dict[str, str]:
+    return {result.id: result.status for result in report.results}
+
+
+async def test_the_ndjson_example_is_plainly_conformant() -> None:
+    report = await conformance.run(ndjson_target())
+    assert report.verdict == "conformant", report.to_text()
+    assert set(_statuses(report).values()) == {"pass"}
+    assert len(report.results) == len(conformance.CHECK_IDS)
+
+
+async def test_an_event_stream_adapter_with_a_trailer_and_a_signer_is_plainly_conformant() -> None:
+    report = await conformance.run(converse_target())
+    assert report.verdict == "conformant", report.to_text()
+    assert set(_statuses(report).values()) == {"pass"}
+
+
+async def test_an_enveloped_event_stream_adapter_is_conformant_for_what_it_declares() -> None:
+    report = await conformance.run(claude_invoke_target())
+    statuses = _statuses(report)
+    assert report.verdict == "conformant-with-limitations", report.to_text()
+    assert {check for check, status in statuses.items() if status != "pass"} == {"P3", "P4", "U1"}
+    assert {statuses[check] for check in ("P3", "P4", "U1")} == {"unsupported"}, "only what it does not declare"
+
+
+@pytest.mark.parametrize(
+    ("target", "defect", "caught"),
+    [
+        ("ndjson", "eof_is_success", ["T1", "M4", "R2"]),
+        ("ndjson", "skips_bad_chunks", ["M3"]),
+        ("converse", "done_at_marker", ["U1", "T1"]),
+        ("converse", "eof_is_success", ["T1", "M4", "R2"]),
+        ("claude_invoke", "skips_bad_chunks", ["M3"]),
+    ],
+)
+async def test_each_broken_twin_is_caught_by_the_checks_its_defect_breaks(
+    target: str, defect: Defect, caught: list[str]
+) -> None:
+    make = {"ndjson": ndjson_target, "converse": converse_target, "claude_invoke": claude_invoke_target}[target]
+    report = await conformance.run(make(defect), checks=["P1", "U1", "T1", "M1", "M3", "M4", "R2"])
+    assert report.failing == caught, report.to_text()
+    assert report.verdict == "non-conformant"
+
+
+async def test_the_trailer_cut_is_what_catches_an_adapter_that_stops_at_the_marker() -> None:
+    report = await conformance.run(converse_target("done_at_marker"), checks=["T1"])
+    [t1] = report.results
+    # The cuts before the marker pass; only the cut between messageStop and its metadata trailer fails.
+    assert {item.scenario.rpartition("|")[0] for item in t1.evidence} == {
+        "converse_text",
+        "converse_tool",
+        "converse_parallel",
+        "converse_thinking",
+    }
+    assert all("got done(" in item.detail for item in t1.evidence)
+    assert len(t1.evidence) == 4
+
+
+async def test_a_profile_that_cannot_take_its_marker_out_gets_a_thinner_run_with_cuts_on_line_boundaries() -> None:
+    target = ndjson_target()
+    assert target.profile is not None
+    bare = dataclasses.replace(target.profile, ending=Ending('"done": true'))
+    report = await conformance.run(dataclasses.replace(target, profile=bare))
+    statuses = _statuses(report)
+    assert statuses.pop("M4") == "unsupported"
+    assert set(statuses.values()) == {"pass"}, report.to_text()
+    [m4] = [result for result in report.results if result.id == "M4"]
+    assert "needs the api's wire profile to say how its stream ends" in (m4.reason or "")
+
+
+def test_the_cli_takes_any_api_and_reads_the_framing_from_the_recordings(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["run", "examples.ndjson_chat.adapter:stream_ndjson_chat", "--api", "ndjson-chat"]
+    flags = ["--tools", "--parallel-tools", "--thinking", "--usage", "--images", "--retries"]
+    assert main([*argv, *flags, "--cassettes", "examples/ndjson_chat/cassettes"]) == 0
+    out = capsys.readouterr().out
+    assert "api ndjson-chat" in out
+    assert "verdict: conformant-with-limitations (31 pass, 1 unsupported" in out, out
+    assert "M4   unsupported" in out
+
+
+def test_the_cli_says_which_apis_have_bundled_recordings(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["run", "examples.ndjson_chat.adapter:stream_ndjson_chat", "--api", "carrier-pigeon"]) == 2
+    err = capsys.readouterr().err
+    assert "no recordings to replay: pass --cassettes PATH" in err
+    assert "anthropic-messages" in err
+    assert "google-generative-ai" in err
