@@ -47,10 +47,6 @@ def build_request(model: nz.Model, context: nz.Context, options: nz.StreamOption
 ERRORS = kit.ErrorTable(vendor="NDJSON chat", kinds={})  # {"error": "..."}: the kind comes from the status
 
 
-def error_body(status: int, message: str) -> kit.ErrorSample:
-    return kit.ErrorSample(json.dumps({"error": message}).encode())
-
-
 class ChatDecoder:
     def __init__(self, builder: nz.MessageBuilder, model: nz.Model) -> None:
         self.builder, self.calls = builder, 0
@@ -64,9 +60,8 @@ class ChatDecoder:
         builder.text_delta("text", kit.text(message.get("content")))
         for call in map(kit.obj, kit.array(message.get("tool_calls"))):
             function, key = kit.obj(call.get("function")), ("call", self.calls)
-            builder.tool_call_start(
-                key, kit.text(call.get("id")) or f"call_{self.calls}", kit.text(function.get("name"))
-            )
+            call_id = kit.text(call.get("id")) or f"call_{self.calls}"
+            builder.tool_call_start(key, call_id, kit.text(function.get("name")))
             builder.tool_call_delta(key, json.dumps(function.get("arguments", {})))
             builder.block_end(key)
             self.calls += 1
@@ -82,11 +77,9 @@ class ChatDecoder:
 
 
 def strip_done(frame: kit.FrameView) -> kit.Drop | bytes | None:
-    """The final line with ``done`` false and no ``done_reason``: a body that never says it is done."""
+    """The final line with ``done`` false: a body that never says it is done."""
     line = frame.fields()
-    if line.get("done") is not True:
-        return None
-    return kit.FrameView.encode({**{k: v for k, v in line.items() if k != "done_reason"}, "done": False})
+    return kit.FrameView.encode({**line, "done": False}) if line.get("done") is True else None
 
 
 WIRE = kit.WireApi(
@@ -98,7 +91,7 @@ WIRE = kit.WireApi(
     decoder=ChatDecoder,
     errors=ERRORS,
     ending=kit.Ending('"done": true', strip_done),
-    error_body=error_body,
+    error_body=lambda status, message: kit.ErrorSample(json.dumps({"error": message}).encode()),
     recordings={"text": "text", "tool": "tool", "parallel": "parallel", "thinking": "thinking"},
 )
 stream_ndjson_chat = WIRE.stream
