@@ -52,6 +52,7 @@ from cassettes.mutations import (
     resolve_profile,
     stall,
     status_override,
+    stream_error,
     truncate,
 )
 from cassettes.record import CassetteWriter, RecordingTransport
@@ -125,6 +126,7 @@ __all__ = [
     "stall",
     "status_override",
     "stored_credentials",
+    "stream_error",
     "truncate",
     "use_cassette",
 ]

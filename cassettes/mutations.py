@@ -47,6 +47,7 @@ __all__ = [
     "resolve_profile",
     "stall",
     "status_override",
+    "stream_error",
     "truncate",
 ]
 
@@ -388,5 +389,35 @@ def corrupt_json(
             raise CassetteError(f"corrupt_json: no JSON payload {index} (the body has {len(candidates)})")
         span, payload = candidates[index]
         return _apply_edits(response, [chosen.rewrite(span, payload[: len(payload) // 2])])
+
+    return _each(cassette, interaction, change)
+
+
+def stream_error(
+    cassette: Cassette,
+    after: int,
+    *,
+    message: str | None = None,
+    profile: WireProfile | None = None,
+    interaction: int | None = None,
+) -> Cassette:
+    """Keep the first `after` frames of the body, then send the vendor's in-stream error frame — as the
+    api's wire profile declares it (`profile`, else the one declared for the cassette's api) — carrying
+    `message` (default: a 503's :func:`injected_message`), and end cleanly: a vendor that fails mid-way
+    through a reply. Raises `CassetteError` when the api declares no in-stream error, or the body has
+    fewer than `after` frames."""
+    if after < 0:
+        raise CassetteError("stream-error after= must not be negative")
+    chosen = resolve_profile(cassette, profile=profile)
+    if chosen.stream_error is None:
+        raise CassetteError(f"stream_error: api {chosen.api!r} declares no in-stream error frame")
+    frame = chosen.stream_error(message if message is not None else injected_message(503))
+
+    def change(response: RecordedResponse) -> RecordedResponse:
+        spans = chosen.framing.spans(response.body)
+        if after > len(spans):
+            raise CassetteError(f"stream_error: after={after}, but the body has {len(spans)} frames")
+        keep = spans[after - 1].end if after else 0
+        return _apply_edits(response, [(keep, len(response.body), frame)])
 
     return _each(cassette, interaction, change)

@@ -45,6 +45,7 @@ __all__ = [
     "Rechunk",
     "Stall",
     "Status",
+    "StreamError",
     "Truncate",
     "help_text",
     "parse",
@@ -275,6 +276,29 @@ class CorruptJson:
 
 
 @dataclass(frozen=True, slots=True)
+class StreamError:
+    """Keep ``after`` frames, then send the api's in-stream error frame (see
+    :func:`cassettes.mutations.stream_error`); the frames and the error are read with ``profile`` when
+    the caller has it, else as the cassette's api declares them."""
+
+    after: int
+    profile: WireProfile | None = field(default=None, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.after < 0:
+            raise CassetteError("stream-error after= must not be negative")
+
+    @property
+    def spec(self) -> str:
+        """``stream-error:after=N``."""
+        return f"stream-error:after={self.after}"
+
+    def __call__(self, cassette: Cassette) -> Cassette:
+        """The cassette failing mid-way with the vendor's error."""
+        return mutations.stream_error(cassette, self.after, profile=self.profile)
+
+
+@dataclass(frozen=True, slots=True)
 class KeepInteraction:
     """Keep only interaction ``index`` (0-based; negative counts from the end)."""
 
@@ -293,7 +317,7 @@ class KeepInteraction:
         return replace(cassette, interactions=(cassette.interactions[self.index],))
 
 
-Op = Rechunk | Truncate | Stall | Status | EmptyBody | DropTerminal | CorruptJson | KeepInteraction
+Op = Rechunk | Truncate | Stall | Status | EmptyBody | DropTerminal | CorruptJson | StreamError | KeepInteraction
 
 
 @dataclass(frozen=True, slots=True)
@@ -467,6 +491,13 @@ def _corrupt_json(r: _Reader) -> Op:
     return CorruptJson(r.integer(r.first() or r.take("index") or "0", "the event index"))
 
 
+def _stream_error(r: _Reader) -> Op:
+    after = r.first() or r.take("after")
+    if after is None:
+        raise r.fail("give after=N, the frames kept before the error")
+    return StreamError(r.integer(after, "after"))
+
+
 def _interaction(r: _Reader) -> Op:
     index = r.first() or r.take("index")
     if index is None:
@@ -509,6 +540,11 @@ OPS: tuple[OpSyntax, ...] = (
         "corrupt-json[:N]",
         "cut the N-th frame's JSON payload in half (default 0; negative: from the end), the framing kept intact",
     ),
+    OpSyntax(
+        "stream-error",
+        "stream-error:after=N",
+        "keep N frames, then send the api's in-stream error frame (as its adapter declares it) and end",
+    ),
     OpSyntax("interaction", "interaction:N", "keep only interaction N (0-based) of a cassette that holds several"),
 )
 
@@ -520,6 +556,7 @@ _PARSERS: dict[str, Callable[[_Reader], Op]] = {
     "empty-body": _empty_body,
     "drop-terminal": _drop_terminal,
     "corrupt-json": _corrupt_json,
+    "stream-error": _stream_error,
     "interaction": _interaction,
 }
 

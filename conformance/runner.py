@@ -42,6 +42,8 @@ _NEED_TEXT: dict[str, str] = {
     "http": "needs an HTTP transport (Capabilities.http is False)",
     "terminal": "needs the api's wire profile to say how its stream ends and how to take that marker out "
     "(an Ending with a strip function; Target.profile, or an installed adapter declaring Capabilities.api)",
+    "stream_error": "needs the api's wire profile to say what an in-stream error frame looks like "
+    "(WireApi(stream_error=...); Target.profile, or an installed adapter declaring Capabilities.api)",
 }
 
 

@@ -107,10 +107,13 @@ class Session:
 
     def lacks(self, need: Need) -> bool:
         """True when the run cannot provide what a check needs: a capability the adapter does not
-        declare, or (``terminal``) a wire profile that says how to take the terminal marker out."""
+        declare, a wire profile that says how to take the terminal marker out (``terminal``) or what
+        an in-stream error frame looks like (``stream_error``)."""
         if need == "terminal":
             ending = self.declared.ending if self.declared is not None else None
             return ending is None or ending.strip is None
+        if need == "stream_error":
+            return self.declared is None or self.declared.stream_error is None
         return self.capabilities.lacks(need)
 
     def recording(self, feature: Feature = "text") -> Recording | None:

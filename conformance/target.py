@@ -51,7 +51,15 @@ __all__ = [
 #: What a check may need: a capability flag, an HTTP transport, or a wire profile that says how the
 #: api's stream ends (and how to take that out of a recording).
 Need = Literal[
-    "http", "terminal", "tool_calls", "parallel_tool_calls", "thinking", "usage_in_stream", "images", "retries"
+    "http",
+    "terminal",
+    "stream_error",
+    "tool_calls",
+    "parallel_tool_calls",
+    "thinking",
+    "usage_in_stream",
+    "images",
+    "retries",
 ]
 
 
@@ -104,9 +112,9 @@ class Capabilities:
         )
 
     def lacks(self, need: Need) -> bool:
-        """True when this declaration does not provide ``need``. ``terminal`` is the wire profile's to
-        say (``Session.lacks``); without an api there is none."""
-        if need == "terminal":
+        """True when this declaration does not provide ``need``. ``terminal`` and ``stream_error`` are the
+        wire profile's to say (``Session.lacks``); without an api there is none."""
+        if need in ("terminal", "stream_error"):
             return self.api is None
         value: bool = getattr(self, need)
         return not value

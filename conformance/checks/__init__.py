@@ -18,6 +18,7 @@ from conformance.checks.hygiene import L1, L2, S1
 from conformance.checks.replays import I1, P1, P2, P3, P4, U1
 from conformance.checks.retries import R1, R2
 from conformance.checks.transport import C1, C2, C3, H1, H2
+from conformance.checks.vendor import V1
 
 __all__ = ["CHECKS", "CHECK_IDS", "get_check", "markdown_table"]
 
@@ -39,6 +40,7 @@ CHECKS: tuple[Check, ...] = (
     M1(),
     M3(),
     M4(),
+    V1(),
     H1(),
     H2(),
     C1(),
@@ -64,7 +66,11 @@ def get_check(check_id: str) -> Check:
 
 
 #: How a need reads in the table.
-_NEEDS: dict[str, str] = {"http": "HTTP", "terminal": "a declared terminal marker"}
+_NEEDS: dict[str, str] = {
+    "http": "HTTP",
+    "terminal": "a declared terminal marker",
+    "stream_error": "a declared in-stream error",
+}
 
 
 def markdown_table() -> str:

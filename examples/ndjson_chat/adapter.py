@@ -92,6 +92,7 @@ WIRE = kit.WireApi(
     errors=ERRORS,
     ending=kit.Ending('"done": true', strip_done),
     error_body=lambda status, message: kit.ErrorSample(json.dumps({"error": message}).encode()),
+    stream_error=lambda message: json.dumps({"error": message}).encode() + b"\n",
     recordings={"text": "text", "tool": "tool", "parallel": "parallel", "thinking": "thinking"},
 )
 stream_ndjson_chat = WIRE.stream

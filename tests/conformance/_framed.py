@@ -12,7 +12,8 @@ Bedrock recordings (``tests/conformance/recordings``, attributed in NOTICE):
 
 The twins each break one rule the harness must catch: ``done_at_marker`` ignores the trailer the api
 promises after its marker; ``eof_is_success`` takes the end of the body for success; ``skips_bad_chunks``
-drops a frame whose (inner) JSON does not parse instead of failing.
+drops a frame whose (inner) JSON does not parse instead of failing; ``misreads_vendor_errors`` does not
+read the vendor's error frame as the vendor's error.
 """
 
 from __future__ import annotations
@@ -148,7 +149,7 @@ async def sign(request: SigningRequest) -> Signature:
     return Signature({"authorization": f"TEST-HMAC Credential=test, Signature={digest}"}, (secret,))
 
 
-Defect = Literal["done_at_marker", "eof_is_success", "skips_bad_chunks"]
+Defect = Literal["done_at_marker", "eof_is_success", "skips_bad_chunks", "misreads_vendor_errors"]
 
 
 class ConverseDecoder:
@@ -162,6 +163,8 @@ class ConverseDecoder:
     def on_event(self, message: EventStreamMessage) -> None:
         builder = self.builder
         if message.message_type != "event":
+            if self.defect == "misreads_vendor_errors":
+                raise StreamFailure(ErrorInfo.of("protocol"), f"{VENDOR} sent a message of an unknown type")
             _raise_exception(message, builder)
         data = load_event(message.payload, VENDOR)
         kind, key = message.event_type, ("block", data.get("contentBlockIndex"))
@@ -302,6 +305,8 @@ class _NDJSONTwin(ChatDecoder):
     defect: Defect | None = None
 
     def on_event(self, line: bytes) -> None:
+        if self.defect == "misreads_vendor_errors" and line.startswith(b'{"error"'):
+            return  # a vendor error taken for noise: the stream then ends without its marker
         try:
             super().on_event(line)
         except StreamFailure as failure:

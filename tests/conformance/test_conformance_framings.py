@@ -49,13 +49,15 @@ async def test_an_enveloped_event_stream_adapter_is_conformant_for_what_it_decla
         ("converse", "done_at_marker", ["U1", "T1"]),
         ("converse", "eof_is_success", ["T1", "M4", "R2"]),
         ("claude_invoke", "skips_bad_chunks", ["M3"]),
+        ("ndjson", "misreads_vendor_errors", ["V1"]),
+        ("converse", "misreads_vendor_errors", ["V1"]),
     ],
 )
 async def test_each_broken_twin_is_caught_by_the_checks_its_defect_breaks(
     target: str, defect: Defect, caught: list[str]
 ) -> None:
     make = {"ndjson": ndjson_target, "converse": converse_target, "claude_invoke": claude_invoke_target}[target]
-    report = await conformance.run(make(defect), checks=["P1", "U1", "T1", "M1", "M3", "M4", "R2"])
+    report = await conformance.run(make(defect), checks=["P1", "U1", "T1", "M1", "M3", "M4", "V1", "R2"])
     assert report.failing == caught, report.to_text()
     assert report.verdict == "non-conformant"
 
@@ -81,6 +83,7 @@ async def test_a_profile_that_cannot_take_its_marker_out_gets_a_thinner_run_with
     report = await conformance.run(dataclasses.replace(target, profile=bare))
     statuses = _statuses(report)
     assert statuses.pop("M4") == "unsupported"
+    assert statuses.pop("V1") == "pass", "the in-stream error is still declared"
     assert set(statuses.values()) == {"pass"}, report.to_text()
     [m4] = [result for result in report.results if result.id == "M4"]
     assert "needs the api's wire profile to say how its stream ends" in (m4.reason or "")
@@ -92,8 +95,9 @@ def test_the_cli_takes_any_api_and_reads_the_framing_from_the_recordings(capsys:
     assert main([*argv, *flags, "--cassettes", "examples/ndjson_chat/cassettes"]) == 0
     out = capsys.readouterr().out
     assert "api ndjson-chat" in out
-    assert "verdict: conformant-with-limitations (31 pass, 1 unsupported" in out, out
+    assert "verdict: conformant-with-limitations (31 pass, 2 unsupported" in out, out
     assert "M4   unsupported" in out
+    assert "V1   unsupported" in out, "nobody declares the api: its in-stream error is unknown"
 
 
 def test_the_cli_says_which_apis_have_bundled_recordings(capsys: pytest.CaptureFixture[str]) -> None:
