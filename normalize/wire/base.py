@@ -22,10 +22,13 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Final, Generic, Literal, Protocol, TypeVar
+from typing import Any, Final, Generic, Literal, Protocol, TypeVar
 
 __all__ = [
     "DEFAULT_MAX_FRAME_BYTES",
+    "EVENTSTREAM_TYPES",
+    "NDJSON_TYPES",
+    "SSE_TYPES",
     "FrameSpan",
     "FrameTooLarge",
     "Framer",
@@ -37,6 +40,19 @@ __all__ = [
 
 DEFAULT_MAX_FRAME_BYTES: Final = 16 * 1024 * 1024
 """Default bound on one frame's size (16 MiB)."""
+
+#: The media types of the built-in framings: a stream of one is never read as another.
+SSE_TYPES: Final = ("text/event-stream",)
+NDJSON_TYPES: Final = (
+    "application/x-ndjson",
+    "application/ndjson",
+    "application/jsonl",
+    "application/json-lines",
+    "application/x-json-stream",
+    "application/stream+json",
+)
+EVENTSTREAM_TYPES: Final = ("application/vnd.amazon.eventstream",)
+_STREAM_TYPES: Final = frozenset((*SSE_TYPES, *NDJSON_TYPES, *EVENTSTREAM_TYPES))
 
 FrameT = TypeVar("FrameT")
 FrameT_co = TypeVar("FrameT_co", covariant=True)
@@ -60,6 +76,10 @@ class FramingError(ValueError):
         self.kind: FramingKind = kind
         self.frames: list[object] = list(frames)
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Keyword-only arguments: pickle (multiprocessing, a test runner's workers) rebuilds it this way.
+        return (_rebuild, (type(self), str(self), self.__dict__))
+
 
 class FrameTooLarge(FramingError):
     """A frame grew past ``max_frame_bytes`` before it was complete (kind ``protocol``)."""
@@ -68,6 +88,13 @@ class FrameTooLarge(FramingError):
         super().__init__(message, frames=frames)
         self.limit = limit
         self.size = size
+
+
+def _rebuild(cls: type[FramingError], message: str, state: dict[str, Any]) -> FramingError:
+    error = FramingError.__new__(cls)
+    ValueError.__init__(error, message)
+    error.__dict__.update(state)
+    return error
 
 
 class Framer(Protocol[FrameT_co]):
@@ -140,12 +167,13 @@ class Framing(ABC, Generic[FrameT]):
 
     def accepts(self, content_type: str) -> bool:
         """Whether a 2xx response of this ``content-type`` may be read as this framing: one of
-        :attr:`media_types`, or anything that does not announce a document (missing, ``text/plain``,
-        an unknown type). JSON, HTML and XML documents (any type naming them) are refused."""
+        :attr:`media_types`, or anything that announces neither a document nor another stream format
+        (missing, ``text/plain``, an unknown type). JSON, HTML and XML documents (any type naming
+        them) and the streams of the other built-in framings are refused."""
         kind = media_type(content_type)
         if kind in self.media_types:
             return True
-        return not any(word in kind for word in _DOCUMENT_WORDS)
+        return kind not in _STREAM_TYPES and not any(word in kind for word in _DOCUMENT_WORDS)
 
     def __repr__(self) -> str:
         return f"<framing {self.name}>"

@@ -6,9 +6,11 @@ a 1-byte name length, the name, a 1-byte value type and the value (true, false, 
 long, a 2-byte-length byte array or string, a timestamp in milliseconds, a UUID).
 
 Both CRCs are verified. A bad CRC, an impossible length (shorter than a message can be, headers longer
-than the message) or a header that does not parse is a :class:`~normalize.wire.FramingError` of
-kind ``protocol``; a message longer than ``max_frame_bytes`` is refused from its prelude, before it is
-buffered; a body that ends inside a message is kind ``truncated``. Messages reach the decoder as
+than the message or than 128 KiB) or headers that do not parse (a value running past them, an unknown
+value type, a name or string that is not UTF-8, a name given twice) are a
+:class:`~normalize.wire.FramingError` of kind ``protocol`` — botocore refuses all of them too; a
+message longer than ``max_frame_bytes`` is refused from its prelude, before it is buffered; a body
+that ends inside a message is kind ``truncated``. Messages reach the decoder as
 :class:`EventStreamMessage` values whatever their ``:message-type`` (``event``, ``exception``,
 ``error``): telling them apart is the decoder's business. :func:`encode_message` writes a message
 (tests, the cassette mutations' :meth:`EventStreamFraming.rewrite`).
@@ -23,7 +25,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Final
 
-from normalize.wire.base import DEFAULT_MAX_FRAME_BYTES, FrameSpan, FrameTooLarge, Framing, FramingError
+from normalize.wire.base import (
+    DEFAULT_MAX_FRAME_BYTES,
+    EVENTSTREAM_TYPES,
+    FrameSpan,
+    FrameTooLarge,
+    Framing,
+    FramingError,
+)
 
 __all__ = [
     "AWS_EVENTSTREAM",
@@ -46,6 +55,8 @@ _PRELUDE_STRUCT: Final = struct.Struct(">III")
 _INTEGERS: Final = {2: struct.Struct(">b"), 3: struct.Struct(">h"), 4: struct.Struct(">i"), 5: struct.Struct(">q")}
 _TIMESTAMP: Final = 8
 _UUID: Final = 9
+#: The longest headers section a message may have (botocore's bound).
+_MAX_HEADERS: Final = 128 * 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,8 +107,12 @@ def _headers(data: bytes | memoryview, start: int, end: int) -> dict[str, Header
     while at < end:
         size = data[at]
         at += 1
-        name = bytes(data[at : at + size]).decode("utf-8", "replace")
+        if at + size > end:
+            raise ValueError("a header name runs past the headers")
+        name = bytes(data[at : at + size]).decode("utf-8")
         at += size
+        if name in headers:
+            raise ValueError(f"header {name!r} is given twice")
         if at >= end:
             raise ValueError(f"header {name!r} has no value type")
         kind = data[at]
@@ -112,10 +127,10 @@ def _headers(data: bytes | memoryview, start: int, end: int) -> dict[str, Header
         elif kind in (6, 7):
             (length,) = struct.unpack_from(">H", data, at)
             at += 2
-            raw = bytes(data[at : at + length])
-            if len(raw) != length:
+            if at + length > end:
                 raise ValueError(f"header {name!r} runs past the headers")
-            value = raw if kind == 6 else raw.decode("utf-8", "replace")
+            raw = bytes(data[at : at + length])
+            value = raw if kind == 6 else raw.decode("utf-8")
             at += length
         elif kind == _TIMESTAMP:
             (value,) = struct.unpack_from(">q", data, at)
@@ -164,7 +179,7 @@ def _check_prelude(data: bytes | memoryview, at: int, limit: int) -> tuple[int, 
     total, headers_length, prelude_crc = _PRELUDE_STRUCT.unpack_from(data, at)
     if zlib.crc32(data[at : at + 8]) != prelude_crc:
         raise FramingError(f"event-stream prelude CRC mismatch at byte {at}")
-    if total < _MINIMUM or headers_length > total - _MINIMUM:
+    if total < _MINIMUM or headers_length > total - _MINIMUM or headers_length > _MAX_HEADERS:
         raise FramingError(
             f"event-stream message at byte {at} has an impossible length (total {total}, headers {headers_length})"
         )
@@ -215,6 +230,8 @@ class EventStreamDecoder:
 
     def feed(self, chunk: bytes) -> list[EventStreamMessage]:
         """The messages ``chunk`` completed, in order."""
+        if type(chunk) is not bytes:
+            chunk = bytes(chunk)  # a caller's memoryview or bytearray is never held (nor released) here
         buffer = self._buffer
         if self._need and len(buffer) + len(chunk) < self._need:
             buffer += chunk  # the usual case for a large message arriving in pieces: nothing to parse yet
@@ -265,7 +282,7 @@ class EventStreamFraming(Framing[EventStreamMessage]):
 
     name = "aws-eventstream"
     unit = "message"
-    media_types = ("application/vnd.amazon.eventstream",)
+    media_types = EVENTSTREAM_TYPES
 
     def framer(self, *, max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES) -> EventStreamDecoder:
         """A new :class:`EventStreamDecoder`."""

@@ -1,12 +1,13 @@
 """The JSON-lines framing (NDJSON): one JSON value per line, as Ollama's native API streams.
 
-Frames are the raw ``bytes`` of each line, ready for ``jiter.from_json``. Lines end in LF (a CR
-before it is dropped, so CRLF works too); blank and whitespace-only lines carry nothing and are
-skipped; one UTF-8 byte order mark at the start of the body is dropped. A body whose last line has no
-line ending still yields that line at :meth:`NDJSONDecoder.flush` (servers do drop the final newline;
-a line cut in half then fails to parse, which the kit reports as a truncated stream). Every line is
-bounded by ``max_frame_bytes`` as it arrives, so one endless line is refused before it is buffered
-further.
+Frames are the raw ``bytes`` of each line, ready for ``jiter.from_json``. Lines end in LF, CRLF or a
+lone CR (a CRLF split across two reads is still one line ending) — as httpx splits lines — but
+never at U+2028, U+2029 or NEL, which httpx also splits on and which may stand unescaped inside a
+JSON string. Blank and whitespace-only lines carry nothing and are skipped; one UTF-8 byte order mark
+at the start of the body is dropped. A body whose last line has no line ending still yields that line
+at :meth:`NDJSONDecoder.flush` (servers do drop the final newline; a line cut in half then fails to
+parse, which the kit reports as a truncated stream). Every line is bounded by ``max_frame_bytes`` as
+it arrives, so one endless line is refused before it is buffered further.
 """
 
 from __future__ import annotations
@@ -14,19 +15,19 @@ from __future__ import annotations
 import re
 from typing import Final
 
-from normalize.wire.base import DEFAULT_MAX_FRAME_BYTES, FrameSpan, FrameTooLarge, Framing
+from normalize.wire.base import DEFAULT_MAX_FRAME_BYTES, NDJSON_TYPES, FrameSpan, FrameTooLarge, Framing
 
 __all__ = ["NDJSON", "NDJSONDecoder", "NDJSONFraming"]
 
 _BOM: Final = b"\xef\xbb\xbf"
-_LINE: Final = re.compile(rb"[^\n]*\n|[^\n]+$")
+_LINE: Final = re.compile(rb"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
 _BLANK: Final = b" \t\r\f\v"
 
 
 class NDJSONDecoder:
     """Incremental JSON-lines framer: :meth:`feed` each chunk, :meth:`flush` at the end."""
 
-    __slots__ = ("_head", "_max", "_partial")
+    __slots__ = ("_cr", "_head", "_max", "_partial")
 
     def __init__(self, *, max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES) -> None:
         if max_frame_bytes < 1:
@@ -34,6 +35,8 @@ class NDJSONDecoder:
         self._max = max_frame_bytes
         # The start of the body, held while it could still be a byte order mark; None once decided.
         self._head: bytes | None = b""
+        # The previous read ended in CR: a LF opening the next one is the rest of that line ending.
+        self._cr = False
         # The start of the current line, which has not ended yet.
         self._partial = bytearray()
 
@@ -49,6 +52,13 @@ class NDJSONDecoder:
             self._head = None
             if chunk.startswith(_BOM):
                 chunk = chunk[3:]
+        if self._cr and chunk:
+            self._cr = False
+            if chunk[0] == 0x0A:
+                chunk = chunk[1:]
+        if 13 in chunk:  # b"\r": the rare server that ends lines in CR or CRLF
+            self._cr = chunk[-1] == 0x0D
+            chunk = chunk.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
         pieces = chunk.split(b"\n")
         tail = pieces.pop()
         out: list[bytes] = []
@@ -63,7 +73,7 @@ class NDJSONDecoder:
                 if check and len(line) > limit:
                     raise self._too_large(len(line), out)
                 if line.strip(_BLANK):
-                    out.append(line[:-1] if line[-1:] == b"\r" else line)
+                    out.append(line)
         if tail:
             pending = len(self._partial) + len(tail)
             if pending > self._max:
@@ -78,10 +88,9 @@ class NDJSONDecoder:
             line = self._head + line
         self._partial = bytearray()
         self._head = b""
+        self._cr = False
         line = line.removeprefix(_BOM)
-        if not line.strip(_BLANK):
-            return []
-        return [line[:-1] if line[-1:] == b"\r" else line]
+        return [line] if line.strip(_BLANK) else []
 
     def _too_large(self, size: int, out: list[bytes]) -> FrameTooLarge:
         self._partial = bytearray()
@@ -98,7 +107,7 @@ class NDJSONFraming(Framing[bytes]):
 
     name = "ndjson"
     unit = "line"
-    media_types = ("application/x-ndjson", "application/ndjson", "application/jsonl", "application/json-lines")
+    media_types = NDJSON_TYPES
 
     def framer(self, *, max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES) -> NDJSONDecoder:
         """A new :class:`NDJSONDecoder`."""
@@ -112,7 +121,7 @@ class NDJSONFraming(Framing[bytes]):
             content = match.group().rstrip(b"\r\n")
             if not content.strip(_BLANK):
                 continue
-            complete = match.group().endswith(b"\n")
+            complete = match.group().endswith((b"\n", b"\r"))
             raw = body[start : match.end()]
             found.append(FrameSpan(start, match.end(), raw, None, content.strip(_BLANK), complete))
             start = match.end()

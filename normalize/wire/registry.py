@@ -76,8 +76,12 @@ def _load_entry_points() -> dict[str, WireProfile]:
         except Exception as exc:  # a broken plugin is reported, never raised
             _problems.append(f"adapter entry point {entry.name!r} ({entry.value}) failed to load: {exc}")
             continue
-        if profile is not None:
-            found.setdefault(profile.api, profile)
+        if profile is None:
+            continue
+        if profile.api in found and found[profile.api] is not profile:
+            _problems.append(f"adapter entry point {entry.name!r} declares api {profile.api!r} a second time; skipped")
+            continue
+        found[profile.api] = profile
     return found
 
 

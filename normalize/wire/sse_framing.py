@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from typing import Final
 
-from normalize.wire.base import DEFAULT_MAX_FRAME_BYTES, FrameSpan, Framing
+from normalize.wire.base import DEFAULT_MAX_FRAME_BYTES, SSE_TYPES, FrameSpan, Framing
 from normalize.wire.sse import ServerSentEvent, SSEDecoder
 
 __all__ = ["SSE", "Line", "SSEFraming", "lines"]
@@ -41,11 +41,16 @@ def lines(body: bytes, start: int = 0, end: int | None = None) -> list[Line]:
     return found
 
 
+_BOM: Final = b"\xef\xbb\xbf"
+
+
 def _span(body: bytes, start: int, end: int, complete: bool) -> FrameSpan:
     name: str | None = None
     data: list[bytes] = []
     for item in lines(body, start, end):
-        field, _, value = item.content.partition(b":")
+        # A byte order mark opening the body is not part of the first field (the decoder drops it too).
+        content = item.content.removeprefix(_BOM) if item.start == 0 else item.content
+        field, _, value = content.partition(b":")
         value = value.removeprefix(b" ")
         if field == b"event":
             name = value.decode("utf-8", "replace")
@@ -59,7 +64,7 @@ class SSEFraming(Framing[ServerSentEvent]):
 
     name = "sse"
     unit = "event"
-    media_types = ("text/event-stream",)
+    media_types = SSE_TYPES
 
     def framer(self, *, max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES) -> SSEDecoder:
         """A new :class:`~normalize.wire.sse.SSEDecoder`."""

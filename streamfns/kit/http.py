@@ -44,7 +44,7 @@ import httpx
 
 from normalize import AssistantMessageEvent, ErrorInfo, ErrorKind, MessageBuilder, Model, StreamOptions
 from normalize.abort import AbortSignal
-from normalize.wire import Framing, FramingError
+from normalize.wire import FrameTooLarge, Framing, FramingError
 from normalize.wire.tags import API_EXTENSION, SECRETS_EXTENSION
 from streamfns.kit.failure import StreamFailure
 from streamfns.kit.hooks import call_hook
@@ -62,6 +62,7 @@ DEFAULT_IDLE_TIMEOUT_S = 120.0
 _MAX_ERROR_BODY = 64 * 1024
 #: How much of a body is kept to quote it when it turns out not to be an event stream.
 _HEAD_BYTES = 300
+_BOM = b"\xef\xbb\xbf"
 
 
 @dataclass(slots=True, kw_only=True)
@@ -328,7 +329,11 @@ async def _attempt(
             raw = await _read_limited(response, scope, vendor)
             raise call.errors.from_body(status, response.headers, raw)
         content_type = response.headers.get("content-type", "").lower()
-        if not call.framing.accepts(content_type):
+        try:
+            accepted = call.framing.accepts(content_type)
+        except Exception as exc:
+            raise _framing_bug(call, builder, exc) from None
+        if not accepted:
             raw = await _read_limited(response, scope, vendor)
             raise _not_a_stream(call, status, content_type, raw)
         builder.start()
@@ -344,8 +349,8 @@ async def _attempt(
 
 
 def _not_a_stream(call: StreamCall, status: int, content_type: str, head: bytes) -> StreamFailure:
-    excerpt = " ".join(head[:_HEAD_BYTES].decode("utf-8", "replace").split())
-    what = "an event stream" if call.framing.unit == "event" else f"a {call.framing.name} stream"
+    excerpt = " ".join(head.removeprefix(_BOM)[:_HEAD_BYTES].decode("utf-8", "replace").split())
+    what = "an event stream" if call.framing.unit == "event" else _a(f"{call.framing.name} stream")
     return StreamFailure(
         ErrorInfo.of("protocol", status=status),
         f"{call.vendor} answered {status} with {content_type or 'no content type'}, not {what}: {excerpt}",
@@ -353,12 +358,12 @@ def _not_a_stream(call: StreamCall, status: int, content_type: str, head: bytes)
 
 
 def _looks_like_a_document(head: bytearray) -> bool:
-    return bytes(head.lstrip()[:1]) in (b"{", b"[", b"<")
+    return bytes(bytes(head).removeprefix(_BOM).lstrip()[:1]) in (b"{", b"[", b"<")
 
 
-def _inside(framing: Framing[Any]) -> str:
-    """``an event`` / ``a line`` / ``a message``: where a body ended."""
-    return f"{'an' if framing.unit[:1] in 'aeiou' else 'a'} {framing.unit}"
+def _a(noun: str) -> str:
+    """``an event`` / ``a line`` / ``an aws-eventstream stream``."""
+    return f"{'an' if noun[:1] in 'aeiou' else 'a'} {noun}"
 
 
 async def _read_limited(response: httpx.Response, scope: _Scope, vendor: str) -> bytes:
@@ -387,7 +392,10 @@ async def _read_events(
     *,
     decoder: Decoder[Any],
 ) -> AsyncGenerator[Sequence[AssistantMessageEvent], None]:
-    framer = call.framing.framer()
+    try:
+        framer = call.framing.framer()
+    except Exception as exc:  # a third party's framing is code like any other: its failure is reported
+        raise _framing_bug(call, builder, exc) from None
     head = bytearray()
     seen = False
     iterator = response.aiter_bytes()
@@ -408,9 +416,9 @@ async def _read_events(
             if builder.finished:
                 yield builder.drain()
                 return
-            if not seen and not exc.frames and _looks_like_a_document(head):
-                raise _not_a_stream(call, response.status_code, content_type, bytes(head)) from None
-            raise StreamFailure(ErrorInfo.of(exc.kind, output_started=builder.output_started), str(exc)) from None
+            raise _framing_failure(call, builder, exc, seen=seen, head=head, response=response) from None
+        except Exception as exc:
+            raise _framing_bug(call, builder, exc) from None
         if frames:
             seen = True
             _deliver(frames, call, decoder, builder)
@@ -422,11 +430,12 @@ async def _read_events(
         frames = framer.flush()
     except FramingError as exc:
         _deliver(exc.frames, call, decoder, builder)
-        if not builder.finished:
-            if not seen and not exc.frames and _looks_like_a_document(head):
-                raise _not_a_stream(call, response.status_code, content_type, bytes(head)) from None
-            raise StreamFailure(ErrorInfo.of(exc.kind, output_started=builder.output_started), str(exc)) from None
-        frames = ()
+        if builder.finished:
+            yield builder.drain()
+            return
+        raise _framing_failure(call, builder, exc, seen=seen, head=head, response=response) from None
+    except Exception as exc:
+        raise _framing_bug(call, builder, exc) from None
     if not seen and not frames and _looks_like_a_document(head):
         raise _not_a_stream(call, response.status_code, content_type, bytes(head))
     try:
@@ -437,7 +446,7 @@ async def _read_events(
         # The body ended inside its last frame: it was cut short, not malformed.
         raise StreamFailure(
             ErrorInfo.of("truncated", output_started=builder.output_started),
-            f"{call.vendor} stream ended inside {_inside(call.framing)}, before {call.end_marker}",
+            f"{call.vendor} stream ended inside {_a(call.framing.unit)}, before {call.end_marker}",
         ) from None
     if not builder.finished:
         try:
@@ -448,6 +457,32 @@ async def _read_events(
             raise _decoder_failure(call, builder, exc) from None
     if builder.events:
         yield builder.drain()
+
+
+def _framing_failure(
+    call: StreamCall,
+    builder: MessageBuilder,
+    exc: FramingError,
+    *,
+    seen: bool,
+    head: bytearray,
+    response: httpx.Response,
+) -> StreamFailure:
+    """Bytes the framing refused: a document sent instead of a stream (nothing framed yet, and it
+    starts like one), else ``protocol`` or ``truncated`` as the framing says."""
+    if not seen and not exc.frames and not isinstance(exc, FrameTooLarge) and _looks_like_a_document(head):
+        return _not_a_stream(call, response.status_code, response.headers.get("content-type", ""), bytes(head))
+    kind: ErrorKind = "truncated" if exc.kind == "truncated" else "protocol"
+    return StreamFailure(ErrorInfo.of(kind, output_started=builder.output_started), f"{call.vendor}: {exc}")
+
+
+def _framing_bug(call: StreamCall, builder: MessageBuilder, exc: Exception) -> StreamFailure:
+    """A framing that raised something else than a ``FramingError``: a ``protocol`` failure, as a
+    decoder's (the events built before it stay; the message is redacted like every other)."""
+    return StreamFailure(
+        ErrorInfo.of("protocol", output_started=builder.output_started),
+        f"{call.vendor} framing failed: {type(exc).__name__}: {exc}",
+    )
 
 
 def _deliver(frames: Sequence[Any], call: StreamCall, decoder: Decoder[Any], builder: MessageBuilder) -> None:

@@ -28,9 +28,11 @@ Calling :meth:`WireApi.stream` never raises and the stream never raises while it
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import inspect
 import json
-from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, Protocol, TypeAlias, TypeVar, cast
 
@@ -64,8 +66,8 @@ class Decoder(Protocol[FrameT_contra]):
     The frames are what the api's framing delivers: :class:`~normalize.wire.ServerSentEvent` objects
     for SSE, each line's ``bytes`` for NDJSON, :class:`~normalize.wire.EventStreamMessage` objects for
     the AWS event stream. ``on_event`` applies a frame: content to the builder, ``builder.stop(...)``
-    for the vendor's stop reason, ``builder.finish()`` at the terminal marker (which ends the read), and raises
-    :class:`~streamfns.kit.StreamFailure` for a vendor error or a malformed event. ``on_eof`` runs when
+    for the vendor's stop reason, ``builder.finish()`` at the terminal marker (which ends the read),
+    and raises :class:`~streamfns.kit.StreamFailure` for a vendor error or a malformed event. ``on_eof`` runs when
     the body ends before ``finish()``: an api whose marker is not a dedicated last event (a Gemini
     finish reason that came without final usage, a chat-completions ``finish_reason`` without
     ``[DONE]``) finishes there; leaving the builder unfinished makes the stream ``truncated``.
@@ -260,7 +262,7 @@ def _signing(
     model: Model,
     options: StreamOptions,
     secrets: Sequence[str],
-) -> Callable[[], Any] | None:
+) -> Callable[[], Awaitable[Signature]] | None:
     """The signing step of one call (None when the api has no signer)."""
     signer = wire.signer
     if signer is None:
@@ -269,7 +271,14 @@ def _signing(
     async def sign() -> Signature:
         request = SigningRequest(method="POST", url=url, headers=dict(headers), body=body, model=model, options=options)
         try:
-            signature = await call_hook(signer, request)
+            if inspect.iscoroutinefunction(signer):
+                signature = await signer(request)
+            else:
+                # A credential chain may block on the network (STS, the instance metadata service): in a
+                # thread, so an abort or the total timeout still lands while it works.
+                signature = await asyncio.to_thread(signer, request)
+                if inspect.isawaitable(signature):
+                    signature = await signature
         except StreamFailure as failure:
             raise StreamFailure(failure.info, redact(failure.message, secrets)) from None
         except CompatError as exc:
@@ -277,16 +286,32 @@ def _signing(
         except Exception as exc:  # no credentials, a token that cannot be refreshed: reported, not raised
             detail = redact(f"{type(exc).__name__}: {exc}", secrets)
             raise StreamFailure(ErrorInfo.of("auth"), f"cannot sign the {wire.vendor} request: {detail}") from None
-        if not isinstance(signature, Signature):
-            raise StreamFailure(
-                ErrorInfo.of("config"),
-                f"the {wire.vendor} signer returned a {type(signature).__name__}, not a streamfns.kit.Signature",
-            )
+        problem = _signature_problem(signature)
+        if problem is not None:
+            raise StreamFailure(ErrorInfo.of("config"), f"the {wire.vendor} signer returned {problem}")
         # A token the signer put in a credential header (Authorization: Bearer …) is a secret too.
         carried = credentials_in(signature.headers)
-        return Signature(signature.headers, (*signature.secrets, *carried)) if carried else signature
+        return Signature(dict(signature.headers), (*signature.secrets, *carried))
 
     return sign
+
+
+def _signature_problem(signature: object) -> str | None:
+    """What is wrong with what a signer returned (None: a usable Signature)."""
+    if not isinstance(signature, Signature):
+        return f"a {type(signature).__name__}, not a streamfns.kit.Signature"
+    headers = cast("object", signature.headers)
+    if not isinstance(headers, Mapping) or not all(
+        isinstance(name, str) and isinstance(value, str)
+        for name, value in cast("Mapping[object, object]", headers).items()
+    ):
+        return "headers that are not a mapping of strings to strings"
+    secrets = cast("object", signature.secrets)
+    if not isinstance(secrets, tuple | list) or not all(
+        isinstance(secret, str) for secret in cast("Sequence[object]", secrets)
+    ):
+        return "secrets that are not a tuple of strings"
+    return None
 
 
 def _key_rule(wire: WireApi[Any], model: Model) -> ApiKey | None:

@@ -27,7 +27,14 @@ from normalize import (
     UserMessage,
     validate_events,
 )
-from normalize.wire import AWS_EVENTSTREAM, NDJSON, encode_message
+from normalize.wire import (
+    AWS_EVENTSTREAM,
+    DEFAULT_MAX_FRAME_BYTES,
+    NDJSON,
+    NDJSONDecoder,
+    NDJSONFraming,
+    encode_message,
+)
 from streamfns.kit import CompatError, Signature, SigningRequest, StreamFailure
 from tests.conformance._framed import converse_wire, sign
 
@@ -206,7 +213,7 @@ async def test_a_json_body_sent_as_an_event_stream_is_reported_as_a_document() -
         _, message = await _run(converse_wire(), server.base_url, StreamOptions(api_key=SECRET, max_retries=0))
     assert message.error_info is not None
     assert message.error_info.kind == "protocol"
-    assert 'not a aws-eventstream stream: {"message":"The security token' in (message.error_message or "")
+    assert 'not an aws-eventstream stream: {"message":"The security token' in (message.error_message or "")
 
 
 # -- signing --------------------------------------------------------------------------------------------
@@ -323,3 +330,120 @@ async def test_the_recorder_takes_the_api_from_the_adapter_and_refuses_a_signers
             async with use_cassette(leaky, mode="once") as http:
                 await _run(wire, server.base_url, StreamOptions(http_client=http))
         assert not leaky.exists(), "nothing is written"
+
+
+# -- a third party's framing, and what a signer may return -----------------------------------------
+
+
+class _Exploding(NDJSONFraming):
+    """A framing whose framer fails with something else than a FramingError, quoting a secret."""
+
+    def framer(self, *, max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES) -> NDJSONDecoder:
+        class Framer(NDJSONDecoder):
+            reads = 0
+
+            def feed(self, chunk: bytes) -> list[bytes]:
+                self.reads += 1
+                if self.reads == 3:
+                    raise IndexError(f"no room for {SECRET}")
+                return super().feed(chunk)
+
+        return Framer(max_frame_bytes=max_frame_bytes)
+
+
+class _Small(NDJSONFraming):
+    def framer(self, *, max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES) -> NDJSONDecoder:
+        return NDJSONDecoder(max_frame_bytes=64)
+
+
+async def test_a_framing_that_raises_is_a_protocol_error_redacted_and_keeping_the_content() -> None:
+    lines = NDJSON_BODY.splitlines(keepends=True)
+    plan = Scripted(
+        headers=[("content-type", "application/x-ndjson")],
+        chunks=[(0.0, b"".join(lines[:2]))] + [(0.0, line) for line in lines[2:5]],
+    )
+    async with LoopbackServer(plan) as server:
+        wire = replace(NDJSON_WIRE, framing=_Exploding())
+        _, message = await _run(wire, server.base_url, StreamOptions(api_key=SECRET, max_retries=0))
+    assert message.error_info is not None
+    assert (message.error_info.kind, message.error_info.output_started) == ("protocol", True)
+    assert "NDJSON chat framing failed: IndexError: no room for [redacted]" in (message.error_message or "")
+    assert _text(message), "what was built before stays"
+
+
+async def test_a_first_line_over_the_limit_says_so_and_is_not_taken_for_a_document() -> None:
+    plan = Scripted(headers=[("content-type", "application/x-ndjson")], chunks=[(0.0, b'{"message":' + b" " * 100)])
+    async with LoopbackServer(plan) as server:
+        wire = replace(NDJSON_WIRE, framing=_Small())
+        _, message = await _run(wire, server.base_url, StreamOptions(max_retries=0))
+    assert message.error_info is not None
+    assert message.error_info.kind == "protocol"
+    assert "JSON line exceeds max_frame_bytes=64" in (message.error_message or "")
+
+
+async def test_a_document_behind_a_byte_order_mark_is_still_a_document() -> None:
+    plan = Scripted(headers=[("content-type", "text/plain")], chunks=[(0.0, b'\xef\xbb\xbf{"error":"denied"}')])
+    async with LoopbackServer(plan) as server:
+        _, message = await _run(converse_wire(), server.base_url, StreamOptions(api_key=SECRET, max_retries=2))
+        assert len(server.requests) == 1, "a document is not retried as if it were cut short"
+    assert message.error_info is not None
+    assert message.error_info.kind == "protocol"
+    assert 'not an aws-eventstream stream: {"error":"denied"}' in (message.error_message or "")
+
+
+@pytest.mark.parametrize(
+    ("returned", "said"),
+    [
+        (Signature({"authorization": 5}, ()), "headers that are not a mapping of strings to strings"),  # pyright: ignore[reportArgumentType]
+        (Signature([("authorization", "x")], ()), "headers that are not a mapping of strings to strings"),  # pyright: ignore[reportArgumentType]
+        (Signature({"authorization": "x"}, SECRET), "secrets that are not a tuple of strings"),  # pyright: ignore[reportArgumentType]
+    ],
+)
+async def test_a_signature_of_the_wrong_shape_is_a_config_error(returned: Signature, said: str) -> None:
+    def signer(_request: SigningRequest) -> Signature:
+        return returned
+
+    async with LoopbackServer(Scripted(headers=EVENTSTREAM)) as server:
+        wire = replace(converse_wire(), signer=signer)
+        _, message = await _run(wire, server.base_url, StreamOptions(api_key=SECRET))
+        assert server.requests == []
+    assert message.error_info is not None
+    assert message.error_info.kind == "config"
+    assert said in (message.error_message or "")
+
+
+async def test_an_abort_lands_while_a_synchronous_signer_blocks() -> None:
+    import asyncio
+    import threading
+    import time
+
+    from normalize import AbortController
+
+    release = threading.Event()
+
+    def slow(request: SigningRequest) -> Signature:
+        release.wait(5)  # a credential chain waiting on the network
+        return sign_sync(request)
+
+    controller = AbortController()
+    async with LoopbackServer(Scripted(headers=EVENTSTREAM)) as server:
+        wire = replace(converse_wire(), signer=slow)
+        stream = wire.stream(
+            _model(wire.api, server.base_url), CONTEXT, StreamOptions(api_key=SECRET, signal=controller.signal)
+        )
+        started = time.monotonic()
+        asyncio.get_running_loop().call_later(0.05, controller.abort)
+        message = await stream.result()
+        took = time.monotonic() - started
+        release.set()
+        assert server.requests == []
+    assert message.stop_reason == "aborted"
+    assert took < 2, f"the abort waited {took:.2f} s for the signer"
+
+
+def sign_sync(request: SigningRequest) -> Signature:
+    import hashlib
+    import hmac
+
+    digest = hmac.new(SECRET.encode(), request.body, hashlib.sha256).hexdigest()
+    return Signature({"authorization": f"TEST-HMAC Credential=test, Signature={digest}"}, (SECRET,))

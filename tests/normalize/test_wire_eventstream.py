@@ -184,3 +184,49 @@ def test_spans_are_lossless_and_a_rewrite_keeps_the_headers_and_fixes_both_crcs(
     assert not cut[-1].complete
     assert cut[-1].payload is None
     assert b"".join(span.raw for span in cut) == body[:-3]
+
+
+def _raw(headers: bytes, payload: bytes = b"{}") -> bytes:
+    """A message with these exact header bytes and both CRCs right."""
+    total = 16 + len(headers) + len(payload)
+    prelude = struct.pack(">II", total, len(headers))
+    body = prelude + struct.pack(">I", zlib.crc32(prelude)) + headers + payload
+    return body + struct.pack(">I", zlib.crc32(body))
+
+
+def _string(name: bytes, value: bytes) -> bytes:
+    return bytes([len(name)]) + name + b"\x07" + struct.pack(">H", len(value)) + value
+
+
+@pytest.mark.parametrize(
+    ("headers", "said", "botocore_refuses"),
+    [
+        (_string(b":message-type", b"event") + _string(b":message-type", b"exception"), "given twice", True),
+        (_string(b":event-type", b"\xff\xfe"), "do not parse", True),
+        (_string(b"\xc3\x28", b"x"), "do not parse", True),
+        (b"\x01a\x0c", "unknown value type", True),
+        # botocore reads the short value and goes on; a value that claims more bytes than its
+        # headers hold is refused here all the same
+        (b"\x01a\x07\x00\x09abc", "runs past the headers", False),
+    ],
+)
+def test_headers_that_do_not_parse_are_a_protocol_error(headers: bytes, said: str, botocore_refuses: bool) -> None:
+    with pytest.raises(FramingError, match=said) as caught:
+        EventStreamDecoder().feed(_raw(headers))
+    assert caught.value.kind == "protocol"
+    if botocore_refuses:
+        with pytest.raises(Exception):  # noqa: B017 - botocore's own error classes, whichever it raises
+            _botocore(_raw(headers))
+
+
+def test_headers_over_128_kib_are_an_impossible_length() -> None:
+    headers = _string(b"big", b"x" * 65535) + _string(b"bigger", b"y" * 65535)
+    with pytest.raises(FramingError, match="impossible length"):
+        EventStreamDecoder().feed(_raw(headers))
+
+
+def test_a_memoryview_fed_by_the_caller_is_left_alone() -> None:
+    body = BODIES["converse_text"]
+    view = memoryview(body)
+    assert len(EventStreamDecoder().feed(view[:100])) == 0  # pyright: ignore[reportArgumentType] - a caller may pass one
+    assert bytes(view[:4]) == body[:4], "still usable: the framer did not release the caller's view"

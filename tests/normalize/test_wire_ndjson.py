@@ -106,3 +106,32 @@ def test_spans_are_lossless_and_a_rewrite_keeps_one_line_one_line() -> None:
     assert NDJSON.rewrite(spans[1], b'{"done":false}') == b'  {"done":false}\n\n'
     last = NDJSON.spans(b'{"a":1}\n{"b"')[-1]
     assert (last.payload, last.complete) == (b'{"b"', False)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    lines=st.lists(st.text(alphabet='{}":ab 1', min_size=1, max_size=12).map(str.encode), max_size=8),
+    endings=st.lists(st.sampled_from([b"\n", b"\r", b"\r\n", b"\r\r\n", b"\n\r"]), min_size=8, max_size=8),
+    cut=st.integers(1, 5),
+)
+def test_every_line_ending_httpx_knows_splits_the_same_lines(
+    lines: list[bytes], endings: list[bytes], cut: int
+) -> None:
+    body = b"".join(line + ending for line, ending in zip(lines, endings, strict=False))
+    expected = [line for line in lines if line.strip(b" ")]
+    assert _frames(body, [cut] * (len(body) // cut)) == expected
+    assert _frames(body) == expected
+    chunks = [body[at : at + cut] for at in range(0, len(body), cut)]
+    assert [line.strip() for line in _httpx_lines(chunks)] == [line.strip() for line in expected]
+
+
+def test_a_crlf_split_across_reads_is_one_line_ending_and_a_lone_cr_ends_a_line() -> None:
+    framer = NDJSONDecoder()
+    assert framer.feed(b'{"a":1}\r') == [b'{"a":1}']
+    assert framer.feed(b'\n{"b":2}\r{"c":3}') == [b'{"b":2}']
+    assert framer.flush() == [b'{"c":3}']
+
+
+def test_json_strings_may_hold_the_separators_httpx_would_split_on() -> None:
+    line = '{"text":"a\u2028b\u2029c\x85d"}'.encode()
+    assert _frames(line + b"\n") == [line]

@@ -162,3 +162,18 @@ def test_each_framing_accepts_its_own_types_and_refuses_documents() -> None:
         assert framing.accepts("text/plain")
         for document in ("application/json", "text/html; charset=utf-8", "application/problem+json", "text/xml"):
             assert not framing.accepts(document), (framing, document)
+
+
+def test_the_sse_splitter_drops_a_leading_bom_as_the_decoder_does() -> None:
+    [span] = SSE.spans(b"\xef\xbb\xbfevent: message_stop\ndata: {}\n\n")
+    assert (span.name, span.payload) == ("message_stop", b"{}")
+    assert Ending.frames("message_stop").strip(FrameView(span.name, span.payload or b"")) is DROP  # pyright: ignore[reportOptionalCall]
+
+
+@pytest.mark.usefixtures("entry_points")
+def test_a_second_entry_point_for_an_api_is_reported(monkeypatch: pytest.MonkeyPatch) -> None:
+    entries = [_EntryPoint("first", "plugin-api"), _EntryPoint("second", "plugin-api")]
+    monkeypatch.setattr(importlib.metadata, "entry_points", lambda *, group: entries)  # pyright: ignore[reportUnknownLambdaType, reportUnknownArgumentType]
+    wire_registry._load_entry_points.cache_clear()  # pyright: ignore[reportPrivateUsage]
+    assert profile_for("plugin-api") is not None
+    assert any("'second' declares api 'plugin-api' a second time" in problem for problem in profile_problems())
