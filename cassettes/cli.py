@@ -28,6 +28,7 @@ import os
 import re
 import sys
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TextIO
 
@@ -39,7 +40,7 @@ from cassettes.model import Cassette, Interaction, header_value
 from cassettes.mutations import resolve_profile
 from cassettes.ops import Mutation
 from cassettes.secret_scan import raise_if_secrets, scan_cassette, scan_file
-from normalize.wire import FrameSpan, WireProfile, register_profile
+from normalize.wire import FrameSpan, WireProfile
 
 __all__ = ["load_profile", "main", "parse_op"]
 
@@ -129,9 +130,10 @@ def _whole(body: bytes) -> list[FrameSpan]:
     return [FrameSpan(0, len(body), body, None, body)] if body else []
 
 
-def show(cassette: Cassette, out: TextIO, width: int = 72) -> None:
-    """Write the timeline of `cassette` to `out`, its bodies cut into the frames of the api's framing."""
-    profile = resolve_profile(cassette)
+def show(cassette: Cassette, out: TextIO, width: int = 72, *, profile: WireProfile | None = None) -> None:
+    """Write the timeline of `cassette` to `out`, its bodies cut into the frames of the api's framing
+    (as `profile` reads them, else the profile declared for the cassette's api)."""
+    profile = resolve_profile(cassette, profile=profile)
     title = printable(cassette.name or "cassette")
     out.write(
         f"{title}: api={printable(cassette.api)} model={printable(cassette.model)} "
@@ -237,16 +239,35 @@ def load_profile(spec: str) -> WireProfile:
     return profile
 
 
+def _with_profile(mutation: Mutation, profile: WireProfile | None) -> Mutation:
+    """The ops that read the api's bytes, given the declaration named on the command line."""
+    if profile is None:
+        return mutation
+    return Mutation(tuple(replace(op, profile=profile) if hasattr(op, "profile") else op for op in mutation.ops))
+
+
 def _run(args: argparse.Namespace, out: TextIO) -> int:
-    if getattr(args, "adapter", None):
-        register_profile(load_profile(args.adapter))
+    # The declaration is passed to what needs it, never registered: a library caller's process keeps
+    # the profiles it had.
+    profile = load_profile(args.adapter) if getattr(args, "adapter", None) else None
+    try:
+        return _command(args, out, profile)
+    except (CassetteError, OSError):
+        raise
+    except Exception as exc:  # a declaration's own code (its framing, its ending) failed on this cassette
+        raise CassetteError(
+            f"reading the cassette with the api's wire profile failed: {type(exc).__name__}: {exc}"
+        ) from None
+
+
+def _command(args: argparse.Namespace, out: TextIO, profile: WireProfile | None) -> int:
     if args.command == "show":
-        show(_open(args.cassette, allow_incomplete=True), out, args.width)
+        show(_open(args.cassette, allow_incomplete=True), out, args.width, profile=profile)
         return 0
     if args.command == "scan":
         return _scan(args.files, out, sys.stderr)
     if args.command == "mutate":
-        mutation = ops.Mutation(tuple(op for spec in args.op for op in parse_op(spec).ops))
+        mutation = _with_profile(ops.Mutation(tuple(op for spec in args.op for op in parse_op(spec).ops)), profile)
         cassette = mutation(_open(args.cassette))
         if args.output == "-":
             raise_if_secrets(scan_cassette(cassette))

@@ -241,6 +241,7 @@ def status_override(
     body: bytes | None = None,
     content_type: str | None = None,
     message: str | None = None,
+    api: str | None = None,
     profile: WireProfile | None = None,
     interaction: int | None = None,
 ) -> Cassette:
@@ -251,7 +252,7 @@ def status_override(
     carrying `message` — unless `body`/`content_type` are given. `retry_after="auto"` sends
     `retry-after: 1` with a 429 and nothing otherwise; pass a string to set it, None to omit it.
     """
-    sample = error_body(status, api=cassette.api, profile=profile, message=message)
+    sample = error_body(status, api=api or cassette.api, profile=profile, message=message)
     payload = sample.body if body is None else body
     kind = content_type or sample.content_type
     wait = ("1" if status == 429 else None) if retry_after == "auto" else retry_after
@@ -374,6 +375,7 @@ def corrupt_json(
     cassette: Cassette,
     index: int = 0,
     *,
+    api: str | None = None,
     profile: WireProfile | None = None,
     interaction: int | None = None,
 ) -> Cassette:
@@ -381,7 +383,7 @@ def corrupt_json(
     framing intact — the frame is re-encoded around the broken payload, inside its envelope — so that
     one frame's payload is no longer valid JSON. The frames are read with `profile`, else the profile
     declared for the cassette's api, else the framing its content type names (see `resolve_profile`)."""
-    chosen = resolve_profile(cassette, profile=profile)
+    chosen = resolve_profile(cassette, api=api, profile=profile)
 
     def change(response: RecordedResponse) -> RecordedResponse:
         candidates = json_payload_frames(chosen, response.body)
@@ -398,6 +400,7 @@ def stream_error(
     after: int,
     *,
     message: str | None = None,
+    api: str | None = None,
     profile: WireProfile | None = None,
     interaction: int | None = None,
 ) -> Cassette:
@@ -408,7 +411,7 @@ def stream_error(
     fewer than `after` frames."""
     if after < 0:
         raise CassetteError("stream-error after= must not be negative")
-    chosen = resolve_profile(cassette, profile=profile)
+    chosen = resolve_profile(cassette, api=api, profile=profile)
     if chosen.stream_error is None:
         raise CassetteError(f"stream_error: api {chosen.api!r} declares no in-stream error frame")
     frame = chosen.stream_error(message if message is not None else injected_message(503))

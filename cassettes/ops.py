@@ -57,7 +57,17 @@ _STRATEGY_NAMES: dict[str, Strategy] = {"random": "random", "crlf": "split_crlf"
 _STRATEGY_SPELLING: dict[Strategy, str] = {value: key for key, value in _STRATEGY_NAMES.items()}
 #: A ``retry-after`` header value the grammar can carry: seconds, possibly fractional.
 _SECONDS = re.compile(r"\d+(\.\d+)?")
-_API = re.compile(r"[A-Za-z0-9._-]+")
+#: An api name as the grammar carries it: anything without the grammar's own separators.
+_API = re.compile(r"[^\s,+=]+")
+
+
+def _check_api(api: str | None) -> None:
+    if api is not None and not _API.fullmatch(api):
+        raise CassetteError(f"api {api!r} is not an api name (no spaces, commas, plus or equal signs)")
+
+
+def _api_suffix(api: str | None) -> str:
+    return f",api={api}" if api else ""
 
 
 class OpSyntaxError(CassetteError):
@@ -194,10 +204,13 @@ class Status:
 
     code: int
     retry_after: str | None = "auto"
-    #: The api's wire profile, when the caller has it (else the one declared for the cassette's api).
+    #: The api whose error body to send, when it is not the cassette's.
+    api: str | None = None
+    #: The api's wire profile, when the caller has it (else the one declared for the api).
     profile: WireProfile | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
+        _check_api(self.api)
         if not 100 <= self.code <= 599:
             raise CassetteError(f"status code {self.code} is not an HTTP status")
         if self.retry_after == "auto":  # stored as what is sent, so equal mutations compare equal
@@ -211,14 +224,15 @@ class Status:
 
     @property
     def spec(self) -> str:
-        """``status:CODE``, with ``retry-after=S|none`` when it differs from the default."""
-        if self.retry_after == self._default:
-            return f"status:{self.code}"
-        return f"status:{self.code},retry-after={'none' if self.retry_after is None else self.retry_after}"
+        """``status:CODE``, with ``retry-after=S|none`` when it differs from the default and ``api=API``."""
+        wait = "" if self.retry_after == self._default else f",retry-after={self.retry_after or 'none'}"
+        return f"status:{self.code}{wait}{_api_suffix(self.api)}"
 
     def __call__(self, cassette: Cassette) -> Cassette:
         """The cassette answering the error."""
-        return mutations.status_override(cassette, self.code, retry_after=self.retry_after, profile=self.profile)
+        return mutations.status_override(
+            cassette, self.code, retry_after=self.retry_after, api=self.api, profile=self.profile
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -244,8 +258,7 @@ class DropTerminal:
     profile: WireProfile | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
-        if self.api is not None and not _API.fullmatch(self.api):
-            raise CassetteError(f"drop-terminal api {self.api!r} is not an api name")
+        _check_api(self.api)
 
     @property
     def spec(self) -> str:
@@ -263,16 +276,20 @@ class CorruptJson:
     read with ``profile`` when the caller has it, else as the cassette's api declares them."""
 
     index: int = 0
+    api: str | None = None
     profile: WireProfile | None = field(default=None, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        _check_api(self.api)
 
     @property
     def spec(self) -> str:
-        """``corrupt-json:N``."""
-        return f"corrupt-json:{self.index}"
+        """``corrupt-json:N`` (with ``api=API`` when the frames are read as another api's)."""
+        return f"corrupt-json:{self.index}{_api_suffix(self.api)}"
 
     def __call__(self, cassette: Cassette) -> Cassette:
         """The cassette with one broken payload."""
-        return mutations.corrupt_json(cassette, self.index, profile=self.profile)
+        return mutations.corrupt_json(cassette, self.index, api=self.api, profile=self.profile)
 
 
 @dataclass(frozen=True, slots=True)
@@ -282,20 +299,22 @@ class StreamError:
     the caller has it, else as the cassette's api declares them."""
 
     after: int
+    api: str | None = None
     profile: WireProfile | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
+        _check_api(self.api)
         if self.after < 0:
             raise CassetteError("stream-error after= must not be negative")
 
     @property
     def spec(self) -> str:
-        """``stream-error:after=N``."""
-        return f"stream-error:after={self.after}"
+        """``stream-error:after=N`` (with ``api=API`` when it is another api's error)."""
+        return f"stream-error:after={self.after}{_api_suffix(self.api)}"
 
     def __call__(self, cassette: Cassette) -> Cassette:
         """The cassette failing mid-way with the vendor's error."""
-        return mutations.stream_error(cassette, self.after, profile=self.profile)
+        return mutations.stream_error(cassette, self.after, api=self.api, profile=self.profile)
 
 
 @dataclass(frozen=True, slots=True)
@@ -473,29 +492,35 @@ def _status(r: _Reader) -> Op:
         retry = None if wait.lower() == "none" else wait
         if retry is not None and not _SECONDS.fullmatch(retry):
             raise r.fail(f"retry-after must be a number of seconds or none, not {wait!r}")
-    return Status(r.integer(code, "the status code"), retry_after=retry)
+    return Status(r.integer(code, "the status code"), retry_after=retry, api=_api_arg(r))
 
 
 def _empty_body(_r: _Reader) -> Op:
     return EmptyBody()
 
 
-def _drop_terminal(r: _Reader) -> Op:
+def _api_arg(r: _Reader) -> str | None:
     api = r.take("api")
     if api is not None and not _API.fullmatch(api):
         raise r.fail(f"api {api!r} is not an api name")
-    return DropTerminal(api or None)
+    return api or None
+
+
+def _drop_terminal(r: _Reader) -> Op:
+    return DropTerminal(_api_arg(r))
 
 
 def _corrupt_json(r: _Reader) -> Op:
-    return CorruptJson(r.integer(r.first() or r.take("index") or "0", "the event index"))
+    api = _api_arg(r)
+    return CorruptJson(r.integer(r.first() or r.take("index") or "0", "the event index"), api=api)
 
 
 def _stream_error(r: _Reader) -> Op:
+    api = _api_arg(r)
     after = r.first() or r.take("after")
     if after is None:
         raise r.fail("give after=N, the frames kept before the error")
-    return StreamError(r.integer(after, "after"))
+    return StreamError(r.integer(after, "after"), api=api)
 
 
 def _interaction(r: _Reader) -> Op:
@@ -525,7 +550,7 @@ OPS: tuple[OpSyntax, ...] = (
     OpSyntax("stall", "stall:chunk=N,seconds=S", "go silent S seconds before chunk N (N = the chunk count: the end)"),
     OpSyntax(
         "status",
-        "status:CODE[,retry-after=S|none]",
+        "status:CODE[,retry-after=S|none][,api=API]",
         "answer CODE with the api's error body (502: an HTML gateway page); a 429 sends retry-after: 1 "
         "unless told otherwise",
     ),
@@ -537,12 +562,12 @@ OPS: tuple[OpSyntax, ...] = (
     ),
     OpSyntax(
         "corrupt-json",
-        "corrupt-json[:N]",
+        "corrupt-json[:N][,api=API]",
         "cut the N-th frame's JSON payload in half (default 0; negative: from the end), the framing kept intact",
     ),
     OpSyntax(
         "stream-error",
-        "stream-error:after=N",
+        "stream-error:after=N[,api=API]",
         "keep N frames, then send the api's in-stream error frame (as its adapter declares it) and end",
     ),
     OpSyntax("interaction", "interaction:N", "keep only interaction N (0-based) of a cassette that holds several"),

@@ -445,7 +445,7 @@ class RecordingTransport(httpx.AsyncBaseTransport):
                 headers,
                 _now_ms(start),
                 credentials=credentials,
-                api=api if isinstance(api, str) and api else None,
+                api=str.__str__(api) if isinstance(api, str) and api.strip() else None,
             )
         except BaseException:
             await response.aclose()

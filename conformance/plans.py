@@ -25,8 +25,11 @@ from normalize.wire import FrameView, WireProfile
 
 __all__ = [
     "Wire",
+    "api_of",
     "drop_marker",
+    "frame_ends",
     "frame_offsets",
+    "has_marker",
     "json_event_indexes",
     "marker_offset",
     "mutated",
@@ -95,41 +98,65 @@ def frame_offsets(cassette: Cassette, wire: Wire = None) -> list[int]:
     return [span.start for span, _ in _profile(cassette, wire).frames(_response(cassette).body)]
 
 
-_PING = frozenset({"ping"})
-
-
-def _is_ping(name: str | None, payload: bytes) -> bool:
-    return FrameView(name, payload).is_named(_PING)
+def frame_ends(cassette: Cassette, wire: Wire = None) -> list[int]:
+    """Byte offsets where the body's frames end."""
+    return [span.end for span, _ in _profile(cassette, wire).frames(_response(cassette).body)]
 
 
 def json_event_indexes(cassette: Cassette, wire: Wire = None) -> list[int]:
     """Indexes (as counted by :func:`cassettes.mutations.corrupt_json`) of the frames whose payload is
-    JSON and not a keep-alive ping."""
-    frames = json_payload_frames(_profile(cassette, wire), _response(cassette).body)
-    return [index for index, (span, payload) in enumerate(frames) if not _is_ping(span.name, payload)]
+    JSON and not one of the keep-alive frames the api declares (an adapter may skip those unread)."""
+    profile = _profile(cassette, wire)
+    frames = json_payload_frames(profile, _response(cassette).body)
+    keepalive = profile.keepalive
+    return [
+        index
+        for index, (span, payload) in enumerate(frames)
+        if not (keepalive and FrameView(span.name, payload).is_named(keepalive))
+    ]
+
+
+def api_of(cassette: Cassette, wire: Wire) -> str | None:
+    """The api a mutation spec must name for ``cassettes mutate`` to read the cassette as ``wire``
+    does: None when it is the cassette's own."""
+    api = wire.api if isinstance(wire, WireProfile) else wire
+    return None if not api or api == cassette.api else api
 
 
 def drop_marker(cassette: Cassette, wire: Wire) -> DropTerminal:
     """The op that drops the api's terminal marker (naming the api only when it is not the cassette's)."""
     if isinstance(wire, WireProfile):
-        return DropTerminal(None if wire.api == cassette.api else wire.api, profile=wire)
-    return DropTerminal(None if wire is None or wire == cassette.api else wire)
+        return DropTerminal(api_of(cassette, wire), profile=wire)
+    return DropTerminal(api_of(cassette, wire))
 
 
 def _strips(profile: WireProfile) -> bool:
     return profile.ending is not None and profile.ending.strip is not None
 
 
-def open_ended(cassette: Cassette, wire: Wire, *, end: EndKind = "eof") -> Mutation:
-    """The recording without its end: the api's terminal marker dropped when its profile says how,
-    otherwise every frame but the last kept (a cut on a frame boundary, after as much output as the
-    recording holds); then the body ends with ``end``."""
+def has_marker(cassette: Cassette, wire: Wire = None) -> bool:
+    """True when the api's profile can take a terminal marker out of the recording (it says how, and
+    the recording has one: an author's recording may end otherwise, as a vendor error)."""
     profile = _profile(cassette, wire)
-    if _strips(profile):
+    return _strips(profile) and bool(profile.terminal_edits(_response(cassette).body))
+
+
+def _payload_offsets(cassette: Cassette, profile: WireProfile) -> list[int]:
+    """Where the frames that carry a payload start (a stray blank line or comment is no frame of the
+    stream's)."""
+    return [span.start for span, payload in profile.frames(_response(cassette).body) if payload is not None]
+
+
+def open_ended(cassette: Cassette, wire: Wire, *, end: EndKind = "eof") -> Mutation:
+    """The recording without its end: the api's terminal marker dropped when its profile says how (and
+    the recording has one), otherwise every frame but the last one with a payload kept (a cut on a frame
+    boundary, after as much output as the recording holds); then the body ends with ``end``."""
+    profile = _profile(cassette, wire)
+    if has_marker(cassette, profile):
         drop = drop_marker(cassette, profile)
         body_len = len(_response(drop(cassette)).body)
         return Mutation.of(drop, Truncate(bytes=body_len, end=end))
-    offsets = frame_offsets(cassette, profile)
+    offsets = _payload_offsets(cassette, profile)
     keep = offsets[-1] if len(offsets) > 1 else len(_response(cassette).body) // 2
     return Mutation.of(Truncate(bytes=keep, end=end))
 
@@ -170,17 +197,17 @@ def mutated(
 
 def marker_offset(cassette: Cassette, wire: Wire = None) -> int:
     """Where the api's terminal marker begins in the body (the first byte ``drop_terminal`` changes);
-    when the profile cannot take the marker out, where the last frame begins. Cuts before it are
-    always premature."""
+    when the profile cannot take the marker out (or the recording has none), where the last frame with
+    a payload begins. Cuts before it are always premature."""
     profile = _profile(cassette, wire)
     body = _response(cassette).body
-    if _strips(profile):
+    if has_marker(cassette, profile):
         dropped = _response(drop_terminal(cassette, profile=profile)).body
         for index, (a, b) in enumerate(zip(body, dropped, strict=False)):
             if a != b:
                 return index
         return min(len(body), len(dropped))
-    offsets = frame_offsets(cassette, profile)
+    offsets = _payload_offsets(cassette, profile)
     return offsets[-1] if len(offsets) > 1 else len(body)
 
 
@@ -188,7 +215,7 @@ def trailer_cut(cassette: Cassette, wire: Wire = None) -> int | None:
     """Where the frames carrying the terminal marker end, when the api declares a trailer after it and
     the recording has one (a body cut there lacks the trailer: it is still incomplete); else None."""
     profile = _profile(cassette, wire)
-    if profile.ending is None or profile.ending.after != "trailer" or not _strips(profile):
+    if profile.ending is None or profile.ending.after != "trailer" or not has_marker(cassette, profile):
         return None
     body = _response(cassette).body
     edits = profile.terminal_edits(body)

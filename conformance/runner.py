@@ -28,6 +28,7 @@ from conformance import __version__
 from conformance.check import Check
 from conformance.checks import CHECK_IDS, CHECKS
 from conformance.observe import Scenario
+from conformance.profile_guard import ProfileFailure, check_profile
 from conformance.recordings import CassetteSource, NoRecordings, library_recordings, load_recordings
 from conformance.report import CheckResult, Evidence, Report, Status
 from conformance.session import Session
@@ -203,6 +204,12 @@ async def run(
     started = time.perf_counter()
     if profile is None:
         profile = profile_for(capabilities.api)
+    if profile is not None:
+        check_profile(profile)
+        if capabilities.api is not None and profile.api != capabilities.api:
+            raise ValueError(
+                f"the wire profile is for api {profile.api!r}, but the capabilities declare api {capabilities.api!r}"
+            )
     if capabilities.http:
         recordings = (
             load_recordings(cassettes, profile) if cassettes is not None else library_recordings(capabilities, profile)
@@ -216,26 +223,24 @@ async def run(
         recordings = []
     session = Session(capabilities, recordings, limits, profile)
     chosen = [check for check in CHECKS if check.id in selected]
-    planned: dict[str, list[Scenario]] = {}
-    broken: dict[str, str] = {}
-    for check in chosen:
-        if _missing(check, session):
-            continue
-        try:
-            planned[check.id] = check.scenarios(session)
-        except Exception as exc:  # a harness bug must be reported, not crash the run
-            broken[check.id] = f"building its scenarios failed: {describe_exception(exc)}"
-    order = list({scenario.key: scenario for scenarios in planned.values() for scenario in scenarios}.values())
-    await _observe(session, target, order, limits)
+    plan = _Plan([check for check in chosen if not _missing(check, session)])
+    await _observe(session, target, plan, limits)
     results: list[CheckResult] = []
     for check in chosen:
         missing = _missing(check, session)
         if missing:
             results.append(_unsupported(check, missing))
-        elif check.id in broken:
-            results.append(_result(check, "harness-error", message=broken[check.id]))
+        elif check.id in plan.profile_failures:
+            problem = Evidence(scenario="-", detail=plan.profile_failures[check.id])
+            results.append(_failed(check, [problem], reasons.get(check.id), 0.0))
+        elif check.id in plan.broken:
+            results.append(_result(check, "harness-error", message=plan.broken[check.id]))
+        elif check.id not in plan.planned:
+            why = session.target_failure or session.interrupted or "the run stopped early"
+            unplanned = Evidence(scenario="-", detail=f"could not plan its scenarios — {why}")
+            results.append(_failed(check, [unplanned], reasons.get(check.id), 0.0))
         else:
-            judged = await _judge(check, session, planned[check.id], reasons.get(check.id), 0.0)
+            judged = await _judge(check, session, plan.planned[check.id], reasons.get(check.id), 0.0)
             results.append(_with_reproduction(judged, session))
     return Report(
         adapter=name or session.adapter or "(the adapter did not give its name in time)",
@@ -250,12 +255,38 @@ async def run(
     )
 
 
-async def _observe(session: Session, target: Callable[..., Any], order: list[Scenario], limits: Limits) -> None:
-    """Run the scenarios in a watched worker thread (see :mod:`conformance.watchdog`)."""
+class _Plan:
+    """The checks to plan, and what planning each gave: its scenarios, or the adapter's wire profile
+    failing (the adapter's failure), or the harness failing (a harness error)."""
+
+    def __init__(self, checks: list[Check]) -> None:
+        self.checks = checks
+        self.planned: dict[str, list[Scenario]] = {}
+        self.profile_failures: dict[str, str] = {}
+        self.broken: dict[str, str] = {}
+
+    def run(self, session: Session) -> list[Scenario]:
+        """Plan every check (the wire profile's functions run here); the distinct scenarios, in order."""
+        for check in self.checks:
+            try:
+                self.planned[check.id] = check.scenarios(session)
+            except ProfileFailure as exc:
+                self.profile_failures[check.id] = str(exc)
+            except Exception as exc:  # a harness bug must be reported, not crash the run
+                self.broken[check.id] = f"building its scenarios failed: {describe_exception(exc)}"
+        scenarios = [scenario for planned in self.planned.values() for scenario in planned]
+        return list({scenario.key: scenario for scenario in scenarios}.values())
+
+
+async def _observe(session: Session, target: Callable[..., Any], plan: _Plan, limits: Limits) -> None:
+    """Plan and run the scenarios in a watched worker thread (see :mod:`conformance.watchdog`): the
+    wire profile's functions are the adapter's code, so a profile that hangs is bounded like a stream."""
     worker = Worker(limits=limits, on_escape=session.on_escape)
     session.attach(worker.step)
 
     async def work() -> None:
+        worker.step("planning the scenarios with the wire profile", limits.scenario_bound_s(limits.scenario_deadline_s))
+        order = plan.run(session)
         if await session.start(target):
             await session.observe_all(order)
         await session.finish()

@@ -26,6 +26,7 @@ from cassettes import header_value
 from conformance.loopback import LoopbackServer, ReceivedRequest, Scripted, refused_url
 from conformance.observe import Observation, Running, Scenario, Timing, drive
 from conformance.plans import replay
+from conformance.profile_guard import guarded
 from conformance.recordings import Feature, Recording
 from conformance.target import Capabilities, Need, adapter_name, is_factory
 from conformance.text import describe_exception
@@ -68,9 +69,12 @@ class Session:
         #: The api's wire profile as declared: the one given, else the one declared for the api (None:
         #: nobody declares it).
         self.declared = profile if profile is not None else profile_for(capabilities.api)
-        #: The profile every plan reads frames with: the declared one, else one whose framing is the
-        #: recordings' content type (server-sent events when they name none).
-        self.profile = self.declared or _bare_profile(capabilities, self.recordings)
+        #: The profile every plan reads frames with: the declared one (its functions guarded: they are
+        #: the adapter's code), else one whose framing is the recordings' content type (server-sent
+        #: events when they name none).
+        self.profile = guarded(self.declared) if self.declared else _bare_profile(capabilities, self.recordings)
+        #: Whether ``cassettes mutate`` finds the declared profile by the api's name.
+        self._installed = self.declared is not None and profile_for(self.declared.api) is self.declared
         #: The request every scenario sends unless it brings its own (fixed, so runs compare equal).
         self.context = Context(messages=[UserMessage(content="Say hello.", timestamp=0)])
         #: The StreamFn, once :meth:`start` resolved the target.
@@ -179,10 +183,9 @@ class Session:
     def _adapter_note(self) -> str | None:
         """What ``cassettes mutate`` needs to be told about the api, when it cannot find it itself."""
         declared = self.declared
-        if declared is None or profile_for(declared.api) is declared:
+        if declared is None or self._installed:
             return None
-        api = declared.api
-        return f"--adapter MODULE:ATTR naming the declaration of api {api!r} (no installed adapter declares it)"
+        return f"add --adapter MODULE:ATTR naming the wire profile this run used for api {declared.api!r}"
 
     # -- running (in the worker thread) -------------------------------------------------------------
 

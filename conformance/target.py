@@ -25,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import importlib
 import inspect
+import re
 import reprlib
 import threading
 from collections.abc import Callable
@@ -47,6 +48,9 @@ __all__ = [
     "is_target",
     "load_target",
 ]
+
+#: An api name, as reports and the ``cassettes mutate`` grammar carry it.
+_API_NAME = re.compile(r"[^\s,+=]+")
 
 #: What a check may need: a capability flag, an HTTP transport, or a wire profile that says how the
 #: api's stream ends (and how to take that out of a recording).
@@ -93,8 +97,8 @@ class Capabilities:
     retries: bool = False
 
     def __post_init__(self) -> None:
-        if self.api is not None and (not isinstance(self.api, str) or not self.api.strip()):  # pyright: ignore[reportUnnecessaryIsInstance]
-            raise ValueError(f"api must be a non-empty name or None, not {self.api!r}")
+        if self.api is not None and (not isinstance(self.api, str) or not _API_NAME.fullmatch(self.api)):  # pyright: ignore[reportUnnecessaryIsInstance]
+            raise ValueError(f"api must be a name (no spaces, commas, plus or equal signs) or None, not {self.api!r}")
         if self.parallel_tool_calls and not self.tool_calls:
             raise ValueError("parallel_tool_calls=True needs tool_calls=True")
 

@@ -6,7 +6,16 @@ from cassettes.ops import CorruptJson, Mutation, Rechunk, Truncate
 from conformance.check import Check, Outcome
 from conformance.checks._common import ended, expect_error, first_difference, mutated, normalized_events
 from conformance.observe import Observation, Scenario
-from conformance.plans import drop_marker, frame_offsets, json_event_indexes, marker_offset, replay, trailer_cut
+from conformance.plans import (
+    api_of,
+    drop_marker,
+    frame_offsets,
+    has_marker,
+    json_event_indexes,
+    marker_offset,
+    replay,
+    trailer_cut,
+)
 from conformance.recordings import Recording
 from conformance.session import Session
 
@@ -131,7 +140,8 @@ class M3(Check):
             if not indexes:
                 continue
             index = indexes[len(indexes) // 2]
-            found.append(mutated(recording, Mutation.of(CorruptJson(index, profile=profile)), wire=profile))
+            corrupt = CorruptJson(index, api=api_of(recording.cassette, profile), profile=profile)
+            found.append(mutated(recording, Mutation.of(corrupt), wire=profile))
         return found
 
     async def evaluate(self, session: Session, observed: list[Observation]) -> Outcome:
@@ -154,9 +164,14 @@ class M4(Check):
     needs = ("http", "terminal")
 
     def scenarios(self, session: Session) -> list[Scenario]:
-        """Each recording with its terminal marker removed."""
+        """Each recording with its terminal marker removed (a recording that has none — an author's
+        that ends in a vendor error — has nothing to remove; P1 says what became of it)."""
         profile = session.profile
-        return [mutated(r, Mutation.of(drop_marker(r.cassette, profile)), wire=profile) for r in session.recordings]
+        return [
+            mutated(r, Mutation.of(drop_marker(r.cassette, profile)), wire=profile)
+            for r in session.recordings
+            if has_marker(r.cassette, profile)
+        ]
 
     async def evaluate(self, session: Session, observed: list[Observation]) -> Outcome:
         """Every replay without its marker ends truncated."""

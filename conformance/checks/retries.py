@@ -7,7 +7,7 @@ from cassettes.ops import Mutation, Status
 from conformance.check import Check, Outcome
 from conformance.checks._common import expect_error
 from conformance.observe import Observation, Scenario
-from conformance.plans import open_ended, served
+from conformance.plans import api_of, open_ended, served
 from conformance.session import Session
 
 __all__ = ["R1", "R2"]
@@ -41,7 +41,11 @@ class R1(Check):
                 key="r1:429-then-replay",
                 recording=recording.name,
                 served=(
-                    served(recording, Mutation.of(Status(429, wait, profile=profile)), wire=profile),
+                    served(
+                        recording,
+                        Mutation.of(Status(429, wait, api=api_of(recording.cassette, profile), profile=profile)),
+                        wire=profile,
+                    ),
                     served(recording, wire=profile),
                 ),
                 max_retries=_RETRIES,
@@ -108,14 +112,15 @@ class R2(Check):
 
     async def evaluate(self, session: Session, observed: list[Observation]) -> Outcome:
         """One request each, an error terminal, output_started — for every case whose first attempt
-        emitted content before the failure (the only ones that test this rule)."""
+        emitted content before the failure (the only ones that test this rule: one that failed before
+        any output may be retried, and is not counted)."""
         outcome = Outcome()
         for obs in observed:
+            if not obs.content_seen:
+                continue  # failed before any output: retrying was allowed, so this case says nothing here
             outcome.expect(
                 obs, getattr(obs.terminal, "type", None) == "error", f"expected an error, got {obs.outcome()}"
             )
-            if not obs.content_seen:
-                continue  # failed before any output: retrying was allowed, so this case says nothing here
             outcome.expect(obs, len(obs.requests) == 1, f"the server received {len(obs.requests)} requests, expected 1")
             info = obs.error_info
             if info is not None:

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from cassettes.mutations import injected_message
+from cassettes.mutations import error_body, injected_message
 from cassettes.ops import EmptyBody, Mutation, Stall, Status, Truncate
 from conformance.check import Check, Outcome
 from conformance.checks._common import expect_error, mutated, text_recording_name
 from conformance.loopback import Scripted
 from conformance.observe import Observation, Scenario, Served
-from conformance.plans import open_ended, raw_plan, served
+from conformance.plans import api_of, open_ended, raw_plan, served
 from conformance.session import Session
 from normalize import ErrorKind
 
@@ -60,7 +60,14 @@ class H1(Check):
                 served=(
                     served(
                         recording,
-                        Mutation.of(Status(status, _RETRY_AFTER if status == 429 else None, profile=profile)),
+                        Mutation.of(
+                            Status(
+                                status,
+                                _RETRY_AFTER if status == 429 else None,
+                                api=api_of(recording.cassette, profile),
+                                profile=profile,
+                            )
+                        ),
                         wire=profile,
                     ),
                 ),
@@ -82,8 +89,10 @@ class H1(Check):
             if status == 429:
                 ok = info.retry_after_s is not None and abs(info.retry_after_s - float(_RETRY_AFTER)) < 0.01
                 outcome.expect(obs, ok, f"ErrorInfo.retry_after_s is {info.retry_after_s}, expected {_RETRY_AFTER}")
-            vendor = None if status == 502 else injected_message(status)  # 502 is an HTML gateway page
-            if vendor is not None:
+            # The vendor's message is expected where the api's error body carries it (not in the 502
+            # gateway page, nor in a declared body that leaves it out).
+            vendor = injected_message(status)
+            if vendor.encode() in error_body(status, profile=session.profile).body:
                 outcome.expect(
                     obs, vendor in (message.error_message or ""), f"errorMessage lacks the vendor's message {vendor!r}"
                 )
@@ -211,7 +220,9 @@ class C3(Check):
     def scenarios(self, session: Session) -> list[Scenario]:
         """Silence before the head; silence after half the body."""
         idle = session.limits.stall_timeout_s
-        silent = Scripted(head_delay_s=_SILENCE_S, end="stall")
+        silent = Scripted(
+            head_delay_s=_SILENCE_S, end="stall", headers=[("content-type", session.profile.framing.media_types[0])]
+        )
         found = [Scenario(key="c3:silent-before-headers", served=(Served(silent, fault=_SILENT),), idle_timeout_s=idle)]
         recording = session.recording("text")
         if recording is not None:

@@ -9,7 +9,7 @@ from cassettes.ops import Mutation, StreamError
 from conformance.check import Check, Outcome
 from conformance.checks._common import expect_error, mutated
 from conformance.observe import Observation, Scenario
-from conformance.plans import frame_offsets, marker_offset
+from conformance.plans import api_of, frame_ends, marker_offset
 from conformance.session import Session
 from normalize import ERROR_KINDS, ErrorKind
 
@@ -25,7 +25,7 @@ _RETRIES = 2
 class V1(Check):
     """An error frame the vendor sends mid-stream — as the api's wire profile declares it (Anthropic's
     ``event: error``, a chat server's ``{"error": …}`` chunk, an event-stream exception message) —
-    after the first frame and three quarters of the way to the terminal marker, must end the stream
+    as the very first frame and three quarters of the way to the terminal marker, must end the stream
     in ``error`` with a vendor kind (not ``protocol``: the frame is the vendor speaking, not malformed
     bytes) and the vendor's message in errorMessage; the content streamed before it is kept, and once
     output has started it is never retried. Read the error frame with your ``ErrorTable``
@@ -36,17 +36,28 @@ class V1(Check):
     needs = ("http", "stream_error")
 
     def scenarios(self, session: Session) -> list[Scenario]:
-        """The text recording with the error after its first frame, and after three quarters of it."""
+        """The text recording with the error first, and after three quarters of its frames (counting
+        only frames that end before the terminal marker: the error must come before the stream says
+        it is done)."""
         recording = session.recording("text")
         if recording is None:
             return []
         profile = session.profile
         stop = marker_offset(recording.cassette, profile)
-        before = [start for start in frame_offsets(recording.cassette, profile) if start < stop]
-        late = max(1, (len(before) * 3) // 4)
+        ends = frame_ends(recording.cassette, profile)
+        kept = [count for count, end in enumerate(ends, start=1) if end <= stop]
+        chosen = {0: 0}  # frames kept → retries allowed
+        if kept:
+            chosen[kept[min(len(kept) - 1, (len(kept) * 3) // 4)]] = _RETRIES
+        api = api_of(recording.cassette, profile)
         return [
-            mutated(recording, Mutation.of(StreamError(after, profile=profile)), wire=profile, max_retries=retries)
-            for after, retries in dict.fromkeys([(1, 0), (late, _RETRIES)])
+            mutated(
+                recording,
+                Mutation.of(StreamError(after, api=api, profile=profile)),
+                wire=profile,
+                max_retries=retries,
+            )
+            for after, retries in chosen.items()
         ]
 
     async def evaluate(self, session: Session, observed: list[Observation]) -> Outcome:

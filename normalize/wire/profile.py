@@ -13,7 +13,9 @@ harness and the cassette tools read it instead of knowing any api by name:
 - ``error_body`` / ``stream_error`` — what the vendor's HTTP error response and in-stream error frame
   look like, so injected faults read like the real ones;
 - ``recordings`` — the bundled (or the author's) recordings that show text, a tool call, parallel tool
-  calls and thinking, by name.
+  calls and thinking, by name;
+- ``keepalive`` — the names (or JSON ``type``) of frames that only keep the connection alive, which an
+  adapter may skip unread (Anthropic's ``ping``): a tool corrupting a payload leaves them alone.
 """
 
 from __future__ import annotations
@@ -205,7 +207,8 @@ class WireProfile:
 
     ``error_body(status, message)`` returns the vendor's HTTP error response carrying ``message``;
     ``stream_error(message)`` returns the raw bytes of one in-stream error frame (None when the api has
-    no such frame). ``recordings`` maps a :data:`Feature` to a recording's name.
+    no such frame). ``recordings`` maps a :data:`Feature` to a recording's name; ``keepalive`` names the
+    frames that only keep the connection alive.
     """
 
     api: str
@@ -215,6 +218,7 @@ class WireProfile:
     error_body: Callable[[int, str], ErrorSample] | None = None
     stream_error: Callable[[str], bytes] | None = None
     recordings: Mapping[Feature, str] = field(default_factory=dict[Feature, str])
+    keepalive: frozenset[str] = frozenset()
 
     def __repr__(self) -> str:
         return f"WireProfile({self.api!r}, framing={self.framing.name})"

@@ -30,6 +30,8 @@ ENTRY_POINT_GROUP: Final = "streamfns.adapters"
 _registered: dict[str, WireProfile] = {}
 _problems: list[str] = []
 _lock = threading.Lock()
+#: Held while the entry points load: two threads asking at once import the plugins once.
+_loading_lock = threading.RLock()
 
 
 def register_profile(profile: WireProfile) -> None:
@@ -57,9 +59,15 @@ def _discovered() -> dict[str, WireProfile]:
         return {}
     _loading.active = True
     try:
-        return _load_entry_points()
+        with _loading_lock:
+            return _load_entry_points()
     finally:
         _loading.active = False
+
+
+def _problem(text: str) -> None:
+    if text not in _problems:
+        _problems.append(text)
 
 
 @functools.cache
@@ -68,18 +76,18 @@ def _load_entry_points() -> dict[str, WireProfile]:
     try:
         entries = importlib.metadata.entry_points(group=ENTRY_POINT_GROUP)
     except Exception as exc:  # broken distribution metadata must not break a lookup
-        _problems.append(f"cannot list the {ENTRY_POINT_GROUP} entry points: {exc}")
+        _problem(f"cannot list the {ENTRY_POINT_GROUP} entry points: {exc}")
         return found
     for entry in entries:
         try:
             profile = _declared_profile(entry.load())
         except Exception as exc:  # a broken plugin is reported, never raised
-            _problems.append(f"adapter entry point {entry.name!r} ({entry.value}) failed to load: {exc}")
+            _problem(f"adapter entry point {entry.name!r} ({entry.value}) failed to load: {exc}")
             continue
         if profile is None:
             continue
         if profile.api in found and found[profile.api] is not profile:
-            _problems.append(f"adapter entry point {entry.name!r} declares api {profile.api!r} a second time; skipped")
+            _problem(f"adapter entry point {entry.name!r} declares api {profile.api!r} a second time; skipped")
             continue
         found[profile.api] = profile
     return found

@@ -23,6 +23,7 @@ WIRE = WireApi(
     joined_headers=frozenset({"anthropic-beta"}),
     error_body=error_body,
     stream_error=stream_error,
+    keepalive=frozenset({"ping"}),
     recordings={
         "text": "llma__text_haiku45",
         "tool": "vercel__text_then_tool_use_haiku45",

@@ -112,8 +112,9 @@ class WireApi(Generic[FrameT]):
     header), or None when ``signer`` alone authenticates; ``framing`` cuts the body into the frames
     ``decoder`` takes; ``ending`` says how the stream ends (an :class:`~normalize.wire.Ending`, or just
     the marker's name, which the ``truncated`` messages quote); ``signer`` signs each attempt (see
-    :mod:`streamfns.kit.signing`). ``envelope``, ``error_body``, ``stream_error`` and ``recordings``
-    describe the api's bytes for the harness and the cassettes (see :class:`~normalize.wire.WireProfile`).
+    :mod:`streamfns.kit.signing`). ``envelope``, ``error_body``, ``stream_error``, ``recordings`` and
+    ``keepalive`` describe the api's bytes for the harness and the cassettes (see
+    :class:`~normalize.wire.WireProfile`).
     """
 
     api: str
@@ -130,6 +131,7 @@ class WireApi(Generic[FrameT]):
     error_body: Callable[[int, str], ErrorSample] | None = None
     stream_error: Callable[[str], bytes] | None = None
     recordings: Mapping[Feature, str] = field(default_factory=dict[Feature, str])
+    keepalive: frozenset[str] = frozenset()
     #: The api's bytes as the harness and the cassettes read them (derived from the fields above).
     profile: WireProfile = field(init=False, repr=False, compare=False)
 
@@ -146,6 +148,7 @@ class WireApi(Generic[FrameT]):
             error_body=self.error_body,
             stream_error=self.stream_error,
             recordings=dict(self.recordings),
+            keepalive=frozenset(self.keepalive),
         )
         object.__setattr__(self, "profile", profile)
 

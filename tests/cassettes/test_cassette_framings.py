@@ -5,6 +5,7 @@ profile (``--adapter`` for one no installed package declares), never from an api
 from __future__ import annotations
 
 import base64
+import dataclasses
 import json
 from pathlib import Path
 
@@ -14,19 +15,12 @@ from botocore.eventstream import EventStreamBuffer  # pyright: ignore[reportMiss
 
 from cassettes import CassetteError, corrupt_json, drop_terminal, load, rechunk, resolve_profile, save, status_override
 from cassettes.cli import main
-from normalize.wire import AWS_EVENTSTREAM, NDJSON
-from normalize.wire import registry as wire_registry
+from normalize.wire import AWS_EVENTSTREAM, NDJSON, Ending, profile_for
 from tests.conformance._framed import CLAUDE_INVOKE_WIRE, CONVERSE_WIRE
 
 ROOT = Path(__file__).resolve().parents[2]
 NDJSON_TEXT = ROOT / "examples/ndjson_chat/cassettes/text.jsonl"
 RECORDINGS = ROOT / "tests/conformance/recordings"
-
-
-@pytest.fixture(autouse=True)
-def _forget_registered_profiles(monkeypatch: pytest.MonkeyPatch) -> None:
-    """``--adapter`` registers the declaration in this process; each test starts without it."""
-    monkeypatch.setattr(wire_registry, "_registered", dict(wire_registry._registered))  # pyright: ignore[reportPrivateUsage]
 
 
 def _botocore(body: bytes) -> list[tuple[str, bytes]]:
@@ -83,6 +77,7 @@ def test_drop_terminal_reaches_inside_the_envelope_and_recomputes_the_crcs(tmp_p
     after = load(out).interactions[0].response.body
     assert _inner_types(before)[-1] == "message_stop"
     assert _inner_types(after) == _inner_types(before)[:-1], "botocore reads every other message unchanged"
+    assert profile_for("claude-invoke-test") is None, "--adapter is used for the command, not registered"
 
 
 def test_without_a_declaration_drop_terminal_says_so(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -130,3 +125,35 @@ def test_resolve_profile_falls_back_to_the_recorded_content_type() -> None:
             drop_terminal(load(RECORDINGS / "converse_text.jsonl"), profile=CONVERSE_WIRE.profile),
             profile=CONVERSE_WIRE.profile,
         )
+
+
+def test_a_declaration_whose_code_fails_is_one_line_of_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source = RECORDINGS / "claude_invoke_text.jsonl"
+    argv = ["mutate", str(source), "--op", "drop-terminal", "-o", str(tmp_path / "x.jsonl")]
+    assert main([*argv, "--adapter", "tests.cassettes.test_cassette_framings:BROKEN"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("cassettes: reading the cassette with the api's wire profile failed: ZeroDivisionError")
+    assert "Traceback" not in err
+
+
+def _broken_strip(frame: object) -> None:
+    raise ZeroDivisionError("the strip function's own bug")
+
+
+BROKEN = dataclasses.replace(CLAUDE_INVOKE_WIRE.profile, ending=Ending("message_stop", _broken_strip))  # pyright: ignore[reportArgumentType]
+
+
+def test_every_profile_dependent_op_names_the_api_it_reads_the_cassette_as() -> None:
+    from cassettes import ops
+
+    for spec in (
+        "corrupt-json:2,api=acme/chat",
+        "stream-error:after=3,api=acme/chat",
+        "status:429,api=acme/chat",
+        "drop-terminal:api=acme/chat",
+    ):
+        assert ops.parse(spec).spec == spec
+    with pytest.raises(CassetteError, match="is not an api name"):
+        ops.parse("status:429,api=a=b")

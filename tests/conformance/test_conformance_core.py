@@ -34,8 +34,10 @@ QUICK = Limits(scenario_deadline_s=0.3)
 
 def test_capabilities_take_any_api_name_but_reject_an_empty_one_and_parallel_tools_without_tools() -> None:
     assert Capabilities(api="carrier-pigeon").api == "carrier-pigeon"  # a third party's api: any name
-    with pytest.raises(ValueError, match="api must be a non-empty name"):
-        Capabilities(api=" ")
+    assert Capabilities(api="acme/ndjson-chat.v2").api == "acme/ndjson-chat.v2"
+    for bad in (" ", "", "two words", "a,b", "a+b", "a=b"):
+        with pytest.raises(ValueError, match="api must be a name"):
+            Capabilities(api=bad)
     with pytest.raises(ValueError, match="parallel_tool_calls=True needs tool_calls=True"):
         Capabilities(parallel_tool_calls=True)
     assert Capabilities().lacks("terminal")

@@ -5,15 +5,19 @@ and each broken twin is caught by the checks its defect breaks."""
 from __future__ import annotations
 
 import dataclasses
+import json
+from pathlib import Path
 
 import pytest
 
 import conformance
+from cassettes import Chunk, load, save
 from conformance.cli import main
-from normalize.wire import Ending
+from normalize.wire import Ending, ErrorSample
 from tests.conformance._framed import Defect, claude_invoke_target, converse_target, ndjson_target
 
 pytestmark = pytest.mark.slow
+TEXT = Path(__file__).resolve().parents[2] / "examples" / "ndjson_chat" / "cassettes" / "text.jsonl"
 
 
 def _statuses(report: conformance.Report) -> dict[str, str]:
@@ -106,3 +110,29 @@ def test_the_cli_says_which_apis_have_bundled_recordings(capsys: pytest.CaptureF
     assert "no recordings to replay: pass --cassettes PATH" in err
     assert "anthropic-messages" in err
     assert "google-generative-ai" in err
+
+
+async def test_a_one_line_reply_still_gets_a_vendor_error_first_and_no_false_verdicts(tmp_path: Path) -> None:
+    """A reply whose only frame carries the marker: V1 sends its error before it, R2 cuts the marker
+    out of it; a declared error body that leaves the vendor's message out is not held against H1."""
+    reply = {"model": "m", "message": {"role": "assistant", "content": "Hi"}, "done": True, "done_reason": "stop"}
+    line = json.dumps({**reply, "prompt_eval_count": 3, "eval_count": 1}).encode() + b"\n"
+    text = load(TEXT)
+    response = dataclasses.replace(text.interactions[0].response, chunks=(Chunk(line, 0.0),))
+    save(
+        dataclasses.replace(text, interactions=(dataclasses.replace(text.interactions[0], response=response),)),
+        tmp_path / "text.jsonl",
+    )
+    target = ndjson_target()
+    assert target.profile is not None
+
+    def without_the_message(status: int, message: str) -> ErrorSample:
+        return ErrorSample(b'{"error":"no"}')
+
+    quiet = dataclasses.replace(target.profile, error_body=without_the_message)
+    report = await conformance.run(
+        dataclasses.replace(target, cassettes=tmp_path, profile=quiet), checks=["P1", "V1", "R2", "H1"]
+    )
+    assert {result.id: result.status for result in report.results} == dict.fromkeys(["P1", "V1", "R2", "H1"], "pass"), (
+        report.to_text()
+    )
