@@ -19,7 +19,7 @@ from pathlib import Path
 from cassettes import Cassette, CassetteError, library
 from cassettes import load as load_cassette
 from conformance.target import Capabilities
-from normalize.wire import Feature, WireProfile, profile_for
+from normalize.wire import FEATURES, Feature, WireProfile, profile_for
 
 __all__ = [
     "CassetteSource",
@@ -118,14 +118,19 @@ def _stem(name: str) -> str:
 
 
 def label_features(recordings: list[Recording], profile: WireProfile | None) -> list[Recording]:
-    """``recordings`` with the features the profile names them for (the first match per feature)."""
-    if profile is None or not profile.recordings:
-        return recordings
+    """``recordings`` with the feature each shows: the one the profile names it for, else — for a
+    feature the profile names no recording of here — the feature's own name as the cassette's
+    (``text.jsonl``, ``tool``, ``parallel``, ``thinking``); the first match per feature."""
+    declared: Mapping[Feature, str] = profile.recordings if profile is not None else {}
     labelled = list(recordings)
-    for feature, wanted in profile.recordings.items():
-        for index, recording in enumerate(labelled):
-            if recording.feature is None and _stem(recording.name) == wanted:
-                labelled[index] = replace(recording, feature=feature)
+    for feature in FEATURES:
+        for wanted in dict.fromkeys(name for name in (declared.get(feature), feature) if name):
+            found = next(
+                (index for index, item in enumerate(labelled) if item.feature is None and _stem(item.name) == wanted),
+                None,
+            )
+            if found is not None:
+                labelled[found] = replace(labelled[found], feature=feature)
                 break
     return labelled
 

@@ -19,11 +19,10 @@ that ends inside a message is kind ``truncated``. Messages reach the decoder as
 from __future__ import annotations
 
 import struct
-import uuid
 import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Final
+from typing import TYPE_CHECKING, Final, TypeAlias
 
 from normalize.wire.base import (
     DEFAULT_MAX_FRAME_BYTES,
@@ -44,8 +43,11 @@ __all__ = [
     "encode_message",
 ]
 
+if TYPE_CHECKING:
+    import uuid
+
 #: A header value as decoded: bool, int (byte, short, int, long, timestamp in ms), bytes, str or UUID.
-HeaderValue = bool | int | bytes | str | uuid.UUID
+HeaderValue: TypeAlias = "bool | int | bytes | str | uuid.UUID"
 
 _PRELUDE: Final = 12
 _CRC: Final = 4
@@ -136,6 +138,8 @@ def _headers(data: bytes | memoryview, start: int, end: int) -> dict[str, Header
             (value,) = struct.unpack_from(">q", data, at)
             at += 8
         elif kind == _UUID:
+            import uuid  # noqa: PLC0415 - a rare header type: the module loads when one is seen
+
             value = uuid.UUID(bytes=bytes(data[at : at + 16]))
             at += 16
         else:
@@ -151,7 +155,7 @@ def _encode_header(name: str, value: HeaderValue) -> bytes:
     head = bytes([len(raw_name)]) + raw_name
     if isinstance(value, bool):
         return head + bytes([0 if value else 1])
-    if isinstance(value, uuid.UUID):
+    if not isinstance(value, int | bytes | str):  # a UUID (bool is an int)
         return head + bytes([_UUID]) + value.bytes
     if isinstance(value, int):
         if -(2**31) <= value < 2**31:

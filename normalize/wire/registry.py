@@ -14,7 +14,6 @@ A broken entry point is skipped and reported by :func:`profile_problems`, never 
 from __future__ import annotations
 
 import functools
-import importlib.metadata
 import threading
 import types
 from typing import Final
@@ -72,6 +71,8 @@ def _problem(text: str) -> None:
 
 @functools.cache
 def _load_entry_points() -> dict[str, WireProfile]:
+    import importlib.metadata  # noqa: PLC0415 - reading distribution metadata costs ~20 ms: only when asked
+
     found: dict[str, WireProfile] = {}
     try:
         entries = importlib.metadata.entry_points(group=ENTRY_POINT_GROUP)

@@ -20,7 +20,7 @@ from conformance.plans import plan
 from conformance.recordings import load_recordings
 from conformance.targets import FAUX_CAPABILITIES, faux_target
 from normalize import Context, Model, StreamOptions, UserMessage
-from normalize.wire import known_profiles
+from normalize.wire import FEATURES, known_profiles
 from streamfns.anthropic import stream_anthropic
 from streamfns.anthropic.conformance import TARGET as anthropic
 from streamfns.faux import FauxProvider
@@ -334,3 +334,17 @@ def test_every_feature_declares_each_capability_a_check_can_need() -> None:
         field.name for field in dataclasses.fields(full) if field.type == "bool" and not getattr(full, field.name)
     ]
     assert Capabilities.every_feature("carrier-pigeon").api == "carrier-pigeon"
+
+
+def test_recordings_are_picked_by_name_never_by_sort_order() -> None:
+    """An api nobody declares: the cassettes named after a feature show it (``parallel.jsonl``
+    sorts first, yet ``text.jsonl`` is the text recording)."""
+    recordings = load_recordings(Path(__file__).resolve().parents[2] / "examples" / "ndjson_chat" / "cassettes")
+    assert recordings[0].name == "parallel"
+    session = conformance.session.Session(Capabilities(api="ndjson-chat"), recordings, Limits())
+    assert {feature: getattr(session.recording(feature), "name", None) for feature in FEATURES} == {
+        "text": "text",
+        "tool": "tool",
+        "parallel": "parallel",
+        "thinking": "thinking",
+    }
