@@ -77,9 +77,20 @@ def error_object(body: object) -> VendorError | None:
     )
 
 
-def error_object_body(message: str, *, error_type: str | None = None, code: str | int | None = None) -> ErrorSample:
-    """An error response in the common shape :func:`error_object` reads: ``{"error": {"message", "type",
-    "param", "code"}}`` (OpenAI's, and every compatible server's)."""
+#: The error (type, code) the common shape carries with each status (``server_error`` for the others).
+_COMMON_TYPES: dict[int, tuple[str, str | None]] = {
+    400: ("invalid_request_error", None),
+    401: ("invalid_request_error", "invalid_api_key"),
+    404: ("invalid_request_error", "model_not_found"),
+    429: ("requests", "rate_limit_exceeded"),
+}
+
+
+def error_object_body(status: int, message: str) -> ErrorSample:
+    """The error response for ``status`` in the common shape :func:`error_object` reads:
+    ``{"error": {"message", "type", "param", "code"}}``, typed as OpenAI types it (every compatible
+    server answers this way) — what an api of that shape declares as its ``error_body``."""
+    error_type, code = _COMMON_TYPES.get(status, ("server_error", None))
     value = {"error": {"message": message, "type": error_type, "param": None, "code": code}}
     return ErrorSample(json.dumps(value, indent=2).encode("utf-8") + b"\n")
 

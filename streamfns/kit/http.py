@@ -410,15 +410,10 @@ async def _read_events(
             head += chunk[: _HEAD_BYTES - len(head)]
         try:
             frames = framer.feed(chunk)
-        except FramingError as exc:
-            # The frames completed before the bad bytes still count (one may even be the end).
-            _deliver(exc.frames, call, decoder, builder)
-            if builder.finished:
-                yield builder.drain()
-                return
-            raise _framing_failure(call, builder, exc, seen=seen, head=head, response=response) from None
         except Exception as exc:
-            raise _framing_bug(call, builder, exc) from None
+            _framing_failed(exc, call, decoder, builder, seen=seen, head=head, response=response)
+            yield builder.drain()
+            return
         if frames:
             seen = True
             _deliver(frames, call, decoder, builder)
@@ -428,14 +423,10 @@ async def _read_events(
                 return
     try:
         frames = framer.flush()
-    except FramingError as exc:
-        _deliver(exc.frames, call, decoder, builder)
-        if builder.finished:
-            yield builder.drain()
-            return
-        raise _framing_failure(call, builder, exc, seen=seen, head=head, response=response) from None
     except Exception as exc:
-        raise _framing_bug(call, builder, exc) from None
+        _framing_failed(exc, call, decoder, builder, seen=seen, head=head, response=response)
+        yield builder.drain()
+        return
     if not seen and not frames and _looks_like_a_document(head):
         raise _not_a_stream(call, response.status_code, content_type, bytes(head))
     try:
@@ -457,6 +448,25 @@ async def _read_events(
             raise _decoder_failure(call, builder, exc) from None
     if builder.events:
         yield builder.drain()
+
+
+def _framing_failed(
+    exc: Exception,
+    call: StreamCall,
+    decoder: Decoder[Any],
+    builder: MessageBuilder,
+    *,
+    seen: bool,
+    head: bytearray,
+    response: httpx.Response,
+) -> None:
+    """A framer step raised ``exc``: the frames it completed before the bad bytes still count, and
+    when one of them ended the stream this returns; otherwise it raises the failure."""
+    if not isinstance(exc, FramingError):
+        raise _framing_bug(call, builder, exc) from None
+    _deliver(exc.frames, call, decoder, builder)
+    if not builder.finished:
+        raise _framing_failure(call, builder, exc, seen=seen, head=head, response=response) from None
 
 
 def _framing_failure(

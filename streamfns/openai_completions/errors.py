@@ -25,7 +25,6 @@ from typing import Any
 
 from normalize import ErrorKind
 from streamfns.kit import (
-    ErrorSample,
     ErrorTable,
     VendorError,
     array,
@@ -163,19 +162,8 @@ ERRORS = ErrorTable(
     final=frozenset({"insufficient_quota", "billing_hard_limit_reached", "billing_not_active"}),
 )
 
-#: The error (type, code) OpenAI sends with each status (``server_error`` for the others).
-_SAMPLE_TYPES: dict[int, tuple[str, str | None]] = {
-    400: ("invalid_request_error", None),
-    401: ("invalid_request_error", "invalid_api_key"),
-    404: ("invalid_request_error", "model_not_found"),
-    429: ("requests", "rate_limit_exceeded"),
-}
-
-
-def error_body(status: int, message: str) -> ErrorSample:
-    """OpenAI's HTTP error response for ``status`` (every compatible server answers in this shape)."""
-    error_type, code = _SAMPLE_TYPES.get(status, ("server_error", None))
-    return error_object_body(message, error_type=error_type, code=code)
+#: OpenAI's HTTP error response for a status: the common shape.
+error_body = error_object_body
 
 
 def stream_error(message: str) -> bytes:
