@@ -123,8 +123,8 @@ class Interaction:
 class Cassette:
     """A set of recorded interactions plus the header that describes them.
 
-    `api` names the wire API (e.g. `anthropic-messages`), `model` the model, `recorded_at` an
-    ISO-8601 timestamp, `source` optional attribution (repository, path, commit, license).
+    `api` names the wire API (the `model.api` of the adapter that made it), `model` the model,
+    `recorded_at` an ISO-8601 timestamp, `source` optional attribution (repository, path, commit, license).
     `extra` keeps any other header keys, in file order, so they survive a round trip.
 
     `incomplete` is None for a whole recording; otherwise it says why the file is known to be cut

@@ -1,7 +1,7 @@
 """The streamfns conformance harness: prove a StreamFn keeps the contract.
 
     import conformance
-    report = await conformance.run(my_stream_fn, capabilities=conformance.Capabilities(api="anthropic-messages"))
+    report = await conformance.run(my_stream_fn, capabilities=conformance.Capabilities(api="my-api"))
     print(report.to_text())
 
 It points the adapter at a loopback HTTP server (``model.base_url``) that replays recordings —

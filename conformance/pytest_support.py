@@ -5,7 +5,7 @@
 
     class TestMyAdapter(StreamFnConformance):
         target = staticmethod(make_my_stream_fn)          # a StreamFn or a zero-argument factory
-        capabilities = Capabilities(api="openai-completions", tool_calls=True)
+        capabilities = Capabilities(api="my-api", tool_calls=True)
         cassettes = "tests/cassettes/my_adapter"          # optional: your own recordings
         xfail = {"C3": "the SDK we wrap has no idle timeout yet"}   # optional, reasons required
 

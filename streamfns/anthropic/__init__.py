@@ -36,7 +36,6 @@ ADAPTER = Adapter(
     api=WIRE.api,
     stream_fn=stream_anthropic,
     package=__name__,
-    profile=WIRE.profile,
     demo=(
         ("llma__thinking_sonnet45", "thinking then text", "Two names for a pet pelican, be brief"),
         ("tl__text_and_2_tools_sonnet35", "text then two parallel tool calls", "Weather and time in San Francisco?"),

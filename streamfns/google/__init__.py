@@ -39,7 +39,6 @@ ADAPTER = Adapter(
     api=WIRE.api,
     stream_fn=stream_google,
     package=__name__,
-    profile=WIRE.profile,
     demo=(
         ("mirahar__thought_parts_gemini25flash", "thought parts then text (includeThoughts)", "What is 2 + 2?"),
         (

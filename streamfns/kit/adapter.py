@@ -33,8 +33,8 @@ class Adapter:
     relative to the package naming its conformance :class:`~conformance.Target`, or None) live.
     ``demo`` names bundled recordings ``make demo`` replays through the adapter (as
     ``(cassette name, what it shows, the prompt it answered)``). ``profile`` describes the api's bytes
-    (``WireApi.profile``) for the conformance harness and the cassette tools, which find it by api
-    name through this declaration.
+    for the conformance harness and the cassette tools, which find it by api name through this
+    declaration; when ``stream_fn`` is a ``WireApi``'s ``stream``, it is that declaration's profile.
     """
 
     api: str
@@ -46,5 +46,9 @@ class Adapter:
     demo: tuple[tuple[str, str, str], ...] = ()
 
     def __post_init__(self) -> None:
+        if self.profile is None:
+            declared = getattr(getattr(self.stream_fn, "__self__", None), "profile", None)
+            if isinstance(declared, WireProfile):  # the StreamFn is WireApi.stream: its declaration says it
+                object.__setattr__(self, "profile", declared)
         if self.profile is not None and self.profile.api != self.api:
             raise ValueError(f"the {self.api} adapter declares the profile of api {self.profile.api!r}")

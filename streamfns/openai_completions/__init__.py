@@ -40,7 +40,6 @@ ADAPTER = Adapter(
     api=WIRE.api,
     stream_fn=stream_openai_completions,
     package=__name__,
-    profile=WIRE.profile,
     demo=(
         ("oai__text_usage_gpt4o", "text with usage (OpenAI)", "What's the weather like in SF?"),
         (

@@ -52,7 +52,6 @@ ADAPTER = Adapter(
     api=WIRE.api,
     stream_fn=stream_openai_responses,
     package=__name__,
-    profile=WIRE.profile,
     demo=(
         (
             "mirahar__reasoning_summary_o4mini",

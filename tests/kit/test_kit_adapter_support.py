@@ -7,6 +7,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, ClassVar
 
+import pytest
+
 from conformance.loopback import LoopbackServer
 from normalize import (
     AssistantMessage,
@@ -216,3 +218,13 @@ def test_a_length_stop_may_keep_the_calls_it_completed_but_a_clean_stop_may_not(
     assert validate_events(_one_call("length")) == []
     assert validate_events(_one_call("toolUse")) == []
     assert {v.rule for v in validate_events(_one_call("stop"))} == {"G6"}
+
+
+def test_an_adapter_declared_from_a_wire_api_carries_its_profile() -> None:
+    from streamfns.kit import Adapter
+    from tests.kit._fake import WIRE as ECHO
+
+    assert Adapter(api="echo", stream_fn=ECHO.stream, package="x").profile is ECHO.profile
+    assert Adapter(api="echo", stream_fn=lambda *args: None, package="x").profile is None  # pyright: ignore[reportArgumentType, reportUnknownLambdaType]
+    with pytest.raises(ValueError, match="declares the profile of api 'echo'"):
+        Adapter(api="other", stream_fn=ECHO.stream, package="x")
