@@ -34,7 +34,8 @@ class Adapter:
     ``demo`` names bundled recordings ``make demo`` replays through the adapter (as
     ``(cassette name, what it shows, the prompt it answered)``). ``profile`` describes the api's bytes
     for the conformance harness and the cassette tools, which find it by api name through this
-    declaration; when ``stream_fn`` is a ``WireApi``'s ``stream``, it is that declaration's profile.
+    declaration; when ``stream_fn`` is the ``stream`` of a ``WireApi`` of the same api, it is that
+    declaration's profile.
     """
 
     api: str
@@ -48,7 +49,8 @@ class Adapter:
     def __post_init__(self) -> None:
         if self.profile is None:
             declared = getattr(getattr(self.stream_fn, "__self__", None), "profile", None)
-            if isinstance(declared, WireProfile):  # the StreamFn is WireApi.stream: its declaration says it
+            # The StreamFn is a WireApi's stream serving this api: its declaration says how the bytes look.
+            if isinstance(declared, WireProfile) and declared.api == self.api:
                 object.__setattr__(self, "profile", declared)
         if self.profile is not None and self.profile.api != self.api:
             raise ValueError(f"the {self.api} adapter declares the profile of api {self.profile.api!r}")

@@ -226,5 +226,6 @@ def test_an_adapter_declared_from_a_wire_api_carries_its_profile() -> None:
 
     assert Adapter(api="echo", stream_fn=ECHO.stream, package="x").profile is ECHO.profile
     assert Adapter(api="echo", stream_fn=lambda *args: None, package="x").profile is None  # pyright: ignore[reportArgumentType, reportUnknownLambdaType]
+    assert Adapter(api="other", stream_fn=ECHO.stream, package="x").profile is None, "served under another api"
     with pytest.raises(ValueError, match="declares the profile of api 'echo'"):
-        Adapter(api="other", stream_fn=ECHO.stream, package="x")
+        Adapter(api="other", stream_fn=ECHO.stream, package="x", profile=ECHO.profile)
