@@ -55,7 +55,7 @@ from cassettes.mutations import (
     stream_error,
     truncate,
 )
-from cassettes.record import CassetteWriter, RecordingTransport
+from cassettes.recorder import CassetteWriter, RecordingTransport
 from cassettes.replay import Match, ReplayTransport, Timing
 from cassettes.scrub import (
     ScrubPolicy,

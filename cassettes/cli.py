@@ -6,7 +6,7 @@
     cassettes mutate FILE|NAME --op SPEC [--op SPEC ...] -o OUT [--adapter MODULE:ATTR]
     cassettes library [--api API] [--names]
 
-Mutation specs follow the grammar of :mod:`cassettes.ops` (``cassettes mutate --help`` lists every op),
+Mutation specs follow the grammar of :mod:`cassettes.mutation_specs` (``cassettes mutate --help`` lists every op),
 the same spelling conformance reports use to name the faults they served. What an api's bytes look
 like (framing, terminal marker, error bodies) comes from its adapter's wire profile, found by the
 cassette's api among the installed adapters; ``--adapter`` names the declaration of one that is not
@@ -32,13 +32,13 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TextIO
 
-from cassettes import library, ops
+from cassettes import library, mutation_specs
 from cassettes.errors import CassetteError
 from cassettes.files import load, save
 from cassettes.format import dumps
 from cassettes.model import Cassette, Interaction, header_value
+from cassettes.mutation_specs import Mutation
 from cassettes.mutations import resolve_profile
-from cassettes.ops import Mutation
 from cassettes.secret_scan import raise_if_secrets, scan_cassette, scan_file
 from normalize.wire import FrameSpan, WireProfile
 
@@ -153,11 +153,11 @@ def show(cassette: Cassette, out: TextIO, width: int = 72, *, profile: WireProfi
 
 
 def parse_op(text: str) -> Mutation:
-    """The mutation an ``--op`` spec names (see :mod:`cassettes.ops`); ``CassetteError`` when it does not
+    """The mutation an ``--op`` spec names (see :mod:`cassettes.mutation_specs`); ``CassetteError`` when it does not
     parse, naming the valid ops for an unknown one and the op's syntax otherwise."""
     try:
-        return ops.parse(text)
-    except ops.OpSyntaxError as exc:
+        return mutation_specs.parse(text)
+    except mutation_specs.OpSyntaxError as exc:
         where = "" if exc.spec == text else f" in {text!r}"
         if exc.unknown:
             raise CassetteError(f"unknown --op {exc.spec!r}{where}; {exc.hint} (see cassettes mutate --help)") from None
@@ -182,7 +182,7 @@ def _parser() -> argparse.ArgumentParser:
         "mutate",
         help="derive a faulty cassette",
         description="Apply mutation ops to a cassette and write the result.",
-        epilog=ops.help_text(),
+        epilog=mutation_specs.help_text(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     mutate_cmd.add_argument("cassette", help="a cassette file or a library name")
@@ -267,7 +267,9 @@ def _command(args: argparse.Namespace, out: TextIO, profile: WireProfile | None)
     if args.command == "scan":
         return _scan(args.files, out, sys.stderr)
     if args.command == "mutate":
-        mutation = _with_profile(ops.Mutation(tuple(op for spec in args.op for op in parse_op(spec).ops)), profile)
+        mutation = _with_profile(
+            mutation_specs.Mutation(tuple(op for spec in args.op for op in parse_op(spec).ops)), profile
+        )
         cassette = mutation(_open(args.cassette))
         if args.output == "-":
             raise_if_secrets(scan_cassette(cassette))

@@ -30,7 +30,7 @@ Promises:
   record (the process died before the response head) is dropped, interactions with no `end` record
   end in `reset`, and `Cassette.incomplete` says why.
 * Limits: a line longer than `MAX_LINE_BYTES` or a text longer than `MAX_FILE_BYTES` (both
-  adjustable per call) is rejected before it is parsed; see `cassettes.records` for the checks on
+  adjustable per call) is rejected before it is parsed; see `cassettes.line_checks` for the checks on
   every field.
 * Anything else that is wrong raises `CassetteFormatError` naming the line and the problem.
 """
@@ -44,19 +44,7 @@ from dataclasses import dataclass, field
 
 from cassettes.canonical import NotJSON, canonical_json, parse_json
 from cassettes.errors import CassetteFormatError, CassetteIncomplete
-from cassettes.model import (
-    END_KINDS,
-    Cassette,
-    Chunk,
-    End,
-    EndKind,
-    Headers,
-    Interaction,
-    JSONValue,
-    RecordedRequest,
-    RecordedResponse,
-)
-from cassettes.records import (
+from cassettes.line_checks import (
     MAX_STALL_S,
     MAX_T_MS,
     BadRecord,
@@ -72,6 +60,18 @@ from cassettes.records import (
     str_field,
     text_bytes,
     url_field,
+)
+from cassettes.model import (
+    END_KINDS,
+    Cassette,
+    Chunk,
+    End,
+    EndKind,
+    Headers,
+    Interaction,
+    JSONValue,
+    RecordedRequest,
+    RecordedResponse,
 )
 
 __all__ = [

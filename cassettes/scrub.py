@@ -47,8 +47,8 @@ import httpx
 
 from cassettes.canonical import NotJSON, canonical_json, parse_json
 from cassettes.errors import CassetteError
+from cassettes.line_checks import MAX_DEPTH, depth_within
 from cassettes.model import Headers, JSONValue, RecordedRequest, header_value
-from cassettes.records import MAX_DEPTH, depth_within
 
 __all__ = [
     "CREDENTIAL_HEADERS",

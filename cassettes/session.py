@@ -36,7 +36,7 @@ import httpx
 from cassettes.errors import CassetteMissing, RequestNotRecorded, SecretFound
 from cassettes.files import load
 from cassettes.model import JSONValue
-from cassettes.record import CassetteWriter, RecordingTransport
+from cassettes.recorder import CassetteWriter, RecordingTransport
 from cassettes.replay import Match, ReplayTransport, Timing
 from cassettes.scrub import DEFAULT_SCRUB, ScrubPolicy
 

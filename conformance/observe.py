@@ -1,7 +1,7 @@
 """Running one scenario: call the adapter the way a consumer would, and record what happened.
 
 A :class:`Scenario` says what the loopback server plays (each response a :class:`Served`: a mutation
-of a recording, named in the :mod:`cassettes.ops` grammar, or a generic fault) and how the harness
+of a recording, named in the :mod:`cassettes.mutation_specs` grammar, or a generic fault) and how the harness
 consumes the stream (iterate to the end, cancel the consumer task, or break out early) and whether
 it aborts (before the call, or mid-stream). :func:`drive` calls the StreamFn *directly* — not through
 ``streamfns.guarded_call`` — so a raising adapter is seen raising.
@@ -70,7 +70,7 @@ _CONTENT_TYPES = frozenset(EVENT_TYPES) - {StartEvent, DoneEvent, ErrorEvent}
 class Served:
     """One response the loopback server plays, and where its bytes come from.
 
-    ``recording`` and ``mutation`` (a canonical :mod:`cassettes.ops` spec; None: as recorded) when
+    ``recording`` and ``mutation`` (a canonical :mod:`cassettes.mutation_specs` spec; None: as recorded) when
     the bytes derive from a recording, so ``cassettes mutate`` can reproduce them; ``fault`` describes
     a generic fault that no cassette holds; ``ending`` says how the harness ends the connection when
     that differs from replaying the cassette (a real TCP reset).

@@ -1,7 +1,7 @@
 """From recordings to loopback plans: replays, mutations of them, and generic faults.
 
 Every fault the harness serves is a :class:`~conformance.loopback.Scripted` plan. Replays and their
-mutations are named as :class:`cassettes.ops.Mutation` objects — the grammar ``cassettes mutate
+mutations are named as :class:`cassettes.mutation_specs.Mutation` objects — the grammar ``cassettes mutate
 --op`` accepts, so a report can print the command that reproduces a scenario's bytes — applied to
 the recording and turned into plans by :func:`plan` (:func:`served`, :func:`replay` and
 :func:`mutated` build the scenarios); generic faults (non-stream bodies, silence) are written here.
@@ -16,8 +16,8 @@ from __future__ import annotations
 from typing import Any
 
 from cassettes import Cassette, End, EndKind, RecordedResponse
+from cassettes.mutation_specs import DropTerminal, Mutation, Truncate
 from cassettes.mutations import drop_terminal, json_payload_frames, resolve_profile
-from cassettes.ops import DropTerminal, Mutation, Truncate
 from conformance.loopback import Scripted, ScriptedEnd
 from conformance.observe import Scenario, Served
 from conformance.recordings import Recording

@@ -51,7 +51,7 @@ Verdict = Literal["conformant", "conformant-with-limitations", "non-conformant"]
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Evidence:
     """Where a check saw a problem: the scenario (and the recording and mutation it came from, the
-    mutation in the :mod:`cassettes.ops` grammar), the event index when one event is at fault (-1 or
+    mutation in the :mod:`cassettes.mutation_specs` grammar), the event index when one event is at fault (-1 or
     None: the stream as a whole), an excerpt (with the stream's own ``errorMessage``, key redacted)."""
 
     scenario: str

@@ -7,7 +7,6 @@ on it.
 
 from normalize.abort import AbortController, AbortSignal, sleep_unless_aborted
 from normalize.builder import MessageBuilder
-from normalize.checks import model_problem, request_problem
 from normalize.content import (
     AssistantContent,
     ImageContent,
@@ -63,6 +62,7 @@ from normalize.messages import (
 )
 from normalize.model import Model, ModelCost
 from normalize.partial_json import ArgumentsError, parse_arguments, parse_partial, repair_json
+from normalize.request_checks import model_problem, request_problem
 from normalize.stream import AssistantMessageEventStream
 from normalize.transcript import (
     IMAGE_OMITTED,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from cassettes.ops import CorruptJson, Mutation, Rechunk, Truncate
+from cassettes.mutation_specs import CorruptJson, Mutation, Rechunk, Truncate
 from conformance.check import Check, Outcome
 from conformance.checks._common import ended, expect_error, first_difference, mutated, normalized_events
 from conformance.observe import Observation, Scenario

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from cassettes import EndKind
-from cassettes.ops import Mutation, Status
+from cassettes.mutation_specs import Mutation, Status
 from conformance.check import Check, Outcome
 from conformance.checks._common import expect_error
 from conformance.observe import Observation, Scenario

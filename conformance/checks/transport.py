@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from cassettes.mutation_specs import EmptyBody, Mutation, Stall, Status, Truncate
 from cassettes.mutations import error_body, injected_message
-from cassettes.ops import EmptyBody, Mutation, Stall, Status, Truncate
 from conformance.check import Check, Outcome
 from conformance.checks._common import expect_error, mutated, text_recording_name
 from conformance.loopback import Scripted

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import cast
 
+from cassettes.mutation_specs import Mutation, StreamError
 from cassettes.mutations import injected_message
-from cassettes.ops import Mutation, StreamError
 from conformance.check import Check, Outcome
 from conformance.checks._common import expect_error, mutated
 from conformance.observe import Observation, Scenario

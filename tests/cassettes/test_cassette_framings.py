@@ -146,7 +146,7 @@ BROKEN = dataclasses.replace(CLAUDE_INVOKE_WIRE.profile, ending=Ending("message_
 
 
 def test_every_profile_dependent_op_names_the_api_it_reads_the_cassette_as() -> None:
-    from cassettes import ops
+    from cassettes import mutation_specs
 
     for spec in (
         "corrupt-json:2,api=acme/chat",
@@ -154,6 +154,6 @@ def test_every_profile_dependent_op_names_the_api_it_reads_the_cassette_as() -> 
         "status:429,api=acme/chat",
         "drop-terminal:api=acme/chat",
     ):
-        assert ops.parse(spec).spec == spec
+        assert mutation_specs.parse(spec).spec == spec
     with pytest.raises(CassetteError, match="is not an api name"):
-        ops.parse("status:429,api=a=b")
+        mutation_specs.parse("status:429,api=a=b")

@@ -29,7 +29,7 @@ from cassettes import (
     RecordingTransport,
     SecretFound,
     load,
-    record,
+    recorder,
     secret_scan,
     use_cassette,
 )
@@ -303,7 +303,7 @@ async def test_a_refusal_found_as_a_cancelled_body_ends_never_replaces_the_cance
     def no_time_passes(_start: float) -> float:
         return 0.0
 
-    monkeypatch.setattr(record, "_now_ms", no_time_passes)  # no pause: the echo's chunk is held
+    monkeypatch.setattr(recorder, "_now_ms", no_time_passes)  # no pause: the echo's chunk is held
     waiting = asyncio.Event()
 
     class Upstream(httpx.AsyncByteStream):

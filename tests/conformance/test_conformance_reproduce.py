@@ -1,4 +1,4 @@
-"""Every scenario names its mutation in the `cassettes.ops` grammar, and the `cassettes mutate` command the
+"""Every scenario names its mutation in the `cassettes.mutation_specs` grammar, and the `cassettes mutate` command the
 report prints for it writes a cassette the loopback server plays byte for byte like the scenario (issue 9 #6)."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import conformance
-from cassettes import Cassette, library, load, ops, save
+from cassettes import Cassette, library, load, mutation_specs, save
 from cassettes.cli import main as cassettes_main
 from cassettes.cli import parse_op
 from conformance import LoopbackServer, Scripted
@@ -106,7 +106,7 @@ async def test_every_scenario_is_named_in_the_grammar_and_its_command_reproduces
             continue
         for served in scenario.served:
             if served.mutation is not None:
-                assert ops.parse(served.mutation).spec == served.mutation, scenario.key
+                assert mutation_specs.parse(served.mutation).spec == served.mutation, scenario.key
             assert served.recording or served.fault, scenario.key
         how = session.reproduce(scenario)
         if any(served.fault for served in scenario.served):
@@ -134,7 +134,7 @@ def test_a_failing_report_prints_the_commands_and_they_reproduce_what_was_served
     """The author's own cassette (a file holding a 429 and then the success), a defect that takes EOF for success."""
     own = tmp_path / "mine.jsonl"
     text = library.load("llma__text_haiku45")
-    limited = ops.parse("status:429")(text)
+    limited = mutation_specs.parse("status:429")(text)
     save(type(text)(interactions=(*limited.interactions, *text.interactions), api=text.api, model=text.model), own)
     report = conformance.run_sync(
         BrokenAdapter(Defects(done_on_truncation=True)),

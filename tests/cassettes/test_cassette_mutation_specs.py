@@ -1,4 +1,4 @@
-"""The mutation grammar (`cassettes.ops`): one spelling, parsed and written back, listed by `--help`."""
+"""The mutation grammar (`cassettes.mutation_specs`): one spelling, parsed and written back, listed by `--help`."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cassettes import load, mutations, ops
+from cassettes import load, mutation_specs, mutations
 from cassettes.cli import main, parse_op
 from cassettes.errors import CassetteError
 from cassettes.library import load as load_library
@@ -50,44 +50,51 @@ BODY = TEXT.interactions[0].response.body
     ],
 )
 def test_every_spelling_has_one_canonical_spec_that_reads_back(written: str, canonical: str) -> None:
-    mutation = ops.parse(written)
+    mutation = mutation_specs.parse(written)
     assert mutation.spec == canonical
-    assert ops.parse(canonical) == mutation
+    assert mutation_specs.parse(canonical) == mutation
 
 
 _ENDS = st.sampled_from(END_KINDS)
 _OPS = st.one_of(
-    st.builds(ops.Rechunk, st.integers(1, 4096)),
-    st.builds(ops.Rechunk, st.just("random"), seed=st.integers(0, 10**6), max_size=st.integers(1, 512)),
-    st.sampled_from([ops.Rechunk("split_crlf"), ops.Rechunk("split_utf8"), ops.EmptyBody(), ops.DropTerminal()]),
-    st.builds(ops.Truncate, bytes=st.integers(0, 10**7), end=_ENDS),
-    st.builds(ops.Truncate, chunks=st.integers(0, 10**4), end=_ENDS),
-    st.builds(ops.Truncate, at=st.floats(0, 1), end=_ENDS),
-    st.builds(ops.Stall, st.integers(0, 10**4), st.floats(0, 10**5)),
+    st.builds(mutation_specs.Rechunk, st.integers(1, 4096)),
+    st.builds(mutation_specs.Rechunk, st.just("random"), seed=st.integers(0, 10**6), max_size=st.integers(1, 512)),
+    st.sampled_from(
+        [
+            mutation_specs.Rechunk("split_crlf"),
+            mutation_specs.Rechunk("split_utf8"),
+            mutation_specs.EmptyBody(),
+            mutation_specs.DropTerminal(),
+        ]
+    ),
+    st.builds(mutation_specs.Truncate, bytes=st.integers(0, 10**7), end=_ENDS),
+    st.builds(mutation_specs.Truncate, chunks=st.integers(0, 10**4), end=_ENDS),
+    st.builds(mutation_specs.Truncate, at=st.floats(0, 1), end=_ENDS),
+    st.builds(mutation_specs.Stall, st.integers(0, 10**4), st.floats(0, 10**5)),
     st.builds(
-        ops.Status,
+        mutation_specs.Status,
         st.integers(100, 599),
         retry_after=st.one_of(st.none(), st.just("auto"), st.from_regex(r"\A\d{1,4}(\.\d{1,3})?\Z")),
     ),
-    st.builds(ops.CorruptJson, st.integers(-50, 50)),
-    st.builds(ops.KeepInteraction, st.integers(-5, 5)),
-    st.builds(ops.DropTerminal, st.sampled_from(["anthropic-messages", "openai-responses"])),
+    st.builds(mutation_specs.CorruptJson, st.integers(-50, 50)),
+    st.builds(mutation_specs.KeepInteraction, st.integers(-5, 5)),
+    st.builds(mutation_specs.DropTerminal, st.sampled_from(["anthropic-messages", "openai-responses"])),
 )
 
 
 @settings(max_examples=100, deadline=None)
 @given(st.lists(_OPS, min_size=1, max_size=4))
-def test_any_mutation_is_written_in_a_spec_that_parses_back_to_it(chain: list[ops.Op]) -> None:
-    mutation = ops.Mutation(tuple(chain))
-    assert ops.parse(mutation.spec) == mutation
+def test_any_mutation_is_written_in_a_spec_that_parses_back_to_it(chain: list[mutation_specs.Op]) -> None:
+    mutation = mutation_specs.Mutation(tuple(chain))
+    assert mutation_specs.parse(mutation.spec) == mutation
 
 
 def test_fraction_cuts_cut_that_share_of_the_body() -> None:
     expected = mutations.truncate(TEXT, after_bytes=len(BODY) // 4, end="eof")
     for spelling in ("truncate:at=25%,end=eof", "truncate:0.25,end=eof", "truncate:25%,end=eof"):
-        assert ops.parse(spelling)(TEXT) == expected
-    assert ops.parse("truncate:at=100%,end=eof")(TEXT).interactions[0].response.body == BODY
-    assert ops.parse("truncate:at=0%")(TEXT).interactions[0].response.body == b""
+        assert mutation_specs.parse(spelling)(TEXT) == expected
+    assert mutation_specs.parse("truncate:at=100%,end=eof")(TEXT).interactions[0].response.body == BODY
+    assert mutation_specs.parse("truncate:at=0%")(TEXT).interactions[0].response.body == b""
 
 
 def test_each_op_applies_the_mutation_it_names() -> None:
@@ -105,16 +112,18 @@ def test_each_op_applies_the_mutation_it_names() -> None:
         ),
     ]
     for spec, expected in pairs:
-        assert ops.parse(spec)(TEXT) == expected, spec
+        assert mutation_specs.parse(spec)(TEXT) == expected, spec
 
 
 def test_interaction_keeps_one_of_several() -> None:
-    pair = ops.parse("interaction:0")(TEXT)
-    twice = type(TEXT)(interactions=(*TEXT.interactions, *ops.parse("status:500")(TEXT).interactions), api=TEXT.api)
-    assert ops.parse("interaction:1")(twice).interactions[0].response.status == 500
-    assert ops.parse("interaction:-2")(twice) == type(TEXT)(interactions=pair.interactions, api=TEXT.api)
+    pair = mutation_specs.parse("interaction:0")(TEXT)
+    twice = type(TEXT)(
+        interactions=(*TEXT.interactions, *mutation_specs.parse("status:500")(TEXT).interactions), api=TEXT.api
+    )
+    assert mutation_specs.parse("interaction:1")(twice).interactions[0].response.status == 500
+    assert mutation_specs.parse("interaction:-2")(twice) == type(TEXT)(interactions=pair.interactions, api=TEXT.api)
     with pytest.raises(CassetteError, match="interaction 2 does not exist"):
-        ops.parse("interaction:2")(twice)
+        mutation_specs.parse("interaction:2")(twice)
 
 
 @pytest.mark.parametrize(
@@ -137,8 +146,8 @@ def test_interaction_keeps_one_of_several() -> None:
     ],
 )
 def test_bad_specs_name_the_problem_and_the_syntax(spec: str, says: str) -> None:
-    with pytest.raises(ops.OpSyntaxError) as caught:
-        ops.parse(spec)
+    with pytest.raises(mutation_specs.OpSyntaxError) as caught:
+        mutation_specs.parse(spec)
     assert says in str(caught.value)
 
 
@@ -146,9 +155,9 @@ def test_the_cli_lists_every_op_with_its_syntax_in_help(capsys: pytest.CaptureFi
     with pytest.raises(SystemExit):
         main(["mutate", "--help"])
     out = capsys.readouterr().out
-    for item in ops.OPS:
+    for item in mutation_specs.OPS:
         assert item.syntax in out
-    assert {item.name for item in ops.OPS} == set(ops.parse.__globals__["_PARSERS"])
+    assert {item.name for item in mutation_specs.OPS} == set(mutation_specs.parse.__globals__["_PARSERS"])
 
 
 def test_the_cli_accepts_exactly_the_grammar(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -157,8 +166,8 @@ def test_the_cli_accepts_exactly_the_grammar(tmp_path: Path, capsys: pytest.Capt
     assert main(["mutate", "llma__text_haiku45", "--op", spec, "-o", str(joined)]) == 0
     argv = ["--op", "drop-terminal", "--op", "truncate:at=50%,end=eof"]
     assert main(["mutate", "llma__text_haiku45", *argv, "-o", str(repeated)]) == 0
-    assert load(joined) == load(repeated) == ops.parse(spec)(TEXT)
-    assert parse_op(spec) == ops.parse(spec)
+    assert load(joined) == load(repeated) == mutation_specs.parse(spec)(TEXT)
+    assert parse_op(spec) == mutation_specs.parse(spec)
     assert main(["mutate", "llma__text_haiku45", "--op", "drop-terminal+bogus", "-o", "-"]) == 2
     err = capsys.readouterr().err
     assert "unknown --op 'bogus' in 'drop-terminal+bogus'; valid ops: rechunk, truncate" in err
