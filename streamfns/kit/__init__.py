@@ -55,6 +55,7 @@ from normalize.wire import (
 )
 from streamfns.kit.adapter import ENTRY_POINT_GROUP, Adapter
 from streamfns.kit.compat import CompatError, parse_compat
+from streamfns.kit.decoder import Decoder, DecoderFactory
 from streamfns.kit.errors import (
     ErrorTable,
     VendorError,
@@ -68,7 +69,7 @@ from streamfns.kit.keys import ApiKey, prompt_cache_key, provider_key_env, redac
 from streamfns.kit.payload import array, int_or_none, load_event, load_json, obj, str_or_none, text
 from streamfns.kit.signing import Signature, Signer, SigningRequest
 from streamfns.kit.thinking import DEFAULT_THINKING_BUDGETS, MIN_ANSWER_TOKENS, effort_for, thinking_budget
-from streamfns.kit.wire import Decoder, DecoderFactory, RequestBuilder, WireApi, WireRequest
+from streamfns.kit.wire import RequestBuilder, WireApi, WireRequest
 
 __all__ = [
     "AWS_EVENTSTREAM",

@@ -52,8 +52,8 @@ from streamfns.kit.keys import redact
 from streamfns.kit.signing import Signature
 
 if TYPE_CHECKING:
+    from streamfns.kit.decoder import Decoder, DecoderFactory
     from streamfns.kit.errors import ErrorTable
-    from streamfns.kit.wire import Decoder, DecoderFactory
 
 __all__ = ["DEFAULT_CONNECT_TIMEOUT_S", "DEFAULT_IDLE_TIMEOUT_S", "StreamCall", "run_stream"]
 
