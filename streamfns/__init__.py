@@ -14,6 +14,7 @@ assistant-message event stream that never raises.
 
 from streamfns._registry import (
     StreamFn,
+    adapter_problems,
     complete,
     error_stream,
     get_stream_fn,
@@ -41,12 +42,3 @@ __all__ = [
 ]
 
 __version__ = "0.1.0"
-
-
-def adapter_problems() -> list[str]:
-    """What went wrong loading installed adapters and their catalogs — an entry point that fails to
-    load or serves an api already served, a catalog file that is malformed or repeats a model already
-    listed — each skipped, never raised (empty when nothing did)."""
-    from streamfns._adapters import adapter_problems as problems  # noqa: PLC0415 - adapters load on first use
-
-    return problems()

@@ -5,30 +5,33 @@ their names are listed without importing them (:func:`builtin_packages`), so the
 their ``models.json`` files without loading any HTTP code. Installed adapters come from the
 ``streamfns.adapters`` entry-point group (which also lists the built-in ones, so a tool that
 imports nothing of ``streamfns`` — the ``cassettes`` command — finds their wire profiles there). A
-broken installed adapter is skipped and reported by :func:`adapter_problems`, never raised: one bad
-plugin must not take every provider down. Every adapter's wire profile is registered as it is found
-(:func:`normalize.wire.register_profile`).
+broken installed adapter is skipped and recorded (:func:`reported_problems`; the public list is
+:func:`streamfns.adapter_problems`), never raised: one bad plugin must not take every provider down.
+Every adapter's wire profile is registered as it is found (:func:`normalize.wire.register_profile`).
+
+Nothing here imports the ``streamfns`` package itself or the catalog: the registry and the catalog
+are built on this module, not the other way round.
 """
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import importlib
 import importlib.metadata
 import pkgutil
 import types
+from pathlib import Path
 
 from normalize.wire import register_profile
 from streamfns.kit.adapter import ENTRY_POINT_GROUP, Adapter
 
 __all__ = [
-    "adapter_problems",
     "all_adapters",
     "builtin_adapters",
     "builtin_packages",
     "installed_adapters",
     "report_problem",
+    "reported_problems",
 ]
 
 #: Sub-packages of ``streamfns`` that are infrastructure, not adapters.
@@ -39,12 +42,12 @@ _problems: list[str] = []
 @functools.cache
 def builtin_packages() -> tuple[str, ...]:
     """The names of ``streamfns``'s adapter sub-packages (``anthropic``, …), sorted; nothing is imported."""
-    import streamfns  # noqa: PLC0415 - the package is loaded by now; a top-level import would be circular
-
+    # This module sits in the ``streamfns`` package directory; reading that directory (not the package
+    # object) keeps discovery below the package's ``__init__``, which imports the registry built on it.
     return tuple(
         sorted(
             info.name
-            for info in pkgutil.iter_modules(streamfns.__path__)
+            for info in pkgutil.iter_modules([str(Path(__file__).parent)])
             if info.ispkg and info.name not in _NOT_ADAPTERS
         )
     )
@@ -111,11 +114,7 @@ def report_problem(problem: str) -> None:
         _problems.append(problem)
 
 
-def adapter_problems() -> list[str]:
-    """What went wrong loading installed adapters and their catalogs (empty when nothing did)."""
-    installed_adapters()
-    from streamfns.catalog import list_providers  # noqa: PLC0415 - reading the catalog reports its problems
-
-    with contextlib.suppress(Exception):  # a broken built-in catalog is reported where the catalog is used
-        list_providers()
+def reported_problems() -> list[str]:
+    """What has gone wrong so far with installed adapters and their catalogs (empty when nothing did);
+    :func:`streamfns.adapter_problems` loads both first, then returns this list."""
     return list(_problems)

@@ -1,10 +1,15 @@
-"""The StreamFn contract, the api registry and the never-raise guard."""
+"""The api registry, the never-raise guard, and what went wrong finding adapters.
+
+The registry sits above adapter discovery (:mod:`streamfns._adapters`) and the catalog: it loads the
+adapters on first use and, when a model names an api nobody serves, says which plugin failed to load.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from typing import Any, Protocol, cast
+from typing import Any, cast
 
 from normalize import (
     AssistantMessage,
@@ -18,9 +23,12 @@ from normalize import (
     StreamOptions,
 )
 from normalize.stream import classify_exception
+from streamfns._contract import StreamFn
+from streamfns.catalog import list_providers
 
 __all__ = [
     "StreamFn",
+    "adapter_problems",
     "complete",
     "error_stream",
     "get_stream_fn",
@@ -30,18 +38,6 @@ __all__ = [
     "stream",
     "unregister_api",
 ]
-
-
-class StreamFn(Protocol):
-    """Turns a request into an event stream.
-
-    Contract: calling it and iterating its stream never raise an ``Exception``; every failure ends
-    the stream with an ``error`` event. It may return the stream directly or an awaitable of it.
-    """
-
-    def __call__(
-        self, model: Model, context: Context, options: StreamOptions | None = None, /
-    ) -> AssistantMessageEventStream | Awaitable[AssistantMessageEventStream]: ...
 
 
 _REGISTRY: dict[str, StreamFn] = {}
@@ -59,6 +55,18 @@ def _discover() -> None:
 
     for api, adapter in all_adapters().items():
         _REGISTRY.setdefault(api, adapter.stream_fn)
+
+
+def adapter_problems() -> list[str]:
+    """What went wrong loading installed adapters and their catalogs — an entry point that fails to
+    load or serves an api already served, a catalog file that is malformed or repeats a model already
+    listed — each skipped, never raised (empty when nothing did)."""
+    from streamfns._adapters import installed_adapters, reported_problems  # noqa: PLC0415 - lazy, as in _discover
+
+    installed_adapters()
+    with contextlib.suppress(Exception):  # a broken built-in catalog is reported where the catalog is used
+        list_providers()  # reading the catalog reports its problems
+    return reported_problems()
 
 
 def register_api(api: str, fn: StreamFn) -> None:
@@ -143,8 +151,6 @@ def stream(model: Model, context: Context, options: StreamOptions | None = None)
         return error_stream(None, "config", f"model.api must be a string naming a wire api, not {model.api!r}")
     fn = get_stream_fn(model.api)
     if fn is None:
-        from streamfns._adapters import adapter_problems  # noqa: PLC0415 - lazy, as in _discover
-
         known = ", ".join(registered_apis())
         # A plugin that failed to load is the likely reason: say so (never raised at discovery).
         problems = "".join(f"; {problem}" for problem in adapter_problems())

@@ -52,7 +52,7 @@ def _catalog_files() -> Iterator[tuple[str, Traversable, bool]]:
     """``(source, file, built_in)`` for every catalog file, the built-in ones first."""
     # Walk from the ``streamfns`` package instead of importing the adapter sub-packages: reading
     # prices must not import (and register) an HTTP adapter.
-    from streamfns._adapters import builtin_packages, installed_adapters  # noqa: PLC0415 - avoids a cycle
+    from streamfns._adapters import builtin_packages, installed_adapters  # noqa: PLC0415 - `import streamfns` loads no kit
 
     root = resources.files("streamfns")
     for name in builtin_packages():
@@ -72,7 +72,7 @@ def _catalog_files() -> Iterator[tuple[str, Traversable, bool]]:
 
 
 def _report(problem: str) -> None:
-    from streamfns._adapters import report_problem  # noqa: PLC0415 - avoids a cycle
+    from streamfns._adapters import report_problem  # noqa: PLC0415 - as in _catalog_files
 
     report_problem(problem)
 

@@ -25,8 +25,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, NoReturn, TextIO
 
 from normalize import THINKING_LEVELS, AbortController, Context, Model, StreamOptions, UserMessage
-from streamfns._adapters import adapter_problems
-from streamfns._registry import stream
+from streamfns._registry import adapter_problems, stream
 from streamfns._render import format_summary, is_terminal, render_stream, use_color
 from streamfns.catalog import CatalogError, get_model, list_models, list_providers
 

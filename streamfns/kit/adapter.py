@@ -14,12 +14,9 @@ known through the entry-point group :data:`ENTRY_POINT_GROUP`::
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from normalize.wire import ENTRY_POINT_GROUP, WireProfile
-
-if TYPE_CHECKING:
-    from streamfns._registry import StreamFn
+from streamfns._contract import StreamFn
 
 __all__ = ["ENTRY_POINT_GROUP", "Adapter"]
 

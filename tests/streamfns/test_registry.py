@@ -105,7 +105,7 @@ def test_installed_adapters_appear_in_the_registry_and_the_catalog() -> None:
     large = get_model("echo-cloud", "echo-large")
     assert (large.api, large.base_url, large.cost.input) == ("echo", "https://echo.example/v1", 1.5)
     assert get_model("echo-cloud", "echo-legacy").api == "echo-v0", "a model entry may name its own api"
-    problems = _adapters.adapter_problems()
+    problems = streamfns.adapter_problems()
     assert any("'broken'" in problem and "failed to load" in problem for problem in problems), problems
     assert any("'clash'" in problem and "already served" in problem for problem in problems), problems
     assert not any("entry point 'anthropic-messages'" in problem for problem in problems), problems
@@ -150,7 +150,7 @@ def test_a_broken_plugin_catalog_is_skipped(monkeypatch: pytest.MonkeyPatch) -> 
     catalog._index.cache_clear()  # pyright: ignore[reportPrivateUsage]
     assert "anthropic" in list_providers()
     assert any(
-        "catalog plugin/models.json is skipped: plugin/models.json: not JSON" in p for p in _adapters.adapter_problems()
+        "catalog plugin/models.json is skipped: plugin/models.json: not JSON" in p for p in streamfns.adapter_problems()
     )
 
 
