@@ -23,6 +23,8 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from conformance._version import __version__
+
 if TYPE_CHECKING:
     from conformance.check import Check, Outcome
     from conformance.checks import CHECK_IDS, CHECKS, get_check
@@ -34,8 +36,6 @@ if TYPE_CHECKING:
     from conformance.target import Capabilities, Target, is_factory, load_target
     from conformance.watchdog import Limits
 
-#: The harness version, recorded in every report (check ids are stable across versions).
-__version__ = "0.1.0"
 
 __all__ = [
     "API_KEY",

@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import os
 import shlex
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from cassettes import Cassette, CassetteError, library
 from cassettes import load as load_cassette
-from conformance.target import Capabilities
+from conformance.target import Capabilities, CassetteSource
 from normalize.wire import FEATURES, Feature, WireProfile, profile_for
 
 __all__ = [
@@ -39,10 +39,6 @@ class RecordingsError(ValueError):
 
 class NoRecordings(RecordingsError):
     """An HTTP adapter was given no cassettes, and its api has no bundled recordings."""
-
-
-#: A cassette directory, one cassette file, or a list of files and loaded cassettes.
-CassetteSource = str | os.PathLike[str] | Sequence[str | os.PathLike[str] | Cassette]
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,7 +24,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from conformance import __version__
+from conformance._version import __version__
 from conformance.check import Check
 from conformance.checks import CHECK_IDS, CHECKS
 from conformance.observe import Scenario

@@ -25,21 +25,21 @@ from __future__ import annotations
 import asyncio
 import importlib
 import inspect
+import os
 import re
 import reprlib
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Any, Literal, TypeGuard
+from typing import Any, Literal, TypeAlias, TypeGuard
 
+from cassettes import Cassette
 from conformance.text import class_name, describe_exception, kind_of
 from normalize.wire import WireProfile
 
-if TYPE_CHECKING:
-    from conformance.recordings import CassetteSource
-
 __all__ = [
     "Capabilities",
+    "CassetteSource",
     "Need",
     "Target",
     "adapter_name",
@@ -48,6 +48,10 @@ __all__ = [
     "is_target",
     "load_target",
 ]
+
+#: A cassette directory, one cassette file, or a list of files and loaded cassettes: the adapter's own
+#: recordings, as :attr:`Target.cassettes` and ``run(cassettes=...)`` take them.
+CassetteSource: TypeAlias = str | os.PathLike[str] | Sequence[str | os.PathLike[str] | Cassette]
 
 #: An api name, as reports and the ``cassettes mutate`` grammar carry it.
 _API_NAME = re.compile(r"[^\s,+=]+")
