@@ -31,6 +31,7 @@ from cassettes.errors import (
 from cassettes.files import load, save
 from cassettes.format import dumps, loads
 from cassettes.model import (
+    SYNTHETIC_PARTS,
     Cassette,
     Chunk,
     End,
@@ -71,6 +72,7 @@ from cassettes.session import MODES, CassetteSession, Mode, use_cassette
 
 __all__ = [
     "MODES",
+    "SYNTHETIC_PARTS",
     "Cassette",
     "CassetteError",
     "CassetteFormatError",

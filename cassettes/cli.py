@@ -14,10 +14,11 @@ installed (an ``Adapter``, a ``WireApi`` or a ``WireProfile``).
 
 Exit status: 0 success; 1 secrets found (`scan`, and only then); 2 bad usage, a file that does
 not exist or can not be read, or an invalid cassette (`scan` exits 2 when any file could not be
-checked, even if another one had secrets). Every error is one line on stderr, no traceback; a
-closed output pipe (`| head`) ends the command quietly. `show` prints every text from the file
-with control characters escaped (`\x1b`, `\u202e`), so a hostile file can not drive the terminal,
-and shows an incomplete recording with a warning line instead of refusing it.
+checked, even if another one had secrets; `library --api` exits 2 for an api that neither the
+library nor an installed adapter knows). Every error is one `cassettes: error: …` line on stderr,
+no traceback; a closed output pipe (`| head`) ends the command quietly. `show` prints every text
+from the file with control characters escaped (`\x1b`, `\u202e`), so a hostile file can not drive
+the terminal, and shows an incomplete recording with a warning line instead of refusing it.
 """
 
 from __future__ import annotations
@@ -40,7 +41,8 @@ from cassettes.model import Cassette, Interaction, header_value
 from cassettes.mutation_specs import Mutation
 from cassettes.mutations import resolve_profile
 from cassettes.secret_scan import raise_if_secrets, scan_cassette, scan_file
-from normalize.wire import FrameSpan, WireProfile
+from normalize.suggest import did_you_mean
+from normalize.wire import FrameSpan, WireProfile, known_profiles
 
 __all__ = ["load_profile", "main", "parse_op"]
 
@@ -55,6 +57,9 @@ def _open(target: str, *, allow_incomplete: bool = False) -> Cassette:
         return library.load(target)
     raise CassetteError(f"{target}: no such file, and no bundled cassette has that name (cassettes library --names)")
 
+
+#: How `show` and `library` name each of `cassettes.model.SYNTHETIC_PARTS`.
+_PART_NAMES = {"timing": "timing (chunk boundaries and times)", "request": "request", "body": "response body"}
 
 # C0/C1 controls (ESC starts an ANSI sequence), and the invisible characters that reorder or hide text.
 _UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]")
@@ -141,8 +146,15 @@ def show(cassette: Cassette, out: TextIO, width: int = 72, *, profile: WireProfi
     )
     if cassette.incomplete is not None:
         out.write(f"  INCOMPLETE RECORDING: {printable(cassette.incomplete)}\n")
+    synthetic = cassette.synthetic
+    if synthetic:
+        parts = ", ".join(
+            _PART_NAMES[part] + ("" if how == "synthetic" else f" ({printable(how)})")
+            for part, how in synthetic.items()
+        )
+        out.write(f"  SYNTHETIC, not as a server sent it: {parts}\n")
     for key, value in cassette.extra.items():
-        if key != "name":
+        if key != "name" and key not in synthetic:
             out.write(f"  {printable(key)}: {printable(value)}\n")
     if cassette.source:
         parts = [f"{printable(k)}={printable(v)}" for k, v in cassette.source.items()]
@@ -191,9 +203,13 @@ def _parser() -> argparse.ArgumentParser:
     )
     mutate_cmd.add_argument("-o", "--output", required=True, help="output file, or - for stdout")
     mutate_cmd.add_argument("--adapter", metavar="MODULE:ATTR", help=_ADAPTER_HELP)
-    library_cmd = commands.add_parser("library", help="list the bundled cassettes")
-    library_cmd.add_argument("--api", help="only this api")
-    library_cmd.add_argument("--names", action="store_true", help="list names, not just counts")
+    library_cmd = commands.add_parser(
+        "library", help="list the bundled cassettes and which of their parts are synthetic"
+    )
+    library_cmd.add_argument("--api", help="only this api (an api no adapter declares and no cassette has is an error)")
+    library_cmd.add_argument(
+        "--names", action="store_true", help="list names (with their synthetic parts), not just counts"
+    )
     return parser
 
 
@@ -204,17 +220,17 @@ def _scan(files: Sequence[Path], out: TextIO, err: TextIO) -> int:
         try:
             findings, problem = scan_file(file)
         except FileNotFoundError:
-            err.write(f"cassettes: {name}: file not found\n")  # as `show` and `mutate` say it
+            err.write(f"cassettes: error: {name}: file not found\n")  # as `show` and `mutate` say it
             unchecked = True
             continue
         except OSError as exc:
-            err.write(f"cassettes: {name}: {printable(exc.strerror or exc)}\n")
+            err.write(f"cassettes: error: {name}: {printable(exc.strerror or exc)}\n")
             unchecked = True
             continue
         out.writelines(f"{name}: {printable(finding)}\n" for finding in findings)
         secrets_found = secrets_found or bool(findings)
         if problem is not None:
-            err.write(f"cassettes: {printable(problem)} (every line was scanned; bodies were not decoded)\n")
+            err.write(f"cassettes: error: {printable(problem)} (every line was scanned; bodies were not decoded)\n")
             unchecked = True
         elif not findings:
             out.write(f"{name}: no secrets found\n")
@@ -260,6 +276,15 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
         ) from None
 
 
+def _known_api(api: str) -> str:
+    """``api`` when the library holds recordings of it or an installed adapter declares it (such an api
+    may have none bundled: it lists as 0); else ``CassetteError`` naming the close ones, or every one."""
+    known = {*library.apis(), *known_profiles()}
+    if api in known:
+        return api
+    raise CassetteError(f"unknown --api {api!r}; {did_you_mean(api, known, what='apis')}")
+
+
 def _command(args: argparse.Namespace, out: TextIO, profile: WireProfile | None) -> int:
     if args.command == "show":
         show(_open(args.cassette, allow_incomplete=True), out, args.width, profile=profile)
@@ -277,15 +302,28 @@ def _command(args: argparse.Namespace, out: TextIO, profile: WireProfile | None)
         else:
             save(cassette, args.output)
         return 0
-    apis = [args.api] if args.api else library.apis()
+    return _library(_known_api(args.api) if args.api else None, args.names, out)
+
+
+def _library(api: str | None, with_names: bool, out: TextIO) -> int:
+    """Counts per api (names too, each with the parts its header marks synthetic), the total, and how
+    many cassettes have each synthetic part."""
     total = 0
-    for api in apis:
-        found = library.names(api)
+    parts: dict[str, int] = {}
+    for listed in [api] if api else library.apis():
+        found = library.names(listed)
         total += len(found)
-        out.write(f"{api}: {len(found)}\n")
-        if args.names:
-            out.writelines(f"  {name}\n" for name in found)
+        out.write(f"{listed}: {len(found)}\n")
+        for name in found:
+            marks = library.synthetic(name)
+            for part in marks:
+                parts[part] = parts.get(part, 0) + 1
+            if with_names:
+                out.write(f"  {name}  (synthetic: {', '.join(marks)})\n" if marks else f"  {name}\n")
     out.write(f"total: {total}\n")
+    if parts:
+        counts = ", ".join(f"{_PART_NAMES[part]} in {count}" for part, count in parts.items())
+        out.write(f"synthetic, not as a server sent it: {counts} (cassettes show NAME tells which)\n")
     return 0
 
 
@@ -295,7 +333,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return _run(args, sys.stdout)
     except CassetteError as exc:
-        sys.stderr.write(f"cassettes: {printable(exc)}\n")
+        sys.stderr.write(f"cassettes: error: {printable(exc)}\n")
     except BrokenPipeError:
         # The reader went away (`| head`): nothing left to say; keep the interpreter from
         # complaining when it flushes stdout on exit.
@@ -304,5 +342,5 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     except OSError as exc:
         where = f"{exc.filename}: " if exc.filename else ""
-        sys.stderr.write(f"cassettes: {printable(where)}{printable(exc.strerror or exc)}\n")
+        sys.stderr.write(f"cassettes: error: {printable(where)}{printable(exc.strerror or exc)}\n")
     return 2

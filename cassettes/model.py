@@ -2,19 +2,22 @@
 
 A `Cassette` holds a header (api, model, provenance) and a tuple of `Interaction`s. Each
 interaction is one HTTP exchange: the (scrubbed) request, the response head, the body as the
-exact byte chunks that arrived with their arrival times, and how the body ended.
+exact byte chunks that arrived with their arrival times, and how the body ended. A cassette that
+was not made by the recorder says which parts are not real (`Cassette.synthetic`).
 
 Everything is frozen; the mutation functions build new objects with `dataclasses.replace`.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal, TypeAlias
 
 __all__ = [
     "END_KINDS",
+    "SYNTHETIC_PARTS",
     "Cassette",
     "Chunk",
     "End",
@@ -25,12 +28,31 @@ __all__ = [
     "RecordedRequest",
     "RecordedResponse",
     "header_value",
+    "synthetic_parts",
 ]
 
 JSONValue: TypeAlias = "bool | int | float | str | list[JSONValue] | dict[str, JSONValue] | None"
 
 EndKind = Literal["eof", "reset", "timeout", "client_closed"]
 END_KINDS: tuple[EndKind, ...] = ("eof", "reset", "timeout", "client_closed")
+
+#: Header keys that say a part of a cassette is not what a server sent, each valued with how it was
+#: made (`"synthetic"`, `"scripted"`): `timing` — the chunk boundaries and times; `request` — the
+#: request (replay it with `match="any"`); `body` — the response bytes. The recorder writes none of
+#: them: a cassette it made keeps what happened on the wire. See `Cassette.synthetic`.
+SYNTHETIC_PARTS = ("timing", "request", "body")
+
+
+def synthetic_parts(header: Mapping[str, JSONValue]) -> dict[str, str]:
+    """The `SYNTHETIC_PARTS` a cassette header (its keys, as in the file) marks as not real, with
+    how each was made (see `Cassette.synthetic`)."""
+    found: dict[str, str] = {}
+    for part in SYNTHETIC_PARTS:
+        value = header.get(part)
+        if value is not None and value != "recorded":
+            found[part] = value if isinstance(value, str) else json.dumps(value)
+    return found
+
 
 # Ordered (name, value) pairs with lower-case names; repeated names keep every value.
 Headers: TypeAlias = tuple[tuple[str, str], ...]
@@ -145,3 +167,11 @@ class Cassette:
         """The `name` header key when present (library cassettes have one)."""
         value = self.extra.get("name")
         return value if isinstance(value, str) else None
+
+    @property
+    def synthetic(self) -> dict[str, str]:
+        """The parts of this cassette that are not as a server sent them (`SYNTHETIC_PARTS`, in that
+        order) and how each was made: `{"timing": "synthetic", "request": "synthetic"}` for a bundled
+        library cassette, `{}` for one the recorder made. A header value of `"recorded"` (or none)
+        means the part is real."""
+        return synthetic_parts(self.extra)

@@ -21,7 +21,6 @@ no registration: build a ``Model`` by hand and pass it to ``streamfns.stream``.
 
 from __future__ import annotations
 
-import difflib
 import functools
 import json
 from collections.abc import Iterator
@@ -31,6 +30,7 @@ from importlib.resources.abc import Traversable
 from typing import Any, cast
 
 from normalize import Model, ModelCost
+from normalize.suggest import did_you_mean
 
 __all__ = ["CatalogError", "get_model", "list_models", "list_providers"]
 
@@ -188,7 +188,7 @@ def list_providers() -> list[str]:
 def _provider(provider: str) -> _ProviderCatalog:
     catalog = _index().get(provider)
     if catalog is None:
-        raise KeyError(f"unknown provider {provider!r}; known providers: {', '.join(list_providers())}")
+        raise KeyError(f"unknown provider {provider!r}; {did_you_mean(provider, list_providers(), what='providers')}")
     return catalog
 
 
@@ -204,9 +204,8 @@ def get_model(provider: str, model_id: str) -> Model:
     catalog = _provider(provider)
     entry = catalog.by_id.get(model_id)
     if entry is None:
-        close = difflib.get_close_matches(model_id, list(catalog.by_id), n=5, cutoff=0.5)
-        hint = f"; did you mean: {', '.join(close)}?" if close else f"; known ids: {', '.join(sorted(catalog.by_id))}"
-        raise KeyError(f"unknown {provider} model {model_id!r}{hint} (or build a normalize.Model by hand)")
+        hint = did_you_mean(model_id, catalog.by_id, what="ids")
+        raise KeyError(f"unknown {provider} model {model_id!r}; {hint} (or build a normalize.Model by hand)")
     return _build(entry)
 
 

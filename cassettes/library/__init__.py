@@ -3,22 +3,26 @@
 Every cassette holds one interaction whose response bytes are a real body collected from a
 public source (attribution in each header's `source` and in `NOTICE`), cut into one chunk per
 server-sent event with synthetic times. The request line is synthetic, so replay library
-cassettes with `match="any"`. Files live in `cassettes/library/<api>/<name>.jsonl`; a repository
-checkout regenerates them with `python -m tools.build_cassette_library` (the tool is not installed).
+cassettes with `match="any"`. Each header says so (`"timing": "synthetic"`, `"request":
+"synthetic"`; see `cassettes.model.SYNTHETIC_PARTS`), and `synthetic(name)` reads it. Files live
+in `cassettes/library/<api>/<name>.jsonl`; a repository checkout regenerates them with
+`python -m tools.build_cassette_library` (the tool is not installed).
 """
 
 from __future__ import annotations
 
+import json
 from functools import cache
 from importlib.resources import files
 from importlib.resources.abc import Traversable
 from pathlib import Path
+from typing import cast
 
 from cassettes.errors import CassetteError
 from cassettes.format import loads
-from cassettes.model import Cassette
+from cassettes.model import Cassette, JSONValue, synthetic_parts
 
-__all__ = ["apis", "counts", "load", "names", "path"]
+__all__ = ["apis", "counts", "load", "names", "path", "synthetic"]
 
 
 @cache
@@ -65,3 +69,12 @@ def load(name: str) -> Cassette:
     """The bundled cassette `name`, loaded and validated."""
     api, item = _entry(name)
     return loads(item.read_bytes(), source=f"cassettes/library/{api}/{name}.jsonl")
+
+
+def synthetic(name: str) -> dict[str, str]:
+    """What bundled cassette `name` marks as not real (`Cassette.synthetic`), read from its header
+    line alone."""
+    _, item = _entry(name)
+    with item.open("rb") as file:
+        header: object = json.loads(file.readline())
+    return synthetic_parts(cast("dict[str, JSONValue]", header) if isinstance(header, dict) else {})

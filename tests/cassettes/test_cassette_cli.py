@@ -11,8 +11,10 @@ from pathlib import Path
 import pytest
 
 from cassettes import RecordedResponse, dumps, library, load, save
+from cassettes import cli as cassettes_cli
 from cassettes.canonical import NotJSON
 from cassettes.cli import main
+from normalize.wire import SSE, WireProfile, known_profiles
 from tests.cassettes._helpers import make_cassette
 from tests.sse_events import split_events
 
@@ -123,25 +125,69 @@ def test_mutate_to_stdout_and_bad_ops(capsys: pytest.CaptureFixture[str]) -> Non
     assert "bad --op" in capsys.readouterr().err
 
 
-def test_library_lists_counts(capsys: pytest.CaptureFixture[str]) -> None:
+def test_library_lists_counts_and_how_many_have_synthetic_parts(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["library"]) == 0
     out = capsys.readouterr().out
     for api, count in library.counts().items():
         assert f"{api}: {count}\n" in out
-    assert f"total: {len(library.names())}\n" in out
+    total = len(library.names())
+    assert out.endswith(
+        f"total: {total}\nsynthetic, not as a server sent it: timing (chunk boundaries and times) in {total}, "
+        f"request in {total} (cassettes show NAME tells which)\n"
+    )
     assert main(["library", "--api", "google-generative-ai", "--names"]) == 0
-    assert "  pai__text_gemini20flashexp\n" in capsys.readouterr().out
+    assert "  pai__text_gemini20flashexp  (synthetic: timing, request)\n" in capsys.readouterr().out
+
+
+def test_library_refuses_an_api_nobody_knows_naming_the_known_ones(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["library", "--api", "nope"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    known = sorted({*library.apis(), *known_profiles()})
+    assert captured.err == f"cassettes: error: unknown --api 'nope'; known apis: {', '.join(known)}\n"
+    assert main(["library", "--api", "anthropic-message"]) == 2
+    assert capsys.readouterr().err == (
+        "cassettes: error: unknown --api 'anthropic-message'; did you mean: anthropic-messages?\n"
+    )
+
+
+def test_library_lists_an_api_a_profile_declares_even_with_nothing_bundled(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    declared = {"profile-only-test": WireProfile(api="profile-only-test", framing=SSE)}
+    monkeypatch.setattr(cassettes_cli, "known_profiles", lambda: declared)
+    assert main(["library", "--api", "profile-only-test", "--names"]) == 0
+    assert capsys.readouterr().out == "profile-only-test: 0\ntotal: 0\n"
+
+
+def test_show_says_which_parts_are_synthetic_and_a_recording_has_none(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["show", "llma__text_haiku45"]) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[1] == "  SYNTHETIC, not as a server sent it: timing (chunk boundaries and times), request"
+    assert "  timing: synthetic" not in out  # said once, in words
+    scripted = replace(make_cassette([b"data: 1\n\n"]), extra={"body": "scripted", "timing": "recorded"})
+    path = tmp_path / "scripted.jsonl"
+    save(scripted, path)
+    assert main(["show", str(path)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[1] == "  SYNTHETIC, not as a server sent it: response body (scripted)"
+    assert lines[2] == "  timing: recorded"
+    save(make_cassette([b"data: 1\n\n"]), path)
+    assert main(["show", str(path)]) == 0
+    assert "SYNTHETIC" not in capsys.readouterr().out
 
 
 def test_show_a_missing_file_says_file_not_found(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["show", str(tmp_path / "missing.jsonl")]) == 2
-    assert capsys.readouterr().err == f"cassettes: {tmp_path / 'missing.jsonl'}: file not found\n"
+    assert capsys.readouterr().err == f"cassettes: error: {tmp_path / 'missing.jsonl'}: file not found\n"
     assert main(["show", "missing.jsonl"]) == 2
     assert "missing.jsonl: file not found" in capsys.readouterr().err
     assert main(["show", "no_such_name"]) == 2
     assert "no such file, and no bundled cassette has that name" in capsys.readouterr().err
     assert main(["show", str(tmp_path)]) == 2, "a directory is an error on one line, not a traceback"
-    assert capsys.readouterr().err.startswith("cassettes: ")
+    assert capsys.readouterr().err.startswith("cassettes: error: ")
 
 
 def test_show_escapes_control_characters_from_the_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -177,7 +223,7 @@ def test_scan_exits_1_only_for_secrets_and_2_for_files_it_could_not_check(
     leaky.write_text(clean.read_text(encoding="utf-8").replace("fine", "gsk_" + "L" * 52), encoding="utf-8")
     assert main(["scan", str(malformed)]) == 2
     err = capsys.readouterr().err
-    assert f"cassettes: {malformed}:1: the first line must be the header" in err
+    assert f"cassettes: error: {malformed}:1: the first line must be the header" in err
     assert main(["scan", str(tmp_path / "absent.jsonl")]) == 2
     assert "absent.jsonl: file not found" in capsys.readouterr().err
     assert main(["scan", str(clean), str(leaky)]) == 1

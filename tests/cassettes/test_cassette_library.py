@@ -33,6 +33,33 @@ def test_every_library_cassette_loads_and_counts_are_printed() -> None:
         assert library.path(name).read_text(encoding="utf-8") == dumps(cassette), "files round-trip exactly"
 
 
+def _repository_cassettes() -> list[Path]:
+    """Every cassette file of the checkout outside the library: examples, test recordings, adapters'."""
+    root = Path(__file__).resolve().parents[2]
+    found: list[Path] = []
+    for top in ("examples", "tests", "streamfns", "conformance", "normalize"):
+        for path in sorted((root / top).rglob("*.jsonl")):
+            with path.open("rb") as file:
+                if file.readline().startswith(b'{"type":"cassette"'):
+                    found.append(path)
+    return found
+
+
+def test_every_bundled_cassette_says_which_of_its_parts_are_synthetic() -> None:
+    for name in library.names():
+        marks = library.synthetic(name)
+        assert marks == {"timing": "synthetic", "request": "synthetic"}, name
+        assert library.load(name).synthetic == marks, "the header line and the loaded cassette agree"
+    others = _repository_cassettes()
+    assert len(others) >= 15  # the agent-loop, NDJSON-example, adapter and harness recordings
+    for path in others:
+        cassette = cassettes.load(path)
+        # None was written by the recorder (which stamps recorded_at): each was assembled from
+        # collected or scripted bodies, so its chunk times at least are made up, and it says so.
+        assert cassette.recorded_at is None, path
+        assert cassette.synthetic.get("timing") == "synthetic", path
+
+
 def test_one_chunk_per_server_sent_event_with_increasing_synthetic_times() -> None:
     for name in library.names():
         response = library.load(name).interactions[0].response
