@@ -27,6 +27,7 @@ from cassettes.errors import (
     SecretFinding,
     SecretFound,
     UnplayedInteractions,
+    command_line_text,
 )
 from cassettes.files import load, save
 from cassettes.format import dumps, loads
@@ -102,6 +103,7 @@ __all__ = [
     "UnplayedInteractions",
     "canonical_json",
     "capture_request",
+    "command_line_text",
     "corrupt_json",
     "drop_paths",
     "drop_terminal",

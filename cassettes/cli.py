@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import TextIO
 
 from cassettes import library, mutation_specs
-from cassettes.errors import CassetteError
+from cassettes.errors import CassetteError, command_line_text
 from cassettes.files import load, save
 from cassettes.format import dumps
 from cassettes.model import Cassette, Interaction, header_value
@@ -333,7 +333,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return _run(args, sys.stdout)
     except CassetteError as exc:
-        sys.stderr.write(f"cassettes: error: {printable(exc)}\n")
+        sys.stderr.write(f"cassettes: error: {printable(command_line_text(exc))}\n")
     except BrokenPipeError:
         # The reader went away (`| head`): nothing left to say; keep the interpreter from
         # complaining when it flushes stdout on exit.

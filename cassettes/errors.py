@@ -20,6 +20,7 @@ __all__ = [
     "SecretFinding",
     "SecretFound",
     "UnplayedInteractions",
+    "command_line_text",
 ]
 
 
@@ -45,7 +46,9 @@ class CassetteFormatError(CassetteError):
 class CassetteIncomplete(CassetteFormatError):
     """A cassette file is valid as far as it goes but known to be cut off: a recording that never
     wrote its completion footer (the recorder was killed), or a version 1 file whose last
-    interaction has no end record. `load(..., allow_incomplete=True)` reads it anyway."""
+    interaction has no end record. `load(..., allow_incomplete=True)` reads it anyway.
+
+    The message gives that Python advice; `command_line_message` gives a command's instead."""
 
     def __init__(self, source: str, line: int, reason: str) -> None:
         self.reason = reason
@@ -54,6 +57,29 @@ class CassetteIncomplete(CassetteFormatError):
             line,
             f"incomplete recording: {reason}; record it again, or load it with allow_incomplete=True to inspect it",
         )
+
+    @property
+    def command_line_message(self) -> str:
+        """The message for a command line, where there is no `allow_incomplete`: what the recording
+        holds is shown by `cassettes show` (which reads an incomplete recording)."""
+        where = f"{self.source}:{self.line}" if self.line else self.source
+        advice = f"record it again, or see what it holds with `cassettes show {self.source}`"
+        return f"{where}: incomplete recording: {self.reason}; {advice}"
+
+
+def command_line_text(error: BaseException) -> str:
+    """`str(error)` as a command line shows it: an incomplete cassette's advice — its own, or that of
+    one `error` was raised while handling (a harness that wraps the loader's error) — names the
+    `cassettes show` command, not the Python-only `allow_incomplete=True`."""
+    text = str(error)
+    current: BaseException | None = error
+    visited: set[int] = set()
+    while current is not None and id(current) not in visited:  # a chain can loop back on itself
+        if isinstance(current, CassetteIncomplete):
+            return text.replace(str(current), current.command_line_message)
+        visited.add(id(current))
+        current = current.__cause__ or current.__context__
+    return text
 
 
 class CassetteLocked(CassetteError):

@@ -31,6 +31,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from cassettes import command_line_text
 from conformance.checks import CHECKS, get_check, markdown_table
 from conformance.recordings import NoRecordings
 from conformance.report import Report, report_json_text
@@ -188,7 +189,7 @@ def _check_report_path(path: Path) -> None:
         raise _UsageError(f"cannot write the report to {printable(str(path))}: {printable(problem)}")
 
 
-def _run(args: argparse.Namespace) -> int:
+def _run(args: argparse.Namespace, program: str) -> int:
     if args.report is not None:
         _check_report_path(args.report)
     # Like ``python -m``: a target in the current directory imports without being installed.
@@ -219,9 +220,7 @@ def _run(args: argparse.Namespace) -> int:
                 args.report.write_text(rendered, encoding="utf-8")
             except OSError as exc:  # it was writable before the run; say so, keep the verdict shown
                 sys.stdout.flush()
-                sys.stderr.write(
-                    f"conformance: error: cannot write the report to {printable(str(args.report))}: {exc}\n"
-                )
+                sys.stderr.write(f"{program}: error: cannot write the report to {printable(str(args.report))}: {exc}\n")
                 return 2
             sys.stdout.write(f"report written to {printable(str(args.report))}\n")
         else:
@@ -242,11 +241,17 @@ def main(argv: list[str] | None = None, *, prog: str = "conformance", program: b
     """
     status = _main(argv, prog)
     if program if program is not None else argv is None:
-        _exit_if_held(status)
+        _exit_if_held(status, _program(prog))
     return status
 
 
-def _exit_if_held(status: int) -> None:
+def _program(prog: str) -> str:
+    """The program the user typed (``streamfns`` for ``streamfns conformance``): what its messages
+    start with, as every other message of that program does."""
+    return prog.split(maxsplit=1)[0] if prog.split() else "conformance"
+
+
+def _exit_if_held(status: int, program: str) -> None:
     """End the process now when threads still running adapter code (its own, its executor's, or a
     worker the watchdog gave up on) would hold it open: the interpreter joins executor threads and
     non-daemon threads before it exits."""
@@ -258,7 +263,7 @@ def _exit_if_held(status: int) -> None:
     if alive:
         holding = sorted(printable(name) for name in alive - _explained)
         if holding:
-            sys.stderr.write(f"conformance: the adapter left threads running ({', '.join(holding)}); not waiting\n")
+            sys.stderr.write(f"{program}: the adapter left threads running ({', '.join(holding)}); not waiting\n")
         with contextlib.suppress(OSError):
             sys.stdout.flush()
             sys.stderr.flush()
@@ -275,6 +280,7 @@ def _quiet_broken_pipe() -> int:
 
 def _main(argv: list[str] | None, prog: str) -> int:
     parser = _parser(prog)
+    program = _program(prog)
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse reports usage errors by exiting with status 2
@@ -293,20 +299,20 @@ def _main(argv: list[str] | None, prog: str) -> int:
             try:
                 check = get_check(args.check_id.upper())
             except KeyError:
-                raise _UsageError(f"unknown check id {args.check_id!r} (see `conformance list`)") from None
+                raise _UsageError(f"unknown check id {args.check_id!r} (see `{prog} list`)") from None
             body = "\n".join(textwrap.wrap(" ".join(check.troubleshooting.split()), 100))
             sys.stdout.write(f"{check.id} — {check.title}\n\n{body}\n")
             sys.stdout.flush()
             return 0
-        return _run(args)
+        return _run(args, program)
     except BrokenPipeError:
         return _quiet_broken_pipe()
     except NoRecordings:
         sys.stderr.write(
-            "conformance: error: no recordings to replay: pass --cassettes PATH (a cassette directory or file), "
+            f"{program}: error: no recordings to replay: pass --cassettes PATH (a cassette directory or file), "
             f"or --api with an api whose adapter names bundled recordings ({_apis_with_recordings()})\n"
         )
         return 2
     except (_UsageError, ValueError, TypeError) as exc:
-        sys.stderr.write(f"conformance: error: {printable(str(exc))}\n")
+        sys.stderr.write(f"{program}: error: {printable(command_line_text(exc))}\n")
         return 2

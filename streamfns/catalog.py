@@ -32,7 +32,7 @@ from typing import Any, cast
 from normalize import Model, ModelCost
 from normalize.suggest import did_you_mean
 
-__all__ = ["CatalogError", "get_model", "list_models", "list_providers"]
+__all__ = ["CatalogError", "get_model", "list_models", "list_providers", "model_names"]
 
 
 class CatalogError(ValueError):
@@ -201,12 +201,16 @@ def get_model(provider: str, model_id: str) -> Model:
 
     Raises ``KeyError`` for an unknown provider or id; the message lists the closest known ids.
     """
+    return _build(_entry(provider, model_id))
+
+
+def _entry(provider: str, model_id: str) -> _Entry:
     catalog = _provider(provider)
     entry = catalog.by_id.get(model_id)
     if entry is None:
         hint = did_you_mean(model_id, catalog.by_id, what="ids")
         raise KeyError(f"unknown {provider} model {model_id!r}; {hint} (or build a normalize.Model by hand)")
-    return _build(entry)
+    return entry
 
 
 def list_models(provider: str | None = None) -> list[Model]:
@@ -217,3 +221,11 @@ def list_models(provider: str | None = None) -> list[Model]:
     """
     providers = [provider] if provider is not None else list_providers()
     return [_build(entry) for name in providers for entry in _provider(name).entries]
+
+
+def model_names(provider: str, model_id: str) -> list[str]:
+    """Every name :func:`get_model` accepts for the model ``model_id`` (an id or an alias) names: its
+    canonical id first, then its aliases in catalog order — what a listing shows so that an alias
+    (``claude-sonnet-4-5``) is never a name the user cannot find. Raises ``KeyError`` as
+    :func:`get_model` does."""
+    return _names(_entry(provider, model_id))

@@ -22,12 +22,14 @@ import json
 import os
 import sys
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn, TextIO
 
 from normalize import THINKING_LEVELS, AbortController, Context, Model, StreamOptions, UserMessage
+from normalize.suggest import close_names, did_you_mean
 from streamfns._registry import adapter_problems, stream
 from streamfns._render import format_summary, is_terminal, render_stream, use_color
-from streamfns.catalog import CatalogError, get_model, list_models, list_providers
+from streamfns.catalog import CatalogError, get_model, list_models, list_providers, model_names
 
 if TYPE_CHECKING:
     from cassettes import Cassette
@@ -101,7 +103,8 @@ def _parser() -> argparse.ArgumentParser:
     models = _command(
         commands.add_parser,
         "models",
-        "list the model catalog: context window, max output, prices per million tokens, reasoning, inputs",
+        "list the model catalog: context window, max output, prices per million tokens, reasoning, inputs, and "
+        "the aliases --model also accepts",
         "streamfns models",
         "streamfns models anthropic",
         "streamfns models --json | python -m json.tool",
@@ -120,7 +123,12 @@ def _parser() -> argparse.ArgumentParser:
     replay.add_argument("cassette", metavar="CASSETTE", help="a .jsonl cassette file or a bundled recording name")
     shown = replay.add_mutually_exclusive_group()
     shown.add_argument("--events", action="store_true", help="one line per event instead of the rendered text")
-    shown.add_argument("--json", action="store_true", help="every event, then the final message, as JSON lines")
+    shown.add_argument(
+        "--json",
+        action="store_true",
+        help="JSON lines: each event (with its 'type'), then the final message (with 'role': 'assistant', as "
+        "result() returns it), for each recorded interaction",
+    )
     replay.add_argument("--timing", choices=("instant", "recorded"), default="instant", help="chunk pacing")
 
     _command(
@@ -193,13 +201,41 @@ async def _chat(args: argparse.Namespace) -> int:
 
 
 def _load(name_or_path: str) -> Cassette:
-    from cassettes import CassetteError  # noqa: PLC0415 - only the replaying commands need cassettes
+    from cassettes import CassetteError, command_line_text  # noqa: PLC0415 - only the replaying commands need cassettes
     from streamfns.demo import load_cassette  # noqa: PLC0415
 
+    _check_cassette_argument(name_or_path)
     try:
         return load_cassette(name_or_path)
     except (CassetteError, OSError) as exc:
-        raise UsageError(str(exc).splitlines()[0] if str(exc) else repr(exc)) from None
+        text = command_line_text(exc)
+        raise UsageError(text.splitlines()[0] if text else repr(exc)) from None
+
+
+def _check_cassette_argument(name_or_path: str) -> None:
+    """A ``UsageError`` for a directory (naming the cassettes in it), and for a name that is neither a
+    file nor a bundled recording (naming the close ones, as ``models`` does for an unknown id)."""
+    from cassettes import library  # noqa: PLC0415
+
+    path = Path(name_or_path)
+    if path.is_dir():
+        inside = sorted(item.name for item in path.glob("*.jsonl"))
+        shown = ", ".join(inside[:5]) + (", …" if len(inside) > 5 else "")
+        what = f"name one of its cassettes: {shown}" if inside else "it holds no cassette (*.jsonl)"
+        raise UsageError(f"{name_or_path} is a directory; {what}")
+    if path.exists() or name_or_path in library.names():
+        return
+    # Close names among the cassettes beside the path (by file name, spelled with the folder as typed)
+    # and, for what looks like a name rather than a path, among the bundled recordings.
+    folder = path.parent
+    beside = [item.stem for item in folder.glob("*.jsonl")] if folder.is_dir() else []
+    close = [str(folder / f"{stem}.jsonl") for stem in close_names(path.stem, beside, limit=3)]
+    if path.suffix == ".jsonl" or len(path.parts) > 1:
+        problem, otherwise = "no such file", ""
+    else:
+        close += close_names(name_or_path, library.names(), limit=3)
+        problem, otherwise = "no such file, nor a bundled recording name", "; `cassettes library --names` lists those"
+    raise UsageError(f"{name_or_path}: {problem}" + (f"; did you mean: {', '.join(close)}?" if close else otherwise))
 
 
 def _recorded_model(cassette: Cassette) -> Model:
@@ -263,8 +299,9 @@ def _price(value: float) -> str:
 
 def _models(args: argparse.Namespace) -> int:
     if args.provider is not None and args.provider not in list_providers():
-        known = ", ".join(list_providers()) or "none"
-        raise UsageError(f"unknown provider {args.provider!r}; known providers: {known}")
+        raise UsageError(
+            f"unknown provider {args.provider!r}; {did_you_mean(args.provider, list_providers(), what='providers')}"
+        )
     found = list_models(args.provider)
     for problem in adapter_problems():  # a plugin's skipped entries are named, the listing goes on
         sys.stderr.write(f"streamfns: warning: {problem}\n")
@@ -282,6 +319,7 @@ def _models(args: argparse.Namespace) -> int:
         "cache w $/M",
         "reasoning",
         "input",
+        "aliases",
     )
     rows = [
         (
@@ -295,6 +333,8 @@ def _models(args: argparse.Namespace) -> int:
             _price(model.cost.cache_write),
             "yes" if model.reasoning else "no",
             "+".join(model.input),
+            # An alias resolves silently in `--model`: it must be findable here.
+            ",".join(model_names(model.provider, model.id)[1:]) or "-",
         )
         for model in found
     ]
@@ -327,6 +367,9 @@ async def _replay(args: argparse.Namespace) -> int:
                 async for event in events:
                     print(json.dumps(event_to_json(event), ensure_ascii=False))
                 message = await events.result()
+                # One shape whatever the ending (a `done` event carries `message`, an `error` event
+                # `error`): a script reads the last line.
+                print(json.dumps(message.to_json(), ensure_ascii=False))
             else:
                 if total > 1:
                     print(f"== interaction {index + 1} of {total}")
