@@ -16,9 +16,11 @@ __all__ = [
     "NOT_JSON",
     "NotJSON",
     "canonical_json",
+    "canonical_json_lenient",
     "drop_paths",
     "json_diff",
     "parse_json",
+    "parse_json_lenient",
     "short_json",
 ]
 
@@ -48,6 +50,23 @@ def parse_json(data: bytes | str) -> JSONValue | NotJSON:
         return cast(JSONValue, json.loads(text, parse_constant=_reject_constant))
     except (ValueError, RecursionError):  # UnicodeDecodeError and JSONDecodeError are ValueErrors
         return NOT_JSON
+
+
+def parse_json_lenient(data: bytes | str) -> JSONValue | NotJSON:
+    """Parse JSON that may hold `NaN`, `Infinity` and `-Infinity` (what Python's `json.dumps` writes
+    for such floats; they come back as floats), else like `parse_json`. For reading what a request
+    carries, never for the canonical form (see `canonical_json_lenient`)."""
+    try:
+        text = data.decode("utf-8") if isinstance(data, bytes) else data
+        return cast(JSONValue, json.loads(text))
+    except (ValueError, RecursionError):
+        return NOT_JSON
+
+
+def canonical_json_lenient(value: JSONValue) -> bytes:
+    """`canonical_json`, except that a non-finite float is written as `NaN`/`Infinity`/`-Infinity`
+    (the form of a body that already held one: it is not JSON either way)."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=True).encode("utf-8")
 
 
 def canonical_json(value: JSONValue) -> bytes:

@@ -25,6 +25,13 @@ credentials without anyone listing them. A few names the pattern misses are adde
   are never collected as secrets. The secret scan still looks through them for key shapes and
   for every credential value found elsewhere.
 
+A JSON body that holds `NaN` or `Infinity` (what `json.dumps` writes for such floats; not JSON,
+strictly) is parsed and scrubbed all the same. A body that parses as neither JSON nor a form is
+stored as it is, but a credential-named JSON member or `name=value` pair in its text is still a
+credential (`request_credentials` collects it, so the recorder refuses to store the body;
+`stored_credentials` names it): a body that can not be parsed never hides a secret that a parsed
+one would give away.
+
 The same functions run on live requests at replay time (and on the stored requests, so a cassette
 recorded under narrower rules still matches), so a live request carrying a real key still matches
 the scrubbed recording. `request_credentials` lists every credential value a live request carries
@@ -38,6 +45,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import json
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
@@ -45,7 +53,7 @@ from urllib.parse import parse_qsl, unquote, urlencode
 
 import httpx
 
-from cassettes.canonical import NotJSON, canonical_json, parse_json
+from cassettes.canonical import NotJSON, canonical_json, canonical_json_lenient, parse_json, parse_json_lenient
 from cassettes.errors import CassetteError
 from cassettes.line_checks import MAX_DEPTH, depth_within
 from cassettes.model import Headers, JSONValue, RecordedRequest, header_value
@@ -91,6 +99,11 @@ NEVER_STORED_HEADERS = CREDENTIAL_HEADERS | frozenset(
 )
 
 _REQUEST_HEADERS = frozenset({"content-type", "anthropic-version", "anthropic-beta", "openai-beta"})
+# Bedrock's per-request options (`x-amzn-bedrock-trace`, `-guardrailidentifier`, `-accept`, …) say
+# what was asked for. AWS's other request headers are the signature's: `authorization` and
+# `x-amz-security-token` are credentials, `x-amz-date` and `x-amz-content-sha256` change with every
+# request and tell nothing.
+_REQUEST_PREFIXES = ("x-amzn-bedrock-",)
 _RESPONSE_HEADERS = frozenset(
     {
         "content-type",
@@ -101,9 +114,15 @@ _RESPONSE_HEADERS = frozenset(
         "x-request-id",
         "anthropic-version",
         "openai-beta",
+        # AWS: the request id, and the error type an error body may not carry (the kit reads it).
+        "x-amzn-requestid",
+        "x-amzn-errortype",
     }
 )
-_RESPONSE_PREFIXES = ("x-ratelimit-", "anthropic-ratelimit-")
+# Rate limits (OpenAI-style, Anthropic), Bedrock's token counts and latency
+# (`x-amzn-bedrock-input-token-count`, …), Google's request metadata (`x-goog-*`; a credential
+# header of that family, `x-goog-api-key`, is never stored).
+_RESPONSE_PREFIXES = ("x-ratelimit-", "anthropic-ratelimit-", "x-amzn-bedrock-", "x-goog-")
 # Credentials the name pattern misses: an Azure Functions key (`code`), a SAS signature (`sig`).
 _QUERY_PARAMS = frozenset({"code", "sig", "pwd"})
 _BODY_FIELDS = frozenset({"pwd"})
@@ -145,7 +164,7 @@ def _normal(name: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class ScrubPolicy:
-    """Which headers may be stored, and which names hold credentials.
+    """Which headers may be stored (by name, or by prefix), and which names hold credentials.
 
     A name holds a credential when it matches `credential_name` or is listed for its place
     (`query_params`, `body_fields`; request headers add `CREDENTIAL_HEADERS`), unless it is in
@@ -156,6 +175,7 @@ class ScrubPolicy:
     """
 
     request_headers: frozenset[str] = _REQUEST_HEADERS
+    request_header_prefixes: tuple[str, ...] = _REQUEST_PREFIXES
     response_headers: frozenset[str] = _RESPONSE_HEADERS
     response_header_prefixes: tuple[str, ...] = _RESPONSE_PREFIXES
     credential_name: re.Pattern[str] = CREDENTIAL_NAME
@@ -277,11 +297,45 @@ class _BodyWalk:
         return kept
 
 
-def _json_body(body: bytes) -> JSONValue | NotJSON:
-    value = parse_json(body) if body else NotJSON()
+def _json_body(body: bytes) -> tuple[JSONValue | NotJSON, bool]:
+    """The body parsed as JSON, and whether it is strict JSON. A body holding `NaN` or `Infinity`
+    (what `json.dumps` writes for such floats) is parsed as well: it must not hide its fields."""
+    if not body:
+        return NotJSON(), True
+    value, strict = parse_json(body), True
+    if isinstance(value, NotJSON):
+        value, strict = parse_json_lenient(body), False
     if not isinstance(value, NotJSON) and not depth_within(value):
         raise CassetteError(f"the request body is JSON nested more than {MAX_DEPTH} levels deep; it is not scrubbed")
-    return value
+    return value, strict
+
+
+# In a body that parses as neither JSON nor a form, a credential is still found by its name: a JSON
+# member (`"api_key": "…"`, escapes and all) or a `name=value` pair. Such a body is stored unchanged,
+# so a value found here makes the recorder refuse the write (fail closed: a body that cannot be
+# parsed never hides more than one that can).
+_TEXT_MEMBER = re.compile(r'"((?:[^"\\\n]|\\.){1,128})"\s*:\s*"((?:[^"\\\n]|\\.)*)"')
+_TEXT_PAIR = re.compile(r"(?:^|(?<=[\s&;?]))([A-Za-z0-9_.-]{1,128})=([^\s&;\"']+)")
+
+
+def _unescaped(text: str) -> str:
+    try:
+        value: object = json.loads(f'"{text}"')
+    except ValueError:
+        return text
+    return value if isinstance(value, str) else text
+
+
+def _text_credentials(body: bytes, policy: ScrubPolicy) -> list[tuple[str, str]]:
+    """(name, value) of every credential-named member or pair in the text of an unparsed body."""
+    text = body.decode("utf-8", "replace")
+    found: list[tuple[str, str]] = []
+    for pattern, decode in ((_TEXT_MEMBER, _unescaped), (_TEXT_PAIR, unquote)):
+        for match in pattern.finditer(text):
+            name = decode(match.group(1))
+            if policy.holds_credential(name, policy.body_fields):
+                found.append((f"{name} (in a body that is not JSON)", decode(match.group(2))))
+    return found
 
 
 def _form_pairs(body: bytes, content_type: str | None) -> list[tuple[str, str]] | None:
@@ -297,13 +351,14 @@ def _scrub_body(body: bytes, content_type: str | None, policy: ScrubPolicy) -> t
     """(the body without credentials, (path, value) of each credential it held)."""
     if not body:
         return body, []
-    value = _json_body(body)
+    value, strict = _json_body(body)
     if not isinstance(value, NotJSON):
         walk = _BodyWalk(policy)
-        return canonical_json(walk.value(value, "")), walk.found
+        scrubbed = walk.value(value, "")
+        return (canonical_json(scrubbed) if strict else canonical_json_lenient(scrubbed)), walk.found
     pairs = _form_pairs(body, content_type)
     if pairs is None:
-        return body, []
+        return body, _text_credentials(body, policy)
     found = [(k, v) for k, v in pairs if policy.holds_credential(k, policy.body_fields)]
     if not found:
         return body, []
@@ -314,7 +369,8 @@ def _scrub_body(body: bytes, content_type: str | None, policy: ScrubPolicy) -> t
 def scrub_body(body: bytes, content_type: str | None, policy: ScrubPolicy | None = None) -> bytes:
     """The body without credential fields; JSON bodies come back in canonical form.
 
-    JSON is recognised by parsing (whatever the content type claims); form bodies by the
+    JSON is recognised by parsing (whatever the content type claims; a body holding `NaN` or
+    `Infinity` comes back canonical with those constants kept); form bodies by the
     `application/x-www-form-urlencoded` content type. Other bodies are returned unchanged. JSON
     nested deeper than `MAX_DEPTH` raises `CassetteError`: it can not be scrubbed safely.
     """
@@ -322,7 +378,7 @@ def scrub_body(body: bytes, content_type: str | None, policy: ScrubPolicy | None
 
 
 def _request_headers(headers: Iterable[tuple[str, str]], policy: ScrubPolicy) -> Headers:
-    allowed = filter_headers(headers, policy.request_headers)
+    allowed = filter_headers(headers, policy.request_headers, policy.request_header_prefixes)
     return tuple((name, value) for name, value in allowed if not policy.credential_header(name))
 
 
@@ -351,15 +407,27 @@ def scrub_recorded(request: RecordedRequest, policy: ScrubPolicy | None = None) 
     return replace(request, url=scrub_url(request.url, policy), headers=headers, body=body)
 
 
+# An HTTP auth scheme (RFC 9110 token): `Bearer`, `Basic`, `AWS4-HMAC-SHA256`.
+_AUTH_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9._-]*")
+
+
 def _credential_values(where: str, value: str, *, cookie: bool = False) -> list[tuple[str, str]]:
-    """The value, and the parts of it an echo may show alone: the token after an auth scheme, the
-    decoded HTTP Basic credentials, or each cookie's value."""
+    """The value, and the parts of it an echo may show alone: the token after an auth scheme, each
+    auth parameter's value (SigV4's `Credential` and `Signature`), the decoded HTTP Basic
+    credentials, or each cookie's value."""
     if cookie:
         return [(f"{where} cookie {k.strip()}", v) for k, _, v in (c.partition("=") for c in value.split(";"))]
     found = [(where, value)]
     scheme, _, token = value.strip().partition(" ")
-    if token and scheme.isalpha():
+    if token and _AUTH_SCHEME.fullmatch(scheme):
         found.append((where, token.strip()))
+        # Auth parameters (`AWS4-HMAC-SHA256 Credential=AKIA…/…/aws4_request, SignedHeaders=…,
+        # Signature=…`): each value, and the part of a scoped credential before its first `/`.
+        for name, _, param in (part.strip().partition("=") for part in token.split(",")):
+            if param.strip('"=') and name.isidentifier():  # not the `=` padding of a base64 token
+                found.append((f"{where}, {name}", param.strip('"')))
+                if "/" in param:
+                    found.append((f"{where}, {name}", param.partition("/")[0]))
         if scheme.lower() == "basic":
             try:
                 decoded = base64.b64decode(token.strip(), validate=True).decode("utf-8")

@@ -40,6 +40,7 @@ from cassettes import (
 from cassettes.canonical import canonical_json
 from cassettes.cli import main
 from cassettes.model import RecordedRequest
+from cassettes.scrub import response_headers
 from conformance.loopback import LoopbackServer, ReceivedRequest, Scripted
 from normalize import (
     AssistantMessage,
@@ -361,3 +362,111 @@ def test_hex_and_html_spellings_are_needles() -> None:
     }
     missed = [form for form, text in spelled.items() if not scan_bytes(f"echo {text} .".encode(), "x", secrets=secrets)]
     assert missed == []
+
+
+# -- bodies that are not strict JSON hide nothing -----------------------------------------------------------
+
+
+def _raw(body: bytes, content_type: str = "application/json") -> httpx.Request:
+    request = httpx.Request("POST", URL, content=body, headers={"content-type": content_type})
+    request.read()
+    return request
+
+
+def test_a_body_holding_nan_is_scrubbed_and_its_credential_collected() -> None:
+    # What `json.dumps` writes for a float NaN: not JSON, strictly, but every Python client sends it.
+    body = json.dumps({"model": "m", "api_key": KEY, "temperature": float("nan"), "top_p": float("inf")})
+    request = _raw(body.encode())
+    assert request_credentials(request) == [("request credential (body field api_key)", KEY)]
+    stored = capture_request(request)
+    assert stored.body == b'{"model":"m","temperature":NaN,"top_p":Infinity}'
+    assert stored_credentials(stored) == []
+    assert stored_credentials(RecordedRequest("POST", URL, (), body.encode())) == ["body field api_key"]
+
+
+def test_a_body_that_does_not_parse_is_kept_but_its_credentials_are_still_found() -> None:
+    cut = b'{"model": "m", "auth": {"api_key": "' + KEY.encode() + b'"}, "messages": [{"role": "us'
+    escaped = b'{"model": "m", "client_secret": "' + KEY.replace("0", "\\u0030").encode() + b'", '
+    form_like = b"model=m&access_token=" + KEY.encode() + b"&x=1"  # a form body without its content type
+    note = " (in a body that is not JSON)"
+    for body, field in ((cut, "api_key"), (escaped, "client_secret"), (form_like, "access_token")):
+        request = _raw(body)
+        assert request_credentials(request) == [(f"request credential (body field {field}{note})", KEY)], body
+        assert capture_request(request).body == body, "stored as it is: the recorder refuses it (below)"
+        assert stored_credentials(RecordedRequest("POST", URL, (), body)) == [f"body field {field}{note}"]
+    assert request_credentials(_raw(b'{"model": "m", "prompt_cache_key": "not-a-secret-at-all", ')) == []
+
+
+async def test_a_credential_in_a_body_with_nan_never_reaches_the_disk(tmp_path: Path) -> None:
+    path = tmp_path / "nan.jsonl"
+    body = json.dumps({"model": "m", "api_key": KEY, "temperature": float("nan")}).encode()
+    async with LoopbackServer(upstream()) as server:
+        async with use_cassette(path, mode="once") as http:
+            await http.post(server.base_url + "/v1/chat", content=body, headers={"content-type": "application/json"})
+        assert KEY not in path.read_text(encoding="utf-8")
+        async with use_cassette(path, mode="none") as http:  # the live request, key and all, matches
+            replayed = await http.post(server.base_url + "/v1/chat", content=body)
+        assert replayed.status_code == 200
+
+
+async def test_a_credential_in_a_body_that_does_not_parse_stops_the_recording(tmp_path: Path) -> None:
+    path = tmp_path / "cut.jsonl"
+    body = b'{"model": "m", "api_key": "' + KEY.encode() + b'", "messages": ['
+    with pytest.raises(SecretFound, match=re.escape("body field api_key (in a body that is not JSON)")) as caught:
+        async with LoopbackServer(upstream()) as server, use_cassette(path, mode="once") as http:
+            await http.post(server.base_url + "/v1/chat", content=body)
+    assert KEY not in str(caught.value)
+    assert not path.exists()
+
+
+# -- vendor headers: what is kept, what is a secret ----------------------------------------------------------
+
+
+def test_aws_and_google_headers_keep_their_metadata_and_never_their_credentials() -> None:
+    signature = "f" * 64
+    authorization = (
+        "AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/20260101/us-east-1/bedrock/aws4_request, "
+        f"SignedHeaders=host;x-amz-date, Signature={signature}"
+    )
+    headers = {
+        "authorization": authorization,
+        "x-amz-security-token": KEY,
+        "x-amz-date": "20260101T000000Z",
+        "x-amz-content-sha256": "e3b0c442",
+        "x-amzn-bedrock-trace": "ENABLED",
+        "x-goog-api-key": KEY,
+        "x-goog-user-project": "my-project",
+    }
+    request = _live(headers=headers)
+    assert dict(capture_request(request).headers) == {
+        "content-type": "application/json",
+        "x-amzn-bedrock-trace": "ENABLED",
+    }
+    found = request_credentials(request)
+    values = {value for _, value in found}
+    assert {KEY, authorization, signature, "AKIDEXAMPLE"} <= values
+    assert ("request credential (authorization header), Signature", signature) in found
+    assert ("request credential (x-amz-security-token header)", KEY) in found
+    response = httpx.Headers(
+        {
+            "content-type": "application/vnd.amazon.eventstream",
+            "x-amzn-requestid": "0e7a-4c1b",
+            "x-amzn-errortype": "ThrottlingException:http://internal.amazon.com/coral/",
+            "x-amzn-bedrock-input-token-count": "12",
+            "x-amzn-bedrock-output-token-count": "34",
+            "x-amzn-bedrock-invocation-latency": "560",
+            "x-goog-request-id": "abc",
+            "x-goog-api-key": KEY,
+            "set-cookie": f"session={KEY}",
+            "date": "Thu, 01 Jan 2026 00:00:00 GMT",
+        }
+    )
+    assert dict(response_headers(response)) == {
+        "content-type": "application/vnd.amazon.eventstream",
+        "x-amzn-requestid": "0e7a-4c1b",
+        "x-amzn-errortype": "ThrottlingException:http://internal.amazon.com/coral/",
+        "x-amzn-bedrock-input-token-count": "12",
+        "x-amzn-bedrock-output-token-count": "34",
+        "x-amzn-bedrock-invocation-latency": "560",
+        "x-goog-request-id": "abc",
+    }
