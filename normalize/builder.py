@@ -5,11 +5,16 @@ vendor keys (an Anthropic block index, an OpenAI tool-call index, a Responses ``
 content indexes, and emits events that satisfy the grammar G1–G7 by construction. Its verbs mirror
 the events they emit: ``text_start``/``text_delta``, ``thinking_start``/``thinking_delta``,
 ``tool_call_start``/``tool_call_delta``, ``block_end``, then ``stop`` and ``finish`` (``done``) or
-``fail``/``abort`` (``error``). The guarantees:
+``fail``/``abort`` (``error``). Verbs that emit nothing record what the vendor said about the response:
+``response`` (its id, model and service tier), ``usage`` (token counts, priced at the model's rates
+times ``price_multiplier``), ``block_signature`` and ``late_signature`` (a block's opaque signature).
+A decoder speaks only these verbs: it never reaches into :attr:`MessageBuilder.message`. The guarantees:
 
 - ``start`` is emitted once, before anything else — also when the call fails before any byte;
 - a block starts at ``len(message.content)``; deltas and ends go only to open blocks of their kind;
 - ``done`` ends every open block first; ``error`` leaves incomplete blocks open (no invented ends);
+- usage keeps its contract: counts are clamped to ``0 … 2**53 - 1`` and ``reasoning`` (a breakdown of
+  ``output``) is never more than ``output``;
 - tool-call arguments are strictly parsed once, at the block's end. A call whose JSON is incomplete
   never reaches ``done`` with ``toolUse``: the stream ends ``length`` if the vendor said so, otherwise
   ``error`` of kind ``truncated``;
@@ -68,6 +73,7 @@ _STOP_REASONS = frozenset(reason for reason in get_args(StopReason) if reason !=
 _MAX_TOKENS = 2**53 - 1
 #: A preview threshold no buffer reaches.
 _NEVER = 2**63
+_INF = float("inf")
 
 
 class _TextState:
@@ -163,10 +169,12 @@ class MessageBuilder:
     """
 
     __slots__ = (
+        "_ended",
         "_ids",
         "_model",
         "_open",
         "_output_started",
+        "_price_multiplier",
         "_started",
         "_stop",
         "_stop_error",
@@ -182,6 +190,9 @@ class MessageBuilder:
         #: Events emitted since the last :meth:`drain`.
         self.events: list[AssistantMessageEvent] = []
         self._open: dict[Hashable, _BlockState] = {}
+        #: The last block ended under each key, for a signature that arrives after the block's end.
+        self._ended: dict[Hashable, _BlockState] = {}
+        self._price_multiplier = 1.0
         self._tools: list[_ToolState] = []
         #: Every tool-call id given out, so a duplicate is told apart in one lookup.
         self._ids: set[str] = set()
@@ -220,6 +231,7 @@ class MessageBuilder:
         message.response_model = None
         message.raw_stop_reason = None
         message.service_tier = None
+        self._price_multiplier = 1.0
         self._stop = None
         self._stop_error = None
         return True
@@ -229,6 +241,23 @@ class MessageBuilder:
         if not self._started and not self.finished:
             self._started = True
             self.events.append(StartEvent(self.message))
+
+    def response(self, *, id: str | None = None, model: str | None = None, service_tier: str | None = None) -> None:
+        """Record what the vendor says about the response: its id, the model that served it, its
+        processing tier. Each non-empty value given replaces the one recorded; ``None`` or ``""``
+        leaves it alone. Emits nothing: the values travel with the message."""
+        message = self.message
+        if id:
+            message.response_id = id
+        if model:
+            message.response_model = model
+        if service_tier:
+            message.service_tier = service_tier
+
+    @property
+    def response_id(self) -> str | None:
+        """The response id recorded so far (see :meth:`response`)."""
+        return self.message.response_id
 
     def is_open(self, key: Hashable) -> bool:
         """True while ``key`` names an open block."""
@@ -331,6 +360,23 @@ class MessageBuilder:
             call = state.block
             call.thought_signature = (call.thought_signature or "") + signature if append else signature
 
+    def late_signature(self, key: Hashable, signature: str) -> None:
+        """Set the signature of the block for ``key`` after it ended (open blocks take it too), for a
+        vendor that sends it only with the final response. The block's end event has gone out: the
+        signature travels with the final message. Unknown keys are ignored."""
+        if self.finished:
+            return
+        if key in self._open:
+            self.block_signature(key, signature)
+            return
+        state = self._ended.get(key)
+        if type(state) is _ThinkingState:
+            state.block.thinking_signature = signature
+        elif type(state) is _TextState:
+            state.block.text_signature = signature
+        elif type(state) is _ToolState:
+            state.block.thought_signature = signature
+
     # -- tool calls -------------------------------------------------------------------------------
 
     def tool_call_start(
@@ -409,6 +455,7 @@ class MessageBuilder:
         state = self._open.pop(key, None)
         if state is None or self.finished:
             return
+        self._ended[key] = state
         if type(state) is _TextState:
             if final_text is not None:
                 state.block.text = final_text
@@ -456,6 +503,9 @@ class MessageBuilder:
         """Overwrite the given usage fields (``None`` leaves a field alone), then total and cost.
 
         Counts are clamped to ``0 … 2**53 - 1``: a hostile number cannot overflow the cost arithmetic.
+        ``reasoning`` is a breakdown of ``output``: it is lowered to ``output`` when it says more (a
+        broken server, or a later chunk that lowers the output without restating the reasoning).
+        The cost is the model's rates times the :meth:`price_multiplier`.
         """
         usage = self.message.usage
         if input is not None:
@@ -470,9 +520,35 @@ class MessageBuilder:
             usage.cache_write_1h = _count(cache_write_1h)
         if reasoning is not None:
             usage.reasoning = _count(reasoning)
+        if usage.reasoning is not None and usage.reasoning > usage.output:
+            usage.reasoning = usage.output
         usage.recompute_total()
-        if self._model is not None:
-            calculate_cost(self._model, usage)
+        self._price()
+
+    def price_multiplier(self, multiplier: float) -> None:
+        """Price this response at ``multiplier`` times the model's rates (a processing tier billed
+        relative to the catalog's standard prices: half for a flex tier, double for priority). The
+        cost is recomputed now and at every later usage step; calling it again replaces the multiplier
+        (it never compounds). A multiplier that is negative or not finite is a decoder bug: ValueError.
+        """
+        if not 0 <= multiplier < _INF:
+            raise ValueError(f"a price multiplier must be finite and not negative, got {multiplier!r}")
+        if self.finished:
+            return
+        self._price_multiplier = float(multiplier)
+        self._price()
+
+    def _price(self) -> None:
+        if self._model is None:
+            return
+        cost = calculate_cost(self._model, self.message.usage)
+        factor = self._price_multiplier
+        if factor != 1.0:
+            cost.input *= factor
+            cost.output *= factor
+            cost.cache_read *= factor
+            cost.cache_write *= factor
+            cost.total = cost.input + cost.output + cost.cache_read + cost.cache_write
 
     def stop(
         self,

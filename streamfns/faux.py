@@ -192,7 +192,7 @@ class FauxProvider:
         if inspect.isawaitable(scripted):
             scripted = await scripted
         script = copy.deepcopy(scripted)
-        builder.message.response_id = script.response_id
+        builder.response(id=script.response_id)
         prompt_tokens = _estimate_tokens(json.dumps(context.to_json(), ensure_ascii=False))
         builder.usage(input=prompt_tokens, output=0)
         builder.start()

@@ -9,7 +9,7 @@ from typing import Any
 import normalize as nz
 from streamfns import kit
 
-_STOPS: dict[str, nz.StopReason] = {"stop": "stop", "length": "length", "tool_calls": "toolUse"}
+STOPS = kit.StopTable(vendor="Chat server", stops={"stop": "stop", "length": "length", "tool_calls": "toolUse"})
 
 
 def _part(block: nz.TextContent | nz.ImageContent) -> dict[str, Any]:
@@ -22,7 +22,9 @@ def _text(blocks: list[Any]) -> str:
     return "".join(block.text for block in blocks if isinstance(block, nz.TextContent))
 
 
-def _message(message: nz.UserMessage | nz.AssistantMessage | nz.ToolResultMessage) -> dict[str, Any]:
+def _message(message: nz.Message) -> dict[str, Any]:
+    if isinstance(message, nz.SystemMessage):  # a mid-conversation update, as a system turn
+        return {"role": "system", "content": nz.system_update_text(message)}
     if isinstance(message, nz.UserMessage):
         content = message.content
         return {"role": "user", "content": content if isinstance(content, str) else [*map(_part, content)]}
@@ -37,19 +39,18 @@ def _message(message: nz.UserMessage | nz.AssistantMessage | nz.ToolResultMessag
 
 
 def build_request(model: nz.Model, context: nz.Context, options: nz.StreamOptions) -> kit.WireRequest:
-    transcript = nz.transform_messages(nz.normalize_context(context).messages, model)
-    system = nz.effective_system(transcript)
-    messages = [_message(m) for m in transcript if not isinstance(m, nz.SystemMessage)]
+    transcript = nz.transcript_for(model, context)  # safe to replay to this model, split into prompt/tools/turns
+    messages = [*map(_message, transcript.turns)]
     payload: dict[str, Any] = {
         "model": model.id,
-        "messages": [{"role": "system", "content": system.prompt}, *messages] if system.prompt else messages,
+        "messages": [{"role": "system", "content": transcript.prompt}, *messages] if transcript.prompt else messages,
         "stream": True,
         "stream_options": {"include_usage": True},
     }
-    if system.tools:
+    if transcript.tools:
         payload["tools"] = [
             {"type": "function", "function": {"name": t.name, "description": t.description, "parameters": t.parameters}}
-            for t in system.tools
+            for t in transcript.tools
         ]
     if options.max_tokens:
         payload["max_tokens"] = options.max_tokens
@@ -59,7 +60,7 @@ def build_request(model: nz.Model, context: nz.Context, options: nz.StreamOption
 ERRORS = kit.ErrorTable(vendor="Chat server", kinds={"invalid_api_key": "auth"})
 
 
-class ChatDecoder:
+class ChatDecoder(kit.Decoder[kit.ServerSentEvent]):
     def __init__(self, builder: nz.MessageBuilder, model: nz.Model) -> None:
         self.builder, self.finish_reason = builder, ""
 
@@ -68,8 +69,9 @@ class ChatDecoder:
             return self.on_eof()
         chunk, builder = kit.load_event(event.data, "Chat server"), self.builder
         if "error" in chunk:
-            raise ERRORS.from_event(chunk, output_started=builder.output_started)
-        builder.message.response_id = builder.message.response_id or kit.text(chunk.get("id")) or None
+            raise ERRORS.from_event(chunk)
+        if builder.response_id is None:  # the first chunk's id names the response
+            builder.response(id=kit.text(chunk.get("id")))
         if usage := kit.obj(chunk.get("usage")):
             cached = kit.int_or_none(kit.obj(usage.get("prompt_tokens_details")).get("cached_tokens")) or 0
             prompt = kit.int_or_none(usage.get("prompt_tokens")) or 0
@@ -90,7 +92,7 @@ class ChatDecoder:
 
     def on_eof(self) -> None:
         if self.finish_reason:  # without one the kit ends the stream as truncated
-            self.builder.stop(self.finish_reason, _STOPS.get(self.finish_reason, "error"))
+            STOPS.stop(self.builder, self.finish_reason)
             self.builder.finish()
 
 

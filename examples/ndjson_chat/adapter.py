@@ -9,7 +9,7 @@ from typing import Any
 import normalize as nz
 from streamfns import kit
 
-_STOPS: dict[str, nz.StopReason] = {"stop": "stop", "length": "length"}
+STOPS = kit.StopTable(vendor="Ollama", stops={"stop": "stop", "length": "length"})
 
 
 def _message(message: nz.Message) -> dict[str, Any]:
@@ -47,14 +47,14 @@ def build_request(model: nz.Model, context: nz.Context, options: nz.StreamOption
 ERRORS = kit.ErrorTable(vendor="NDJSON chat", kinds={})  # {"error": "..."}: the kind comes from the status
 
 
-class ChatDecoder:
+class ChatDecoder(kit.Decoder[bytes]):
     def __init__(self, builder: nz.MessageBuilder, model: nz.Model) -> None:
         self.builder, self.calls = builder, 0
 
     def on_event(self, line: bytes) -> None:  # one JSON line
         chunk, builder = kit.load_event(line, "NDJSON chat"), self.builder
         if "error" in chunk:
-            raise ERRORS.from_event(chunk, output_started=builder.output_started)
+            raise ERRORS.from_event(chunk)
         message = kit.obj(chunk.get("message"))
         builder.thinking_delta("thinking", kit.text(message.get("thinking")))
         builder.text_delta("text", kit.text(message.get("content")))
@@ -69,11 +69,8 @@ class ChatDecoder:
             counts = (kit.int_or_none(chunk.get(name)) for name in ("prompt_eval_count", "eval_count"))
             builder.usage(input=next(counts), output=next(counts))
             reason = kit.text(chunk.get("done_reason")) or "stop"
-            builder.stop(reason, "toolUse" if self.calls and reason == "stop" else _STOPS.get(reason, "error"))
+            STOPS.stop(builder, reason)  # the builder makes "stop" "toolUse" when a complete call exists
             builder.finish()
-
-    def on_eof(self) -> None:
-        return  # no "done": true line, so the kit ends the stream as truncated
 
 
 def strip_done(frame: kit.FrameView) -> kit.Drop | bytes | None:

@@ -20,48 +20,41 @@ An ``event: error`` mid-stream raises :class:`StreamFailure` with the kind of th
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
-from normalize import ErrorInfo, MessageBuilder, Model, StopReason
+from normalize import MessageBuilder, Model
 from streamfns.anthropic.errors import ERRORS
-from streamfns.kit import ServerSentEvent, StreamFailure, int_or_none, load_event, obj, text
+from streamfns.kit import Decoder, ServerSentEvent, StopTable, StreamFailure, int_or_none, load_event, obj, text
 
-__all__ = ["REDACTED_PLACEHOLDER", "AnthropicDecoder", "map_stop_reason"]
+__all__ = ["REDACTED_PLACEHOLDER", "STOP_REASONS", "AnthropicDecoder"]
 
 REDACTED_PLACEHOLDER = "[Reasoning redacted]"
 
 _TEXT, _THINKING, _TOOL, _SKIP = 1, 2, 3, 0
 
-_STOPS: dict[str, StopReason] = {
-    "end_turn": "stop",
-    "stop_sequence": "stop",
-    "pause_turn": "stop",
-    "max_tokens": "length",
-    "model_context_window_exceeded": "length",
-    "tool_use": "toolUse",
-}
-
+#: Anthropic's stop reasons. ``refusal`` carries Anthropic's explanation (``stop_details``) when it sent one.
+STOP_REASONS: Final = StopTable(
+    vendor="Anthropic",
+    stops={
+        "end_turn": "stop",
+        "stop_sequence": "stop",
+        "pause_turn": "stop",
+        "max_tokens": "length",
+        "model_context_window_exceeded": "length",
+        "tool_use": "toolUse",
+    },
+    errors={"refusal": "refusal", "sensitive": "content_filter"},
+    messages={
+        "refusal": "The model refused to complete the request",
+        "sensitive": "Anthropic stopped the response: sensitive content",
+    },
+)
 
 #: What a delta without an object reads as (never mutated).
 _NO_DELTA: dict[str, Any] = {}
 
 
-def map_stop_reason(
-    raw: str | None, details: dict[str, Any] | None = None
-) -> tuple[StopReason, ErrorInfo | None, str | None]:
-    """Map a vendor stop reason to ``(stop_reason, error_info, error_message)``."""
-    mapped = _STOPS.get(raw or "")
-    if mapped is not None:
-        return mapped, None, None
-    if raw == "refusal":
-        explanation = (details or {}).get("explanation")
-        return "error", ErrorInfo.of("refusal"), explanation or "The model refused to complete the request"
-    if raw == "sensitive":
-        return "error", ErrorInfo.of("content_filter"), "Anthropic stopped the response: sensitive content"
-    return "error", ErrorInfo.of("protocol"), f"Anthropic sent an unknown stop reason: {raw!r}"
-
-
-class AnthropicDecoder:
+class AnthropicDecoder(Decoder[ServerSentEvent]):
     """Feeds one response's events to a :class:`MessageBuilder` (see the module docstring)."""
 
     __slots__ = ("_builder", "_kinds", "_message_started")
@@ -101,9 +94,8 @@ class AnthropicDecoder:
             elif delta_type == "signature_delta" and block_kind == _THINKING:
                 builder.block_signature(index, text(delta.get("signature")))
             elif delta_type in ("text_delta", "input_json_delta", "thinking_delta", "signature_delta"):
-                raise StreamFailure(
-                    ErrorInfo.of("protocol", output_started=builder.output_started),
-                    f"Anthropic sent a {delta_type} for block {index}, which is of another kind",
+                raise StreamFailure.protocol(
+                    f"Anthropic sent a {delta_type} for block {index}, which is of another kind"
                 )
             return
         if kind == "content_block_start":
@@ -119,7 +111,7 @@ class AnthropicDecoder:
         elif kind == "message_stop":
             builder.finish()
         elif kind == "error":
-            raise ERRORS.from_event(data, output_started=builder.output_started)
+            raise ERRORS.from_event(data)
 
     def on_eof(self) -> None:
         """The body ended before ``message_stop``: nothing to conclude (the kit reports ``truncated``)."""
@@ -132,19 +124,13 @@ class AnthropicDecoder:
         return kind
 
     def _unplaced(self, index: object) -> StreamFailure:
-        return StreamFailure(
-            ErrorInfo.of("protocol", output_started=self._builder.output_started),
-            f"Anthropic sent an event for content block {index!r}, which never started",
-        )
+        return StreamFailure.protocol(f"Anthropic sent an event for content block {index!r}, which never started")
 
     def _block_start(self, data: dict[str, Any]) -> None:
         index = data.get("index")
         block = obj(data.get("content_block"))
         if not isinstance(index, int) or not block:
-            raise StreamFailure(
-                ErrorInfo.of("protocol", output_started=self._builder.output_started),
-                "Anthropic sent a content_block_start without an index or a block",
-            )
+            raise StreamFailure.protocol("Anthropic sent a content_block_start without an index or a block")
         builder = self._builder
         block_type = block.get("type")
         if block_type == "text":
@@ -166,15 +152,13 @@ class AnthropicDecoder:
         builder = self._builder
         if self._message_started:
             if builder.output_started:
-                raise StreamFailure(
-                    ErrorInfo.of("protocol", output_started=True),
-                    "Anthropic sent a second message_start after content had started (a spliced stream)",
+                raise StreamFailure.protocol(
+                    "Anthropic sent a second message_start after content had started (a spliced stream)"
                 )
             builder.reset_for_retry()
         self._message_started = True
         message_id = message.get("id")
-        if isinstance(message_id, str):
-            builder.message.response_id = message_id
+        builder.response(id=message_id if isinstance(message_id, str) else None)
         usage = obj(message.get("usage"))
         if usage:
             self._usage(usage)
@@ -198,5 +182,7 @@ class AnthropicDecoder:
         raw = delta.get("stop_reason")
         if raw is None:
             return
-        mapped, info, message = map_stop_reason(str(raw), obj(delta.get("stop_details")))
-        self._builder.stop(str(raw), mapped, error=info, error_message=message)
+        explanation = obj(delta.get("stop_details")).get("explanation")
+        STOP_REASONS.stop(
+            self._builder, str(raw), message=explanation if isinstance(explanation, str) and explanation else None
+        )

@@ -30,7 +30,7 @@ connection open afterwards cannot turn a complete answer into a ``timeout``. Oth
 still to come, a streamed call to be closed, several candidates) the stop is recorded and the
 message finishes at the end of the body (:meth:`GoogleDecoder.on_eof`); a body that ends without a
 finish reason is ``truncated``.
-The finish reasons map as :func:`map_finish_reason` says; an error reason, once seen, is never
+The finish reasons map as :data:`FINISH_REASONS` says; an error reason, once seen, is never
 overridden by a later one. ``promptFeedback.blockReason`` with no candidates is a ``content_filter``
 error. An ``{"error": {...}}`` event is a vendor error (:data:`~streamfns.google.errors.ERRORS`).
 
@@ -42,21 +42,17 @@ thoughts; ``cache_read`` = cached; ``reasoning`` = thoughts. ``responseId`` beco
 and ``modelVersion`` ``response_model``.
 """
 
-# Vendor JSON is untrusted and untyped: every value is checked with ``type(...) is`` where it is used
-# (the hot path cannot afford an accessor call per field), which leaves pyright's element types unknown.
-# pyright: reportUnknownMemberType=false, reportUnknownVariableType=false, reportUnknownArgumentType=false
-
 from __future__ import annotations
 
 import json
 from typing import Any
 
-from normalize import ErrorInfo, ErrorKind, MessageBuilder, Model, StopReason
+from normalize import ErrorInfo, MessageBuilder, Model, StopReason
 from streamfns.google.args import ArgumentsConflict, ArgumentsWriter
 from streamfns.google.errors import ERRORS, VENDOR
-from streamfns.kit import ServerSentEvent, StreamFailure, load_event
+from streamfns.kit import Decoder, ServerSentEvent, StopTable, StreamFailure, load_event
 
-__all__ = ["CONTENT_FILTER_REASONS", "GoogleDecoder", "map_finish_reason"]
+__all__ = ["CONTENT_FILTER_REASONS", "FINISH_REASONS", "GoogleDecoder"]
 
 _TEXT, _THINKING = 1, 2
 
@@ -75,18 +71,30 @@ CONTENT_FILTER_REASONS = frozenset(
         "MODEL_ARMOR",  # Vertex's Model Armor screened the response
     }
 )
-_STOPS: dict[str, StopReason] = {"STOP": "stop", "MAX_TOKENS": "length"}
-_ERROR_KINDS: dict[str, ErrorKind] = {
-    "MALFORMED_FUNCTION_CALL": "protocol",
-    "UNEXPECTED_TOOL_CALL": "protocol",
-    "TOO_MANY_TOOL_CALLS": "protocol",
-    "MALFORMED_RESPONSE": "protocol",
-    "MISSING_THOUGHT_SIGNATURE": "invalid_request",
-    "LANGUAGE": "invalid_request",
-}
+#: Gemini's finish reasons: ``STOP`` → ``stop`` (the builder makes it ``toolUse`` when a complete
+#: call exists); ``MAX_TOKENS`` → ``length``; safety, recitation, blocklist, prohibited-content, SPII,
+#: Model Armor and every image filter (``IMAGE_*``, also future ones) → error ``content_filter``;
+#: malformed output → error ``protocol``; anything else → error ``protocol`` naming the reason. The
+#: raw reason is the error's code; Google's ``finishMessage`` is quoted when it sent one.
+FINISH_REASONS = StopTable(
+    vendor=VENDOR,
+    stops={"STOP": "stop", "MAX_TOKENS": "length"},
+    errors={
+        **dict.fromkeys(CONTENT_FILTER_REASONS, "content_filter"),
+        "MALFORMED_FUNCTION_CALL": "protocol",
+        "UNEXPECTED_TOOL_CALL": "protocol",
+        "TOO_MANY_TOOL_CALLS": "protocol",
+        "MALFORMED_RESPONSE": "protocol",
+        "MISSING_THOUGHT_SIGNATURE": "invalid_request",
+        "LANGUAGE": "invalid_request",
+    },
+    error_prefixes={"IMAGE_": "content_filter"},
+    messages={"content_filter": "{vendor} filtered the response ({raw})"},
+    unknown_message="{vendor} stopped the response: {raw}",
+)
 #: The proto default: no finish reason yet.
 _UNSPECIFIED = "FINISH_REASON_UNSPECIFIED"
-_NO_COUNTS: tuple[object, ...] = (None, None, None, None, None)
+_NO_COUNTS: tuple[Any, ...] = (None, None, None, None, None)
 _COUNT_FIELDS = (
     "promptTokenCount",
     "candidatesTokenCount",
@@ -96,33 +104,10 @@ _COUNT_FIELDS = (
 )
 
 
-def map_finish_reason(raw: str, finish_message: str = "") -> tuple[StopReason, ErrorInfo | None, str | None]:
-    """Map a ``finishReason`` to ``(stop_reason, error_info, error_message)``.
-
-    ``STOP`` → ``stop`` (the builder makes it ``toolUse`` when a complete call exists);
-    ``MAX_TOKENS`` → ``length``; safety, recitation, blocklist, prohibited-content, SPII, Model Armor
-    and image (``IMAGE_*``) filters → error ``content_filter``; ``MALFORMED_FUNCTION_CALL`` /
-    ``UNEXPECTED_TOOL_CALL`` (and other malformed output) → error ``protocol``; anything else →
-    error ``protocol`` naming the reason. Google's ``finishMessage`` is quoted when it sent one.
-    """
-    mapped = _STOPS.get(raw)
-    if mapped is not None:
-        return mapped, None, None
-    detail = f": {finish_message.strip()}" if finish_message.strip() else ""
-    if raw in CONTENT_FILTER_REASONS or raw.startswith("IMAGE_"):  # every image filter, also future ones
-        return "error", ErrorInfo.of("content_filter", code=raw), f"{VENDOR} filtered the response ({raw}){detail}"
-    kind = _ERROR_KINDS.get(raw, "protocol")
-    return "error", ErrorInfo.of(kind, code=raw), f"{VENDOR} stopped the response: {raw}{detail}"
-
-
-def _protocol(builder: MessageBuilder, message: str) -> StreamFailure:
-    return StreamFailure(ErrorInfo.of("protocol", output_started=builder.output_started), f"{VENDOR} {message}")
-
-
 def _first_candidate(candidates: list[Any]) -> dict[str, Any] | None:
     """Candidate 0 (the one without an index or with index 0), wherever it is in the list."""
     for item in candidates:
-        if type(item) is dict and item.get("index", 0) == 0:
+        if item.__class__ is dict and item.get("index", 0) == 0:
             return item
     return None
 
@@ -137,7 +122,7 @@ class _StreamedCall:
         self.feed = self.writer.feed
 
 
-class GoogleDecoder:
+class GoogleDecoder(Decoder[ServerSentEvent]):
     """Feeds one response's chunks to a :class:`MessageBuilder` (see the module docstring)."""
 
     __slots__ = (
@@ -146,6 +131,8 @@ class GoogleDecoder:
         "_builder",
         "_call",
         "_counts",
+        "_has_id",
+        "_has_model",
         "_identified",
         "_next_key",
         "_other_candidates",
@@ -165,8 +152,10 @@ class GoogleDecoder:
         self._stopped = False
         self._stop_is_error = False
         self._counts = _NO_COUNTS
-        self._usage_seen: object = None
+        self._usage_seen: Any = None
         self._identified = False
+        self._has_id = False
+        self._has_model = False
         #: A candidate other than 0 was seen (candidateCount > 1): the usage counts them all, so the
         #: message waits for the end of the body.
         self._other_candidates = False
@@ -177,7 +166,7 @@ class GoogleDecoder:
         """Apply one chunk; raises :class:`StreamFailure` for vendor errors and malformed chunks."""
         data = load_event(sse.data, VENDOR)
         if "error" in data:
-            raise ERRORS.from_event(data, output_started=self._builder.output_started)
+            raise ERRORS.from_event(data)
         if not self._identified:
             self._identify(data)
         usage = data.get("usageMetadata")
@@ -188,50 +177,51 @@ class GoogleDecoder:
             if self._prompt_feedback(data.get("promptFeedback")) and usage is not None:
                 self._finish_with(usage)
             return
-        if type(candidates) is not list:
-            raise _protocol(self._builder, "sent candidates that are not a list")
+        if candidates.__class__ is not list:
+            raise StreamFailure.protocol(f"{VENDOR} sent candidates that are not a list")
         candidate = candidates[0]
-        if len(candidates) != 1 or type(candidate) is not dict or candidate.get("index", 0) != 0:
+        if len(candidates) != 1 or candidate.__class__ is not dict or candidate.get("index", 0) != 0:
             self._other_candidates = True
             candidate = _first_candidate(candidates)
             if candidate is None:
                 return
         content = candidate.get("content")
         if content is not None:
-            if type(content) is not dict:
-                raise _protocol(self._builder, "sent a candidate whose content is not an object")
+            if content.__class__ is not dict:
+                raise StreamFailure.protocol(f"{VENDOR} sent a candidate whose content is not an object")
             parts = content.get("parts")
             if parts is not None:
-                if type(parts) is not list:
-                    raise _protocol(self._builder, "sent content parts that are not a list")
+                if parts.__class__ is not list:
+                    raise StreamFailure.protocol(f"{VENDOR} sent content parts that are not a list")
                 self._parts(parts)
         raw = candidate.get("finishReason")
         if raw is not None and raw != _UNSPECIFIED:
-            if type(raw) is not str:
-                raise _protocol(self._builder, f"sent a finishReason that is not a string: {raw!r}")
-            finish_message = candidate.get("finishMessage")
-            self._record_stop(raw, *map_finish_reason(raw, finish_message if type(finish_message) is str else ""))
+            if raw.__class__ is not str:
+                raise StreamFailure.protocol(f"{VENDOR} sent a finishReason that is not a string: {raw!r}")
+            finish_message: Any = candidate.get("finishMessage")
+            detail: str = finish_message if finish_message.__class__ is str else ""
+            self._record_stop(raw, *FINISH_REASONS.map(raw, detail=detail))
             if usage is not None and self._call is None and not self._other_candidates:
                 self._finish_with(usage)
 
-    def _finish_with(self, usage: object) -> None:
+    def _finish_with(self, usage: Any) -> None:
         """Finish at the chunk that carries the finish reason, when it also carries the usage counts
         (see the module docstring): the usage is applied first, as the end of the read would."""
-        if type(usage) is dict and any(field in usage for field in _COUNT_FIELDS):
+        if usage.__class__ is dict and any(field in usage for field in _COUNT_FIELDS):
             self.on_batch_end()
             self._builder.finish()
 
     def _identify(self, data: dict[str, Any]) -> None:
-        message = self._builder.message
-        if message.response_id is None:
-            response_id = data.get("responseId")
-            if type(response_id) is str and response_id:
-                message.response_id = response_id
-        if message.response_model is None:
-            version = data.get("modelVersion")
-            if type(version) is str and version:
-                message.response_model = version
-        self._identified = message.response_id is not None and message.response_model is not None
+        """The first ``responseId`` and ``modelVersion`` name the response (later chunks repeat them)."""
+        response_id: Any = data.get("responseId")
+        version: Any = data.get("modelVersion")
+        if not self._has_id and response_id.__class__ is str and response_id:
+            self._builder.response(id=response_id)
+            self._has_id = True
+        if not self._has_model and version.__class__ is str and version:
+            self._builder.response(model=version)
+            self._has_model = True
+        self._identified = self._has_id and self._has_model
 
     def on_batch_end(self) -> None:
         """Apply the latest usage, once per network read (the kit calls it; see the kit's Decoder)."""
@@ -252,38 +242,32 @@ class GoogleDecoder:
     def _parts(self, parts: list[Any]) -> None:
         builder = self._builder
         for part in parts:
-            if type(part) is not dict:
-                raise _protocol(builder, "sent a content part that is not an object")
+            if part.__class__ is not dict:
+                raise StreamFailure.protocol(f"{VENDOR} sent a content part that is not an object")
             if len(part) == 1:
-                # The two hot paths: a bare text part continuing the text block, and a bare
-                # continuation of the streamed call with one partial argument.
+                # The two common parts take a shortcut to the calls the general path below would make:
+                # a bare text part continuing the text block, and a bare continuation of the streamed call.
                 if self._block_kind == _TEXT:
                     piece = part.get("text")
-                    if type(piece) is str:
+                    if piece.__class__ is str:
                         builder.text_delta(self._block_key, piece)
                         continue
                 elif not self._block_kind and self._call is not None:
-                    streamed = self._call
                     call = part.get("functionCall")
-                    if type(call) is dict and len(call) == 2 and call.get("willContinue") is True:
+                    if call.__class__ is dict and len(call) == 2 and call.get("willContinue") is True:
                         partial = call.get("partialArgs")
-                        if type(partial) is list and len(partial) == 1 and type(partial[0]) is dict:
-                            try:
-                                fragment = streamed.feed(partial[0])
-                            except ArgumentsConflict as exc:
-                                raise self._unplaceable(streamed, exc) from None
-                            if fragment:
-                                builder.tool_call_delta(streamed.key, fragment)
+                        if partial.__class__ is list:
+                            self._feed(self._call, partial)
                             continue
             piece = part.get("text")
             signature = part.get("thoughtSignature")
-            if signature is not None and type(signature) is not str:
-                raise _protocol(builder, "sent a thoughtSignature that is not a string")
+            if signature is not None and signature.__class__ is not str:
+                raise StreamFailure.protocol(f"{VENDOR} sent a thoughtSignature that is not a string")
             if piece is not None:
-                if type(piece) is not str:
-                    raise _protocol(builder, "sent a text part whose text is not a string")
+                if piece.__class__ is not str:
+                    raise StreamFailure.protocol(f"{VENDOR} sent a text part whose text is not a string")
                 if "functionCall" in part:
-                    raise _protocol(builder, "sent a part that is both text and a functionCall")
+                    raise StreamFailure.protocol(f"{VENDOR} sent a part that is both text and a functionCall")
                 kind = _THINKING if part.get("thought") is True else _TEXT
                 key = self._block_key
                 if kind != self._block_kind:
@@ -323,38 +307,40 @@ class GoogleDecoder:
 
     # -- function calls ---------------------------------------------------------------------------------
 
-    def _function_call(self, call: object, signature: str | None) -> None:
+    def _function_call(self, call: Any, signature: str | None) -> None:
         builder = self._builder
-        if type(call) is not dict:
-            raise _protocol(builder, "sent a functionCall that is not an object")
+        if call.__class__ is not dict:
+            raise StreamFailure.protocol(f"{VENDOR} sent a functionCall that is not an object")
         fields: dict[str, Any] = call
         self._end_block()
         name = fields.get("name")
-        if name is not None and type(name) is not str:
-            raise _protocol(builder, "sent a functionCall whose name is not a string")
+        if name is not None and name.__class__ is not str:
+            raise StreamFailure.protocol(f"{VENDOR} sent a functionCall whose name is not a string")
         partial = fields.get("partialArgs")
-        if partial is not None and type(partial) is not list:
-            raise _protocol(builder, "sent partialArgs that are not a list")
+        if partial is not None and partial.__class__ is not list:
+            raise StreamFailure.protocol(f"{VENDOR} sent partialArgs that are not a list")
         continues = fields.get("willContinue") is True
         streamed = self._call
         if streamed is not None:
             if name and name != streamed.name:
-                raise _protocol(builder, f"started a call to {name!r} while {streamed.name!r} was still streaming")
+                raise StreamFailure.protocol(
+                    f"{VENDOR} started a call to {name!r} while {streamed.name!r} was still streaming"
+                )
             if fields.get("args"):
-                raise _protocol(builder, f"sent whole args inside the streamed call to {streamed.name!r}")
+                raise StreamFailure.protocol(f"{VENDOR} sent whole args inside the streamed call to {streamed.name!r}")
             if signature:
                 builder.block_signature(streamed.key, signature)
             self._feed(streamed, partial)
             if not continues:
                 self._close(streamed)
             return
-        call_id = fields.get("id")
-        call_id = call_id if type(call_id) is str else ""
+        given: Any = fields.get("id")
+        call_id: str = given if given.__class__ is str else ""
         if partial or continues:
             if not name:
-                raise _protocol(builder, "streamed function-call arguments without naming the function")
+                raise StreamFailure.protocol(f"{VENDOR} streamed function-call arguments without naming the function")
             if fields.get("args"):
-                raise _protocol(builder, f"sent both args and streamed arguments for {name!r}")
+                raise StreamFailure.protocol(f"{VENDOR} sent both args and streamed arguments for {name!r}")
             streamed = self._call = _StreamedCall(self._next_key, name)
             self._next_key += 1
             builder.tool_call_start(
@@ -368,16 +354,16 @@ class GoogleDecoder:
         if not name:
             if not fields:
                 return  # the empty end marker of a streamed call, repeated: it carries nothing
-            raise _protocol(builder, "sent a functionCall without a name")
+            raise StreamFailure.protocol(f"{VENDOR} sent a functionCall without a name")
         args = fields.get("args")
         if args is None:
             args = {}
-        elif type(args) is not dict:
-            raise _protocol(builder, f"sent args for {name!r} that are not a JSON object")
+        elif args.__class__ is not dict:
+            raise StreamFailure.protocol(f"{VENDOR} sent args for {name!r} that are not a JSON object")
         try:
             encoded = json.dumps(args, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
         except ValueError:
-            raise _protocol(builder, f"sent args for {name!r} with a number JSON cannot hold") from None
+            raise StreamFailure.protocol(f"{VENDOR} sent args for {name!r} with a number JSON cannot hold") from None
         key = self._next_key
         self._next_key += 1
         builder.tool_call_start(key, call_id, name, thought_signature=signature)
@@ -389,8 +375,10 @@ class GoogleDecoder:
             return
         feed = streamed.feed
         for item in partial:
-            if type(item) is not dict:
-                raise _protocol(self._builder, f"sent a partial argument for {streamed.name!r} that is not an object")
+            if item.__class__ is not dict:
+                raise StreamFailure.protocol(
+                    f"{VENDOR} sent a partial argument for {streamed.name!r} that is not an object"
+                )
             try:
                 fragment = feed(item)
             except ArgumentsConflict as exc:
@@ -399,7 +387,9 @@ class GoogleDecoder:
                 self._builder.tool_call_delta(streamed.key, fragment)
 
     def _unplaceable(self, streamed: _StreamedCall, exc: ArgumentsConflict) -> StreamFailure:
-        return _protocol(self._builder, f"sent streamed arguments for {streamed.name!r} that cannot be placed: {exc}")
+        return StreamFailure.protocol(
+            f"{VENDOR} sent streamed arguments for {streamed.name!r} that cannot be placed: {exc}"
+        )
 
     def _close(self, streamed: _StreamedCall) -> None:
         self._builder.tool_call_delta(streamed.key, streamed.writer.close())
@@ -415,15 +405,15 @@ class GoogleDecoder:
         self._stopped = True
         self._stop_is_error = mapped == "error"
 
-    def _prompt_feedback(self, feedback: object) -> bool:
+    def _prompt_feedback(self, feedback: Any) -> bool:
         """Record a blocked prompt as a ``content_filter`` stop; True when it was one."""
-        if type(feedback) is not dict:
+        if feedback.__class__ is not dict:
             return False
         reason = feedback.get("blockReason")
-        if type(reason) is not str or not reason or reason == "BLOCK_REASON_UNSPECIFIED":
+        if reason.__class__ is not str or not reason or reason == "BLOCK_REASON_UNSPECIFIED":
             return False
         detail = feedback.get("blockReasonMessage")
-        suffix = f": {detail.strip()}" if type(detail) is str and detail.strip() else ""
+        suffix = f": {detail.strip()}" if detail.__class__ is str and detail.strip() else ""
         self._record_stop(
             reason,
             "error",
@@ -432,11 +422,11 @@ class GoogleDecoder:
         )
         return True
 
-    def _usage(self, meta: object) -> None:
-        if type(meta) is not dict:
+    def _usage(self, meta: Any) -> None:
+        if meta.__class__ is not dict:
             return
         get = meta.get
-        counts: tuple[object, ...] = (
+        counts: tuple[Any, ...] = (
             get("promptTokenCount"),
             get("candidatesTokenCount"),
             get("thoughtsTokenCount"),
@@ -451,11 +441,11 @@ class GoogleDecoder:
         # Missing, non-integer or negative counts (a broken server) read as 0, so reasoning never
         # exceeds output and input never goes below 0.
         prompt, candidates, thoughts, cached, tool_prompt = counts
-        prompt = prompt if type(prompt) is int and prompt > 0 else 0
-        candidates = candidates if type(candidates) is int and candidates > 0 else 0
-        thoughts = thoughts if type(thoughts) is int and thoughts > 0 else 0
-        cached = min(cached, prompt) if type(cached) is int and cached > 0 else 0  # a part of the prompt
-        tool_prompt = tool_prompt if type(tool_prompt) is int and tool_prompt > 0 else 0
+        prompt = prompt if prompt.__class__ is int and prompt > 0 else 0
+        candidates = candidates if candidates.__class__ is int and candidates > 0 else 0
+        thoughts = thoughts if thoughts.__class__ is int and thoughts > 0 else 0
+        cached = min(cached, prompt) if cached.__class__ is int and cached > 0 else 0  # a part of the prompt
+        tool_prompt = tool_prompt if tool_prompt.__class__ is int and tool_prompt > 0 else 0
         self._builder.usage(
             input=prompt - cached + tool_prompt,
             output=candidates + thoughts,

@@ -68,6 +68,7 @@ from streamfns.kit.failure import StreamFailure
 from streamfns.kit.keys import ApiKey, prompt_cache_key, provider_key_env, redact
 from streamfns.kit.payload import array, int_or_none, load_event, load_json, obj, str_or_none, text
 from streamfns.kit.signing import Signature, Signer, SigningRequest
+from streamfns.kit.stops import StopMapping, StopTable
 from streamfns.kit.thinking import DEFAULT_THINKING_BUDGETS, MIN_ANSWER_TOKENS, effort_for, thinking_budget
 from streamfns.kit.wire import RequestBuilder, WireApi, WireRequest
 
@@ -99,6 +100,8 @@ __all__ = [
     "Signature",
     "Signer",
     "SigningRequest",
+    "StopMapping",
+    "StopTable",
     "StreamFailure",
     "VendorError",
     "WireApi",

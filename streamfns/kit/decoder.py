@@ -1,4 +1,4 @@
-"""The :class:`Decoder` protocol: what turns one response's frames into builder calls.
+"""The :class:`Decoder` base class: what turns one response's frames into builder calls.
 
 It sits in a module of its own because both sides of a stream read it: :class:`~streamfns.kit.WireApi`
 declares a decoder factory, and :func:`streamfns.kit.http.run_stream` drives the decoder it makes.
@@ -8,7 +8,7 @@ Neither of those modules imports the other for it.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Protocol, TypeAlias, TypeVar
+from typing import Generic, TypeAlias, TypeVar
 
 from normalize import MessageBuilder, Model
 
@@ -18,28 +18,36 @@ FrameT = TypeVar("FrameT")
 FrameT_contra = TypeVar("FrameT_contra", contravariant=True)
 
 
-class Decoder(Protocol[FrameT_contra]):
-    """Turns one response's frames into builder calls (one instance per attempt).
+class Decoder(Generic[FrameT_contra]):
+    """Turns one response's frames into builder calls (one instance per attempt). Subclass it and
+    write ``on_event``; the other two hooks are optional and do nothing unless overridden.
 
     The frames are what the api's framing delivers: :class:`~normalize.wire.ServerSentEvent` objects
     for SSE, each line's ``bytes`` for NDJSON, :class:`~normalize.wire.EventStreamMessage` objects for
-    the AWS event stream. ``on_event`` applies a frame: content to the builder, ``builder.stop(...)``
-    for the vendor's stop reason, ``builder.finish()`` at the terminal marker (which ends the read),
-    and raises :class:`~streamfns.kit.StreamFailure` for a vendor error or a malformed event. ``on_eof`` runs when
-    the body ends before ``finish()``: an api whose marker is not a dedicated last event (a Gemini
-    finish reason that came without final usage, a chat-completions ``finish_reason`` without
-    ``[DONE]``) finishes there; leaving the builder unfinished makes the stream ``truncated``.
-
-    A decoder may also define ``on_batch_end()``: the kit calls it after the events of one network
-    read have been applied (also when one of them raised, unless the builder finished), before they
-    reach the consumer. The events of a read are handed over together, so state that only the
-    latest event decides — Gemini's cumulative usage, sent in every chunk — can be applied there
-    once per read instead of once per event, with the same result for every consumer.
+    the AWS event stream. A decoder speaks to the stream only through the builder's verbs (it never
+    edits ``builder.message``) and through :class:`~streamfns.kit.StreamFailure`.
     """
 
-    def on_event(self, frame: FrameT_contra, /) -> None: ...
+    __slots__ = ()
 
-    def on_eof(self) -> None: ...
+    def on_event(self, frame: FrameT_contra, /) -> None:
+        """Apply one frame: content to the builder, ``builder.stop(...)`` for the vendor's stop reason,
+        ``builder.finish()`` at the terminal marker (which ends the read); raise
+        :class:`~streamfns.kit.StreamFailure` for a vendor error or a malformed event."""
+        raise NotImplementedError(f"{type(self).__name__} does not implement on_event")
+
+    def on_eof(self) -> None:
+        """The body ended before ``builder.finish()``. An api whose marker is not a dedicated last event
+        (a Gemini finish reason that came without final usage, a chat-completions ``finish_reason``
+        without ``[DONE]``) finishes here. By default nothing is concluded: the builder stays
+        unfinished and the kit ends the stream ``truncated``."""
+
+    def on_batch_end(self) -> None:
+        """The events of one network read have been applied (also when one of them raised, unless the
+        builder finished); they reach the consumer together, right after this. State that only the
+        latest event decides — Gemini's cumulative usage, sent in every chunk — can be applied here
+        once per read instead of once per event, with the same result for every consumer. By default
+        nothing happens."""
 
 
 #: ``(builder, model) → Decoder``: a decoder class whose constructor takes those works as is.

@@ -237,18 +237,16 @@ class ErrorTable:
             info.retryable = False
         return StreamFailure(info, message)
 
-    def from_event(self, error: VendorError | object, *, output_started: bool) -> StreamFailure:
+    def from_event(self, error: VendorError | object) -> StreamFailure:
         """The failure for an error the vendor sent inside a 200 stream: ``error`` is a
         :class:`VendorError` or the event's parsed body (read with ``extract``). The kind is
-        ``server`` when nothing tells it."""
+        ``server`` when nothing tells it. (Whether output had started is set when the stream ends.)"""
         if not isinstance(error, VendorError):
             error = self.extract(error) or VendorError()
         kind = self.kind_for(error) or "server"
         text = error.message.strip() or "no message"
         retry_after = error.retry_after_s if error.retry_after_s is not None else retry_hint(text)
-        info = ErrorInfo.of(
-            kind, code=error.code or error.type, retry_after_s=retry_after, output_started=output_started
-        )
+        info = ErrorInfo.of(kind, code=error.code or error.type, retry_after_s=retry_after)
         if self._is_final(error):
             info.retryable = False
         return StreamFailure(info, f"{self.vendor} stream error ({error.type or error.code or 'unknown'}): {text}")

@@ -38,7 +38,7 @@ import random
 import ssl
 from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import httpx
 
@@ -46,13 +46,13 @@ from normalize import AssistantMessageEvent, ErrorInfo, ErrorKind, MessageBuilde
 from normalize.abort import AbortSignal
 from normalize.wire import FrameTooLarge, Framing, FramingError
 from normalize.wire.tags import API_EXTENSION, SECRETS_EXTENSION
+from streamfns.kit.decoder import Decoder, DecoderFactory
 from streamfns.kit.failure import StreamFailure
 from streamfns.kit.hooks import call_hook
 from streamfns.kit.keys import redact
 from streamfns.kit.signing import Signature
 
 if TYPE_CHECKING:
-    from streamfns.kit.decoder import Decoder, DecoderFactory
     from streamfns.kit.errors import ErrorTable
 
 __all__ = ["DEFAULT_CONNECT_TIMEOUT_S", "DEFAULT_IDLE_TIMEOUT_S", "StreamCall", "run_stream"]
@@ -168,11 +168,11 @@ def _ssl_context() -> ssl.SSLContext:
     return httpx.create_ssl_context()
 
 
-def _transport_failure(exc: httpx.HTTPError, vendor: str, *, output_started: bool) -> StreamFailure:
+def _transport_failure(exc: httpx.HTTPError, vendor: str) -> StreamFailure:
     if isinstance(exc, httpx.UnsupportedProtocol | httpx.LocalProtocolError):
         # The request itself cannot be sent (a bad base_url scheme, an illegal header value):
         # repeating it cannot help.
-        return StreamFailure(ErrorInfo.of("config"), f"{vendor} request could not be sent: {type(exc).__name__}: {exc}")
+        return StreamFailure.of("config", f"{vendor} request could not be sent: {type(exc).__name__}: {exc}")
     kind: ErrorKind
     if isinstance(exc, httpx.TimeoutException):
         kind = "timeout"
@@ -182,9 +182,7 @@ def _transport_failure(exc: httpx.HTTPError, vendor: str, *, output_started: boo
     else:
         kind, what = "network", "connection failed"
     detail = str(exc) or type(exc).__name__
-    return StreamFailure(
-        ErrorInfo.of(kind, output_started=output_started), f"{vendor} {what}: {type(exc).__name__}: {detail}"
-    )
+    return StreamFailure.of(kind, f"{vendor} {what}: {type(exc).__name__}: {detail}")
 
 
 def _backoff(attempt: int) -> float:
@@ -232,8 +230,8 @@ async def run_stream(
                 if builder.finished:
                     return
                 # The body ended without the terminal marker.
-                failure = StreamFailure(
-                    ErrorInfo.of("truncated", output_started=builder.output_started),
+                failure = StreamFailure.of(
+                    "truncated",
                     f"{call.vendor} stream ended before {call.end_marker}",
                 )
             except StreamFailure as exc:
@@ -284,7 +282,7 @@ def _interrupted(
     message = f"{call.vendor} stream exceeded the total timeout of {options.total_timeout:g}s"
     if waiting is not None:
         message += f" while waiting to retry after: {redact(waiting.message, call.secrets)}"
-    builder.fail(ErrorInfo.of("timeout", output_started=builder.output_started), message)
+    builder.fail(ErrorInfo.of("timeout"), message)
 
 
 async def _attempt(
@@ -309,13 +307,11 @@ async def _attempt(
             "POST", call.url, headers=headers, content=call.body, timeout=timeout, extensions=extensions
         )
     except (httpx.InvalidURL, httpx.UnsupportedProtocol, httpx.LocalProtocolError, ValueError) as exc:
-        raise StreamFailure(
-            ErrorInfo.of("config"), f"{vendor} request could not be built: {type(exc).__name__}: {exc}"
-        ) from None
+        raise StreamFailure.of("config", f"{vendor} request could not be built: {type(exc).__name__}: {exc}") from None
     try:
         response: httpx.Response = await scope.run(client.send(http_request, stream=True))
     except httpx.HTTPError as exc:
-        raise _transport_failure(exc, vendor, output_started=False) from None
+        raise _transport_failure(exc, vendor) from None
     try:
         if options.on_response is not None:
             try:
@@ -323,7 +319,7 @@ async def _attempt(
             except (_Aborted, _Expired):
                 raise
             except Exception as exc:  # a caller's hook failing is reported, not raised
-                raise StreamFailure(ErrorInfo.of("config"), f"on_response raised {type(exc).__name__}: {exc}") from None
+                raise StreamFailure.of("config", f"on_response raised {type(exc).__name__}: {exc}") from None
         status = response.status_code
         if not 200 <= status < 300:
             raw = await _read_limited(response, scope, vendor)
@@ -332,14 +328,14 @@ async def _attempt(
         try:
             accepted = call.framing.accepts(content_type)
         except Exception as exc:
-            raise _framing_bug(call, builder, exc) from None
+            raise _framing_bug(call, exc) from None
         if not accepted:
             raw = await _read_limited(response, scope, vendor)
             raise _not_a_stream(call, status, content_type, raw)
         builder.start()
         if builder.events:
             yield builder.drain()
-        decoder = call.decoder(builder, model)
+        decoder = _make_decoder(call, builder, model)
         events = _read_events(response, call, builder, scope, content_type, decoder=decoder)
         async with contextlib.aclosing(events) as batches:
             async for batch in batches:
@@ -379,7 +375,7 @@ async def _read_limited(response: httpx.Response, scope: _Scope, vendor: str) ->
             chunks.append(chunk)
             size += len(chunk)
     except httpx.HTTPError as exc:
-        raise _transport_failure(exc, vendor, output_started=False) from None
+        raise _transport_failure(exc, vendor) from None
     return b"".join(chunks)[:_MAX_ERROR_BODY]
 
 
@@ -395,7 +391,7 @@ async def _read_events(
     try:
         framer = call.framing.framer()
     except Exception as exc:  # a third party's framing is code like any other: its failure is reported
-        raise _framing_bug(call, builder, exc) from None
+        raise _framing_bug(call, exc) from None
     head = bytearray()
     seen = False
     iterator = response.aiter_bytes()
@@ -405,7 +401,7 @@ async def _read_events(
         except StopAsyncIteration:
             break
         except httpx.HTTPError as exc:
-            raise _transport_failure(exc, call.vendor, output_started=builder.output_started) from None
+            raise _transport_failure(exc, call.vendor) from None
         if not seen and len(head) < _HEAD_BYTES:
             head += chunk[: _HEAD_BYTES - len(head)]
         try:
@@ -435,9 +431,8 @@ async def _read_events(
         if exc.info.kind != "protocol":
             raise
         # The body ended inside its last frame: it was cut short, not malformed.
-        raise StreamFailure(
-            ErrorInfo.of("truncated", output_started=builder.output_started),
-            f"{call.vendor} stream ended inside {_a(call.framing.unit)}, before {call.end_marker}",
+        raise StreamFailure.of(
+            "truncated", f"{call.vendor} stream ended inside {_a(call.framing.unit)}, before {call.end_marker}"
         ) from None
     if not builder.finished:
         try:
@@ -445,7 +440,7 @@ async def _read_events(
         except StreamFailure:
             raise
         except Exception as exc:  # as in _deliver
-            raise _decoder_failure(call, builder, exc) from None
+            raise _decoder_failure(call, exc) from None
     if builder.events:
         yield builder.drain()
 
@@ -463,15 +458,14 @@ def _framing_failed(
     """A framer step raised ``exc``: the frames it completed before the bad bytes still count, and
     when one of them ended the stream this returns; otherwise it raises the failure."""
     if not isinstance(exc, FramingError):
-        raise _framing_bug(call, builder, exc) from None
+        raise _framing_bug(call, exc) from None
     _deliver(exc.frames, call, decoder, builder)
     if not builder.finished:
-        raise _framing_failure(call, builder, exc, seen=seen, head=head, response=response) from None
+        raise _framing_failure(call, exc, seen=seen, head=head, response=response) from None
 
 
 def _framing_failure(
     call: StreamCall,
-    builder: MessageBuilder,
     exc: FramingError,
     *,
     seen: bool,
@@ -483,16 +477,36 @@ def _framing_failure(
     if not seen and not exc.frames and not isinstance(exc, FrameTooLarge) and _looks_like_a_document(head):
         return _not_a_stream(call, response.status_code, response.headers.get("content-type", ""), bytes(head))
     kind: ErrorKind = "truncated" if exc.kind == "truncated" else "protocol"
-    return StreamFailure(ErrorInfo.of(kind, output_started=builder.output_started), f"{call.vendor}: {exc}")
+    return StreamFailure.of(kind, f"{call.vendor}: {exc}")
 
 
-def _framing_bug(call: StreamCall, builder: MessageBuilder, exc: Exception) -> StreamFailure:
+def _framing_bug(call: StreamCall, exc: Exception) -> StreamFailure:
     """A framing that raised something else than a ``FramingError``: a ``protocol`` failure, as a
     decoder's (the events built before it stay; the message is redacted like every other)."""
-    return StreamFailure(
-        ErrorInfo.of("protocol", output_started=builder.output_started),
+    return StreamFailure.of(
+        "protocol",
         f"{call.vendor} framing failed: {type(exc).__name__}: {exc}",
     )
+
+
+def _make_decoder(call: StreamCall, builder: MessageBuilder, model: Model) -> Decoder[Any]:
+    """A fresh decoder for this attempt; a factory that fails or makes something else than a
+    :class:`~streamfns.kit.Decoder` is the adapter's mistake (``config``), reported, not raised."""
+    try:
+        made = cast("object", call.decoder(builder, model))  # typed, but a third party's factory may lie
+    except StreamFailure:
+        raise
+    except Exception as exc:
+        raise StreamFailure.of(
+            "config", f"{call.vendor} decoder could not be made: {type(exc).__name__}: {exc}"
+        ) from None
+    if not isinstance(made, Decoder):
+        raise StreamFailure.of(
+            "config",
+            f"{call.vendor} decoder factory returned a {type(made).__name__}, not a streamfns.kit.Decoder "
+            "(subclass it: it declares on_event and the optional hooks)",
+        )
+    return cast("Decoder[Any]", made)
 
 
 def _deliver(frames: Sequence[Any], call: StreamCall, decoder: Decoder[Any], builder: MessageBuilder) -> None:
@@ -506,18 +520,17 @@ def _deliver(frames: Sequence[Any], call: StreamCall, decoder: Decoder[Any], bui
         finally:
             # The events of one read reach the consumer together, after this: a decoder may apply
             # once per read what only the last event decides (see Decoder.on_batch_end).
-            batch_end = getattr(decoder, "on_batch_end", None)
-            if batch_end is not None and not builder.finished:
-                batch_end()
+            if not builder.finished:
+                decoder.on_batch_end()
     except StreamFailure:
         raise
     except Exception as exc:  # a decoder bug or a value it did not expect must not lose the stream
-        raise _decoder_failure(call, builder, exc) from None
+        raise _decoder_failure(call, exc) from None
 
 
-def _decoder_failure(call: StreamCall, builder: MessageBuilder, exc: Exception) -> StreamFailure:
+def _decoder_failure(call: StreamCall, exc: Exception) -> StreamFailure:
     """An unexpected exception from the decoder, as a ``protocol`` failure (the events built stay)."""
-    return StreamFailure(
-        ErrorInfo.of("protocol", output_started=builder.output_started),
+    return StreamFailure.of(
+        "protocol",
         f"{call.vendor} decoder failed: {type(exc).__name__}: {exc}",
     )

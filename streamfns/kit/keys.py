@@ -22,7 +22,6 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from urllib.parse import quote, quote_plus
 
-from normalize import ErrorInfo
 from normalize.secret_forms import needles, views
 from streamfns.kit.failure import StreamFailure
 
@@ -78,10 +77,10 @@ class ApiKey:
             if not self.required:
                 return None
             where = " or ".join(["StreamOptions.api_key", *(f"the {name} variable" for name in self.env)])
-            raise StreamFailure(ErrorInfo.of("auth"), f"no {vendor} API key: set {where}")
+            raise StreamFailure.of("auth", f"no {vendor} API key: set {where}")
         if not (key.isascii() and key.isprintable()):
             # Said without quoting the key: a key read from a file with stray bytes must not leak.
-            raise StreamFailure(ErrorInfo.of("auth"), f"the {vendor} API key contains characters that cannot be sent")
+            raise StreamFailure.of("auth", f"the {vendor} API key contains characters that cannot be sent")
         return key
 
     def headers(self, key: str | None) -> dict[str, str]:

@@ -14,21 +14,20 @@ from typing import Any
 
 import jiter
 
-from normalize import ErrorInfo, repair_json
+from normalize import repair_json
 from streamfns.kit.failure import StreamFailure
 
 __all__ = ["array", "int_or_none", "load_event", "load_json", "obj", "str_or_none", "text"]
 
 _EXCERPT = 200
+_from_json = jiter.from_json  # bound once: looked up per event otherwise
 
 
 def _repaired(data: bytes, vendor: str) -> Any:
     try:
         return jiter.from_json(repair_json(data.decode("utf-8", "replace")).encode("utf-8", "surrogatepass"))
     except ValueError as exc:
-        raise StreamFailure(
-            ErrorInfo.of("protocol"), f"{vendor} sent malformed JSON in an event: {exc}: {data[:_EXCERPT]!r}"
-        ) from None
+        raise StreamFailure.protocol(f"{vendor} sent malformed JSON in an event: {exc}: {data[:_EXCERPT]!r}") from None
 
 
 def load_json(data: bytes, vendor: str) -> Any:
@@ -50,11 +49,11 @@ def load_event(data: bytes, vendor: str) -> dict[str, Any]:
     :class:`StreamFailure` of kind ``protocol``)."""
     value: Any
     try:
-        value = jiter.from_json(data)
+        value = _from_json(data)
     except ValueError:
         value = _repaired(data, vendor)
     if value.__class__ is not dict:
-        raise StreamFailure(ErrorInfo.of("protocol"), f"{vendor} sent a non-object event: {data[:_EXCERPT]!r}")
+        raise StreamFailure.protocol(f"{vendor} sent a non-object event: {data[:_EXCERPT]!r}")
     return value
 
 

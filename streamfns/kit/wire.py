@@ -257,13 +257,13 @@ def _signing(
         except StreamFailure as failure:
             raise StreamFailure(failure.info, redact(failure.message, secrets)) from None
         except CompatError as exc:
-            raise StreamFailure(ErrorInfo.of("config"), f"{wire.vendor} request not sent: {exc}") from None
+            raise StreamFailure.of("config", f"{wire.vendor} request not sent: {exc}") from None
         except Exception as exc:  # no credentials, a token that cannot be refreshed: reported, not raised
             detail = redact(f"{type(exc).__name__}: {exc}", secrets)
-            raise StreamFailure(ErrorInfo.of("auth"), f"cannot sign the {wire.vendor} request: {detail}") from None
+            raise StreamFailure.of("auth", f"cannot sign the {wire.vendor} request: {detail}") from None
         problem = _signature_problem(signature)
         if problem is not None:
-            raise StreamFailure(ErrorInfo.of("config"), f"the {wire.vendor} signer returned {problem}")
+            raise StreamFailure.of("config", f"the {wire.vendor} signer returned {problem}")
         # A token the signer put in a credential header (Authorization: Bearer …) is a secret too.
         carried = credentials_in(signature.headers)
         return Signature(dict(signature.headers), (*signature.secrets, *carried))
@@ -295,20 +295,16 @@ def _key_rule(wire: WireApi[Any], model: Model) -> ApiKey | None:
     try:
         return wire.key(model)
     except CompatError as exc:
-        raise StreamFailure(ErrorInfo.of("config"), f"{wire.vendor} request not sent: {exc}") from None
+        raise StreamFailure.of("config", f"{wire.vendor} request not sent: {exc}") from None
     except Exception as exc:  # a key rule that fails is the adapter's configuration, reported not raised
-        raise StreamFailure(
-            ErrorInfo.of("config"), f"cannot choose the {wire.vendor} key: {type(exc).__name__}: {exc}"
-        ) from None
+        raise StreamFailure.of("config", f"cannot choose the {wire.vendor} key: {type(exc).__name__}: {exc}") from None
 
 
 def _build(wire: WireApi[Any], model: Model, context: Context, options: StreamOptions) -> WireRequest:
     try:
         return wire.build_request(model, context, options)
     except CompatError as exc:
-        raise StreamFailure(ErrorInfo.of("config"), f"{wire.vendor} request not sent: {exc}") from None
+        raise StreamFailure.of("config", f"{wire.vendor} request not sent: {exc}") from None
     except Exception as exc:  # the never-raise contract: a request we cannot build is an error event
         detail = redact(f"{type(exc).__name__}: {exc}", [options.api_key] if options.api_key else [])
-        raise StreamFailure(
-            ErrorInfo.of("invalid_request"), f"cannot build the {wire.vendor} request: {detail}"
-        ) from None
+        raise StreamFailure.of("invalid_request", f"cannot build the {wire.vendor} request: {detail}") from None

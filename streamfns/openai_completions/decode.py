@@ -65,10 +65,12 @@ from typing import Any, Final, cast
 
 import jiter
 
-from normalize import ErrorInfo, ErrorKind, MessageBuilder, Model, StopReason
+from normalize import ErrorInfo, MessageBuilder, Model, StopReason
 from streamfns.kit import (
     CompatError,
+    Decoder,
     ServerSentEvent,
+    StopTable,
     StreamFailure,
     VendorError,
     array,
@@ -80,29 +82,34 @@ from streamfns.openai_completions.compat import PROFILES, compat_for
 from streamfns.openai_completions.errors import ERRORS
 from streamfns.openai_completions.usage import usage_fields
 
-__all__ = ["FINISH_REASONS", "VENDOR", "CompletionsDecoder"]
+__all__ = ["STOP_REASONS", "VENDOR", "CompletionsDecoder"]
 
 VENDOR: Final = "Chat Completions"
 
-#: Raw finish reasons every profile understands (a profile's ``finish_reasons`` add to these).
-FINISH_REASONS: Final[dict[str, StopReason]] = {
-    "stop": "stop",
-    "end": "stop",  # Ollama, LM Studio
-    "eos": "stop",
-    "eos_token": "stop",
-    "stop_sequence": "stop",
-    "end_turn": "stop",  # Anthropic's word, passed through by proxies
-    "length": "length",
-    "max_tokens": "length",
-    "tool_calls": "toolUse",
-    "function_call": "toolUse",
-    "tool_use": "toolUse",
-}
-_ERROR_FINISH: Final[dict[str, ErrorKind]] = {
-    "content_filter": "content_filter",
-    "network_error": "network",
-    "error": "server",  # OpenRouter: the upstream provider failed mid-stream
-}
+#: Finish reasons every profile understands (a profile's ``finish_reasons`` add to these).
+STOP_REASONS: Final = StopTable(
+    vendor=VENDOR,
+    stops={
+        "stop": "stop",
+        "end": "stop",  # Ollama, LM Studio
+        "eos": "stop",
+        "eos_token": "stop",
+        "stop_sequence": "stop",
+        "end_turn": "stop",  # Anthropic's word, passed through by proxies
+        "length": "length",
+        "max_tokens": "length",
+        "tool_calls": "toolUse",
+        "function_call": "toolUse",
+        "tool_use": "toolUse",
+    },
+    errors={
+        "content_filter": "content_filter",
+        "network_error": "network",
+        "error": "server",  # OpenRouter: the upstream provider failed mid-stream
+    },
+    error_message="{vendor} stopped the response: finish_reason {raw}",
+    unknown_message="{vendor} sent an unknown finish_reason {raw!r} (map it with the model's compat finish_reasons)",
+)
 _DONE: Final = b"[DONE]"
 _from_json = jiter.from_json  # bound once: looked up per chunk otherwise
 _OPEN_BRACE: Final = ord("{")
@@ -155,7 +162,7 @@ def _fragment(arguments: object) -> str:
     return json.dumps(arguments, ensure_ascii=False, separators=(",", ":"))
 
 
-class CompletionsDecoder:
+class CompletionsDecoder(Decoder[ServerSentEvent]):
     """Feeds one response's chunks to a :class:`MessageBuilder` (see the module docstring)."""
 
     __slots__ = (
@@ -166,7 +173,6 @@ class CompletionsDecoder:
         "_calls",
         "_fields",
         "_finish",
-        "_finish_map",
         "_kind",
         "_last_call",
         "_need_id",
@@ -174,6 +180,7 @@ class CompletionsDecoder:
         "_reliable",
         "_seq",
         "_signatures",
+        "_stops",
         "_usage_expected",
         "_usage_seen",
     )
@@ -190,7 +197,7 @@ class CompletionsDecoder:
         self._usage_expected = compat.usage_in_stream
         self._usage_seen = False
         # The profile's values were checked to be stop reasons (CompletionsCompat.__post_init__).
-        self._finish_map = cast("dict[str, StopReason]", {**FINISH_REASONS, **compat.finish_reasons})
+        self._stops = STOP_REASONS.with_stops(cast("dict[str, StopReason]", compat.finish_reasons))
         #: The raw finish reason of choice 0 once it came ("" for a [DONE] that stands in for it).
         self._finish: str | None = None
         #: The open text/thinking/refusal block: its kind and builder key.
@@ -213,9 +220,9 @@ class CompletionsDecoder:
 
     def on_event(self, sse: ServerSentEvent) -> None:
         """Apply one server-sent event; raises :class:`StreamFailure` for vendor errors."""
-        # The hot path (one call per token): lookups inlined, no allocation, no helper calls.
-        # ``x.__class__ is dict`` is the fastest exact type test, and it leaves ``Any`` values
-        # un-narrowed for the type checker (no casts needed on the way).
+        # The hot path (one call per token) allocates nothing and tests types with
+        # ``x.__class__ is dict``: the fastest exact test, and it leaves ``Any`` values un-narrowed for
+        # the type checker (no casts on the way).
         data = sse.data
         event = sse.event
         if event != "message":
@@ -236,7 +243,7 @@ class CompletionsDecoder:
         if chunk.get("error"):
             # An error chunk may carry the usage so far (OpenRouter): it is kept with the partial reply.
             self._chunk_usage(chunk, None)
-            raise ERRORS.from_event(chunk, output_started=self._builder.output_started)
+            raise ERRORS.from_event(chunk)
         if self._need_id:
             self._response_id(chunk.get("id"))
         choices: Any = chunk.get("choices")
@@ -249,39 +256,14 @@ class CompletionsDecoder:
         if choice is None:
             # A usage-only chunk, or another choice's, or vLLM's flat error object.
             if chunk.get("object") == "error":
-                raise ERRORS.from_event(chunk, output_started=self._builder.output_started)
+                raise ERRORS.from_event(chunk)
             self._chunk_usage(chunk, None)
             return
         delta: Any = choice.get("delta")
         if delta.__class__ is dict and delta:
             if self._finish is not None and self._carries_content(delta) and self._after_finish(chunk):
                 return
-            if len(delta) != 1:
-                self._delta(delta)
-            else:
-                content: Any = delta.get("content")
-                if content.__class__ is str:
-                    if content:  # the common chunk: one text delta
-                        if self._kind == _TEXT:
-                            self._builder.text_delta(self._block, content)
-                        else:
-                            self._text(content)
-                else:
-                    # The common tool-call chunk: one argument fragment for a call already started,
-                    # {"tool_calls": [{"index": i, "function": {"arguments": "..."}}]}.
-                    calls: Any = delta.get("tool_calls")
-                    entry: Any = calls[0] if calls.__class__ is list and len(calls) == 1 else None
-                    function: Any = entry.get("function") if entry.__class__ is dict and len(entry) == 2 else None
-                    # (A name beside the fragment changes nothing for a call already started.)
-                    fragment: Any = function.get("arguments") if function.__class__ is dict else None
-                    index: Any = entry.get("index") if fragment.__class__ is str else None
-                    call = self._by_index.get(index) if index.__class__ is int else None
-                    if call is not None and call.started:
-                        if fragment:
-                            self._builder.tool_call_delta(call.key, fragment)
-                            call.last = fragment
-                    else:
-                        self._delta(delta)
+            self._delta(delta)
         elif (delta is not None and delta.__class__ is not dict) or choice.get("message") is not None:
             raise self._unplaceable(choice)
         reason: Any = choice.get("finish_reason")
@@ -296,9 +278,7 @@ class CompletionsDecoder:
             what = f"a non-streaming choice.message instead of a delta: {choice.get('message')!r:.100}"
         else:
             what = f"a delta that is not an object: {delta!r:.100}"
-        return StreamFailure(
-            ErrorInfo.of("protocol", output_started=self._builder.output_started), f"{VENDOR} sent {what}"
-        )
+        return StreamFailure.protocol(f"{VENDOR} sent {what}")
 
     def _after_finish(self, chunk: dict[str, Any]) -> bool:
         """Content after choice 0 finished. A chunk whose id differs from the response id starts
@@ -306,7 +286,7 @@ class CompletionsDecoder:
         was not final — some gateways put one on every chunk — so it is forgotten and the content is
         read (False): only a finish_reason that no content follows ends the message."""
         chunk_id: Any = chunk.get("id")
-        response_id = self._builder.message.response_id
+        response_id = self._builder.response_id
         if chunk_id.__class__ is str and chunk_id and response_id and chunk_id != response_id:
             self._complete()
             return True
@@ -315,7 +295,7 @@ class CompletionsDecoder:
 
     def _response_id(self, value: object) -> None:
         if isinstance(value, str) and value:
-            self._builder.message.response_id = value
+            self._builder.response(id=value)
             self._need_id = False
 
     def _chunk_usage(self, chunk: dict[str, Any], choice: dict[str, Any] | None) -> None:
@@ -336,9 +316,8 @@ class CompletionsDecoder:
         if self._finish is None:
             return
         if self._usage_expected and not self._usage_seen:
-            raise StreamFailure(
-                ErrorInfo.of("truncated", output_started=self._builder.output_started),
-                f"{VENDOR} stream ended after the finish_reason but before the usage it was asked for",
+            raise StreamFailure.of(
+                "truncated", f"{VENDOR} stream ended after the finish_reason but before the usage it was asked for"
             )
         self._complete()
 
@@ -350,6 +329,22 @@ class CompletionsDecoder:
         return any(delta.get(name) for name in self._fields)
 
     def _delta(self, delta: dict[str, Any]) -> None:
+        """Apply one choice delta: reasoning, then content, refusal and tool calls, in that order.
+
+        Most chunks carry one field — a text piece, or one tool call's argument fragment — and reach
+        its handler after one lookup; every other delta takes the walk below. Either way the same
+        handlers place the content, so the two cannot disagree."""
+        if len(delta) == 1:
+            content: Any = delta.get("content")
+            if content.__class__ is str:
+                if content:
+                    self._text(content)
+                return
+            calls: Any = delta.get("tool_calls")
+            if calls.__class__ is list:
+                for entry in calls:
+                    self._tool_delta(entry)
+                return
         reasoning_done = False
         for name in self._fields:
             piece = delta.get(name)
@@ -369,9 +364,8 @@ class CompletionsDecoder:
         elif type(content) is list:
             self._content_parts(cast("list[Any]", content))
         elif content is not None:
-            raise StreamFailure(
-                ErrorInfo.of("protocol", output_started=self._builder.output_started),
-                f"{VENDOR} sent delta.content that is neither text nor a list of parts: {content!r:.100}",
+            raise StreamFailure.protocol(
+                f"{VENDOR} sent delta.content that is neither text nor a list of parts: {content!r:.100}"
             )
         refusal = delta.get("refusal")
         if type(refusal) is str and refusal:
@@ -381,10 +375,7 @@ class CompletionsDecoder:
             for entry in cast("list[Any]", tool_calls):
                 self._tool_delta(entry)
         elif tool_calls is not None:
-            raise StreamFailure(
-                ErrorInfo.of("protocol", output_started=self._builder.output_started),
-                f"{VENDOR} sent delta.tool_calls that is not a list: {tool_calls!r:.100}",
-            )
+            raise StreamFailure.protocol(f"{VENDOR} sent delta.tool_calls that is not a list: {tool_calls!r:.100}")
         function_call = _dict(delta.get("function_call"))
         if function_call:
             # The legacy single-function protocol: one call, no id, continued by name-less deltas.
@@ -442,8 +433,7 @@ class CompletionsDecoder:
         return self._block
 
     def _text(self, piece: str) -> None:
-        key = self._block if self._kind == _TEXT else self._open(_TEXT)
-        self._builder.text_delta(key, piece)
+        self._builder.text_delta(self._block if self._kind == _TEXT else self._open(_TEXT), piece)
 
     def _thinking(self, piece: str, field_name: str | None) -> None:
         key = self._block if self._kind == _THINKING else self._open(_THINKING, field_name)
@@ -461,29 +451,36 @@ class CompletionsDecoder:
 
     # -- tool calls ---------------------------------------------------------------------------------
 
-    def _tool_delta(self, value: object) -> None:
-        entry = _dict(value)
-        if entry is None:
-            raise StreamFailure(
-                ErrorInfo.of("protocol", output_started=self._builder.output_started),
-                f"{VENDOR} sent a tool-call delta that is not an object: {value!r:.100}",
-            )
-        if entry.get("type") == "custom" or "custom" in entry:
-            raise StreamFailure(
-                ErrorInfo.of("protocol", output_started=self._builder.output_started),
-                f"{VENDOR} sent a custom (grammar) tool call, which this adapter does not request",
-            )
-        index = entry.get("index")
-        if type(index) is not int:
+    def _tool_delta(self, value: Any) -> None:
+        """Place one entry of ``delta.tool_calls`` (see the module docstring for how calls are found)."""
+        if value.__class__ is not dict:
+            raise StreamFailure.protocol(f"{VENDOR} sent a tool-call delta that is not an object: {value!r:.100}")
+        entry: dict[str, Any] = value
+        index: Any = entry.get("index")
+        if index.__class__ is not int:
             index = None
+        call = self._by_index.get(index) if index is not None else None
+        if call is not None and call.started and len(entry) == 2:
+            # The common entry: {"index": i, "function": {"arguments": "..."}} for a call already
+            # started. A name beside the fragment changes nothing for it; only a fragment is placed.
+            function: Any = entry.get("function")
+            fragment: Any = function.get("arguments") if function.__class__ is dict else None
+            if fragment.__class__ is str:
+                self._last_call = call
+                if fragment:
+                    self._builder.tool_call_delta(call.key, fragment)
+                    call.last = fragment
+                return
+        if entry.get("type") == "custom" or "custom" in entry:
+            raise StreamFailure.protocol(
+                f"{VENDOR} sent a custom (grammar) tool call, which this adapter does not request"
+            )
         call_id = text(entry.get("id"))
-        function = obj(entry.get("function"))
-        name = text(function.get("name"))
-        fragment = _fragment(function.get("arguments"))
+        fields = obj(entry.get("function"))
+        name = text(fields.get("name"))
+        fragment = _fragment(fields.get("arguments"))
 
-        call: _Call | None = None
         if index is not None:
-            call = self._by_index.get(index)
             if call is not None and call_id and call.id and call_id != call.id and name and call.closed:
                 call = None  # a server numbering every call 0: a new call at the same index
         elif call_id:
@@ -526,16 +523,15 @@ class CompletionsDecoder:
 
     def _usage(self, usage: dict[str, Any]) -> None:
         self._usage_seen = True
-        so_far = self._builder.message.usage
-        self._builder.usage(**usage_fields(usage, output_so_far=so_far.output, reasoning_so_far=so_far.reasoning))
+        self._builder.usage(**usage_fields(usage))
 
     # -- the end ------------------------------------------------------------------------------------
 
     def _on_done(self) -> None:
         if self._finish is None:
             if self._reliable:
-                raise StreamFailure(
-                    ErrorInfo.of("truncated", output_started=self._builder.output_started),
+                raise StreamFailure.of(
+                    "truncated",
                     f"{VENDOR} stream sent [DONE] without a finish_reason (set the model's compat "
                     "finish_reason_reliable=false for a server that never sends one)",
                 )
@@ -549,10 +545,7 @@ class CompletionsDecoder:
             return
         unnamed = next((call for call in self._calls if not call.started), None)
         if unnamed is not None:
-            raise StreamFailure(
-                ErrorInfo.of("protocol", output_started=builder.output_started),
-                f"{VENDOR} sent a tool call ({unnamed.id or 'no id'}) that never got a name",
-            )
+            raise StreamFailure.protocol(f"{VENDOR} sent a tool call ({unnamed.id or 'no id'}) that never got a name")
         raw = self._finish or ""
         if self._refusal:
             refusal = "".join(self._refusal).strip()
@@ -561,31 +554,15 @@ class CompletionsDecoder:
             )
         elif not raw:
             builder.stop(None, "stop")  # a server that never sends finish_reason (the profile says so)
-        elif (mapped := self._finish_map.get(raw)) is not None:
-            builder.stop(raw, mapped)
-        elif (kind := _ERROR_FINISH.get(raw)) is not None:
-            builder.stop(
-                raw,
-                "error",
-                error=ErrorInfo.of(kind),
-                error_message=f"{VENDOR} stopped the response: finish_reason {raw}",
-            )
         else:
-            builder.stop(
-                raw,
-                "error",
-                error=ErrorInfo.of("protocol"),
-                error_message=f"{VENDOR} sent an unknown finish_reason {raw!r} "
-                "(map it with the model's compat finish_reasons)",
-            )
+            self._stops.stop(builder, raw)
         builder.finish()
 
     def _event_error(self, sse: ServerSentEvent) -> StreamFailure:
-        output_started = self._builder.output_started
         try:
             value = load_json(sse.data, VENDOR)
         except StreamFailure:
             value = None
         if ERRORS.extract(value) is None:
             value = VendorError(message=sse.text.strip()[:300] or "no message")
-        return ERRORS.from_event(value, output_started=output_started)
+        return ERRORS.from_event(value)

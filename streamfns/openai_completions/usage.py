@@ -16,20 +16,14 @@ from streamfns.kit import int_or_none, obj
 __all__ = ["usage_fields"]
 
 
-def usage_fields(usage: dict[str, Any], *, output_so_far: int, reasoning_so_far: int | None) -> dict[str, int | None]:
+def usage_fields(usage: dict[str, Any]) -> dict[str, int | None]:
     """The keyword arguments for ``MessageBuilder.usage`` from one ``usage`` object; fields the
-    object does not state are left out (None), so an earlier chunk's values stand."""
+    object does not state are left out (None), so an earlier chunk's values stand. (The builder
+    keeps reasoning within the output: OpenRouter has reported more, and a later chunk may lower the
+    output without restating the reasoning.)"""
     prompt = int_or_none(usage.get("prompt_tokens"))
     completion = int_or_none(usage.get("completion_tokens"))
     reasoning = int_or_none(obj(usage.get("completion_tokens_details")).get("reasoning_tokens"))
-    # Reasoning is a breakdown of the output: never more than it (OpenRouter has reported more,
-    # and a later chunk may lower the output without restating the reasoning).
-    output = max(0, completion) if completion is not None else output_so_far
-    if reasoning is None:
-        if reasoning_so_far is not None and reasoning_so_far > output:
-            reasoning = output
-    else:
-        reasoning = max(0, min(reasoning, output))
     if prompt is None:
         return {"output": completion, "reasoning": reasoning}
     details = obj(usage.get("prompt_tokens_details"))

@@ -45,18 +45,42 @@ response only.
 from __future__ import annotations
 
 import json
-from typing import Any, Final
+from collections.abc import Callable
+from typing import Any, ClassVar, Final
 
-from normalize import ErrorInfo, MessageBuilder, Model, StopReason, ThinkingContent
-from streamfns.kit import ServerSentEvent, StreamFailure, VendorError, array, int_or_none, load_event, obj, text
+from normalize import ErrorInfo, MessageBuilder, Model
+from streamfns.kit import (
+    Decoder,
+    ServerSentEvent,
+    StopTable,
+    StreamFailure,
+    VendorError,
+    array,
+    int_or_none,
+    load_event,
+    obj,
+    text,
+)
 from streamfns.openai_responses.errors import ERRORS, extract_error
 from streamfns.openai_responses.request import CUSTOM_TOOL_CALL, text_signature
 
-__all__ = ["SERVICE_TIER_COST", "OpenAIResponsesDecoder"]
+__all__ = ["INCOMPLETE_REASONS", "SERVICE_TIER_COST", "OpenAIResponsesDecoder"]
 
 _VENDOR: Final = "OpenAI Responses"
-#: Price multipliers of the processing tiers against the catalog's standard prices.
+#: Price multipliers of the processing tiers against the catalog's standard prices (the builder
+#: applies them: :meth:`~normalize.MessageBuilder.price_multiplier`).
 SERVICE_TIER_COST: Final[dict[str, float]] = {"flex": 0.5, "priority": 2.0}
+#: ``incomplete_details.reason`` of a ``response.incomplete``. An unknown reason is the vendor's
+#: choice, not a fault a retry is known to fix: ``server``, not retryable.
+INCOMPLETE_REASONS: Final = StopTable(
+    vendor=_VENDOR,
+    stops={"max_output_tokens": "length"},
+    errors={"content_filter": "content_filter"},
+    unknown="server",
+    unknown_retryable=False,
+    error_message="{vendor} response incomplete: {raw}",
+    unknown_message="{vendor} response incomplete: {raw}",
+)
 
 _SKIP, _TEXT, _THINKING, _CALL, _CUSTOM = 0, 1, 2, 3, 4
 _KINDS: Final[dict[str, int]] = {
@@ -68,17 +92,17 @@ _KINDS: Final[dict[str, int]] = {
 _INPUT_OPEN: Final = '{"input":"'
 _INPUT_CLOSE: Final = '"}'
 _PART_SEPARATOR: Final = "\n\n"
+_Handler = Callable[["OpenAIResponsesDecoder", str, dict[str, Any]], None]
 
 
 class _Slot:
     """One output item: what kind of block it feeds and what the decoder tracks for it."""
 
-    __slots__ = ("args_final", "block", "key", "kind", "name", "part", "source", "streamed_input")
+    __slots__ = ("args_final", "key", "kind", "name", "part", "source", "streamed_input")
 
     def __init__(self, key: int, kind: int) -> None:
         self.key = key  # the output_index: the builder key of the slot's block
         self.kind = kind
-        self.block: ThinkingContent | None = None  # a reasoning slot's block, to backfill its signature
         self.args_final = False  # function_call_arguments.done was applied
         self.name = ""  # a tool call's name
         self.part: int | None = None  # the reasoning part the last thinking delta belonged to
@@ -99,12 +123,13 @@ def _parts_text(parts: list[Any], kind: str) -> list[str]:
     return [text(obj(part).get("text")) for part in parts if obj(part).get("type", kind) == kind]
 
 
-class OpenAIResponsesDecoder:
+class OpenAIResponsesDecoder(Decoder[ServerSentEvent]):
     """Feeds one response's events to a :class:`MessageBuilder` (see the module docstring)."""
 
     __slots__ = (
         "_builder",
         "_by_item",
+        "_dispatch",
         "_pending_signatures",
         "_refusal",
         "_response_id",
@@ -116,12 +141,14 @@ class OpenAIResponsesDecoder:
     def __init__(self, builder: MessageBuilder, model: Model | None = None) -> None:
         del model  # the Responses stream needs nothing from the model
         self._builder = builder
+        #: Event type → its handler (bound once: one lookup per event).
+        self._dispatch = self._handlers.get
         self._slots: dict[int, _Slot] = {}
         self._by_item: dict[str, int] = {}
         self._response_id: str | None = None
         self._refusal: str | None = None
-        # Reasoning blocks whose item ended without encrypted_content: item id -> (block, item).
-        self._pending_signatures: dict[str, tuple[ThinkingContent, dict[str, Any]]] = {}
+        # Reasoning blocks whose item ended without encrypted_content: item id -> (builder key, item).
+        self._pending_signatures: dict[str, tuple[int, dict[str, Any]]] = {}
         # Payloads for output items never added: the first one (event type, where it pointed) and how
         # many there were. Reported at the terminal event (see the module docstring).
         self._unplaced: tuple[str, str] | None = None
@@ -139,68 +166,80 @@ class OpenAIResponsesDecoder:
                 return  # a proxy's end marker: not a terminal response event (EOF decides)
             raise
         kind = data.get("type")
-        builder = self._builder
-        # The hot path first, lookups inlined: one event per token.
-        if kind == "response.output_text.delta":
-            index = data.get("output_index")
-            slot = self._slots.get(index) if type(index) is int else self._slot(data)
-            if slot is not None and slot.kind == _TEXT:
-                delta = data.get("delta")
-                builder.text_delta(slot.key, delta if type(delta) is str else "")
-            elif slot is None:
-                self._unannounced(kind, data)
-            return
-        if kind == "response.function_call_arguments.delta":
-            index = data.get("output_index")
-            slot = self._slots.get(index) if type(index) is int else self._slot(data)
-            if slot is not None and slot.kind == _CALL:
-                delta = data.get("delta")
-                builder.tool_call_delta(slot.key, delta if type(delta) is str else "")
-            elif slot is None:
-                self._unannounced(kind, data)
-            return
         if type(kind) is not str:
             kind = sse.event
-        if kind == "response.reasoning_summary_text.delta":
-            self._thinking_delta(kind, data, "summary", "summary_index")
-            return
-        if kind == "response.reasoning_text.delta":
-            self._thinking_delta(kind, data, "content", "content_index")
-            return
-        if kind == "response.refusal.delta":
-            slot = self._slot(data)
-            if slot is None:
-                self._unannounced(kind, data)
-            elif slot.kind == _TEXT:
-                if self._refusal is None:
-                    self._refusal = ""
-                builder.text_delta(slot.key, text(data.get("delta")))
-        elif kind == "response.output_item.added":
-            self._item_added(data)
-        elif kind == "response.output_item.done":
-            self._item_done(data)
-        elif kind == "response.function_call_arguments.done":
-            self._arguments_done(kind, data)
-        elif kind == "response.custom_tool_call_input.delta":
-            slot = self._slot(data)
-            if slot is None:
-                self._unannounced(kind, data)
-            elif slot.kind == _CUSTOM:
-                fragment = text(data.get("delta"))
-                slot.streamed_input.append(fragment)
-                builder.tool_call_delta(slot.key, _escaped(fragment))
-        elif kind == "response.custom_tool_call_input.done":
-            slot = self._slot(data)
-            if slot is None:
-                self._unannounced(kind, data)
-            elif slot.kind == _CUSTOM:
-                self._settle_input(slot, text(data.get("input")))
-        elif kind in ("response.created", "response.in_progress", "response.queued"):
-            self._lifecycle(kind, obj(data.get("response")))
-        elif kind in ("response.completed", "response.incomplete", "response.failed"):
-            self._terminal(kind, obj(data.get("response")))
-        elif kind == "error":
-            raise ERRORS.from_event(data, output_started=builder.output_started)
+        handler = self._dispatch(kind)
+        if handler is not None:
+            handler(self, kind, data)
+
+    def _text_delta(self, kind: str, data: dict[str, Any]) -> None:
+        # One event per token: the slot by output_index without a call (``_slot`` for the rest).
+        index = data.get("output_index")
+        slot = self._slots.get(index) if type(index) is int else self._slot(data)
+        if slot is None:
+            self._unannounced(kind, data)
+        elif slot.kind == _TEXT:
+            delta = data.get("delta")
+            self._builder.text_delta(slot.key, delta if type(delta) is str else "")
+
+    def _arguments_delta(self, kind: str, data: dict[str, Any]) -> None:
+        # One event per token: the slot by output_index without a call (``_slot`` for the rest).
+        index = data.get("output_index")
+        slot = self._slots.get(index) if type(index) is int else self._slot(data)
+        if slot is None:
+            self._unannounced(kind, data)
+        elif slot.kind == _CALL:
+            delta = data.get("delta")
+            self._builder.tool_call_delta(slot.key, delta if type(delta) is str else "")
+
+    def _summary_delta(self, kind: str, data: dict[str, Any]) -> None:
+        self._thinking_delta(kind, data, "summary", "summary_index")
+
+    def _reasoning_text_delta(self, kind: str, data: dict[str, Any]) -> None:
+        self._thinking_delta(kind, data, "content", "content_index")
+
+    def _refusal_delta(self, kind: str, data: dict[str, Any]) -> None:
+        slot = self._slot(data)
+        if slot is None:
+            self._unannounced(kind, data)
+        elif slot.kind == _TEXT:
+            if self._refusal is None:
+                self._refusal = ""
+            self._builder.text_delta(slot.key, text(data.get("delta")))
+
+    def _input_delta(self, kind: str, data: dict[str, Any]) -> None:
+        slot = self._slot(data)
+        if slot is None:
+            self._unannounced(kind, data)
+        elif slot.kind == _CUSTOM:
+            fragment = text(data.get("delta"))
+            slot.streamed_input.append(fragment)
+            self._builder.tool_call_delta(slot.key, _escaped(fragment))
+
+    def _input_done(self, kind: str, data: dict[str, Any]) -> None:
+        slot = self._slot(data)
+        if slot is None:
+            self._unannounced(kind, data)
+        elif slot.kind == _CUSTOM:
+            self._settle_input(slot, text(data.get("input")))
+
+    def _item_added_event(self, kind: str, data: dict[str, Any]) -> None:
+        del kind
+        self._item_added(data)
+
+    def _item_done_event(self, kind: str, data: dict[str, Any]) -> None:
+        del kind
+        self._item_done(data)
+
+    def _lifecycle_event(self, kind: str, data: dict[str, Any]) -> None:
+        self._lifecycle(kind, obj(data.get("response")))
+
+    def _terminal_event(self, kind: str, data: dict[str, Any]) -> None:
+        self._terminal(kind, obj(data.get("response")))
+
+    def _error_event(self, kind: str, data: dict[str, Any]) -> None:
+        del kind
+        raise ERRORS.from_event(data)
 
     def on_eof(self) -> None:
         """The body ended before a terminal response event: nothing to conclude (the kit reports
@@ -217,9 +256,6 @@ class OpenAIResponsesDecoder:
             if index is None:
                 return None
         return self._slots.get(index)
-
-    def _protocol(self, message: str) -> StreamFailure:
-        return StreamFailure(ErrorInfo.of("protocol", output_started=self._builder.output_started), message)
 
     def _unannounced(self, kind: str, data: dict[str, Any]) -> None:
         """Note a payload for an output item never added (reported at the terminal event)."""
@@ -240,7 +276,7 @@ class OpenAIResponsesDecoder:
             return
         kind, where = self._unplaced
         count = self._unplaced_count
-        raise self._protocol(
+        raise StreamFailure.protocol(
             f"{_VENDOR} sent {count} payload{'s' if count != 1 else ''} for an output item it never announced "
             f"with response.output_item.added (first: {kind} for {where}); that content cannot be placed"
         )
@@ -255,8 +291,8 @@ class OpenAIResponsesDecoder:
                 raise self._arguments_missing(slot, "completed the response")
 
     def _arguments_missing(self, slot: _Slot, when: str) -> StreamFailure:
-        return StreamFailure(
-            ErrorInfo.of("truncated", output_started=self._builder.output_started),
+        return StreamFailure.of(
+            "truncated",
             f"{_VENDOR} {when} before the arguments of function call {slot.name!r} (output item {slot.key}) arrived",
         )
 
@@ -267,7 +303,7 @@ class OpenAIResponsesDecoder:
             return value or ""
         if type(value) is dict:
             return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-        raise self._protocol(
+        raise StreamFailure.protocol(
             f"{_VENDOR} sent arguments for output item {index} that are neither a JSON string nor an object: "
             f"{type(value).__name__}"
         )
@@ -276,9 +312,9 @@ class OpenAIResponsesDecoder:
         index = data.get("output_index")
         item = obj(data.get("item"))
         if type(index) is not int or index < 0:
-            raise self._protocol(f"{_VENDOR} sent an output item without a valid output_index: {index!r}")
+            raise StreamFailure.protocol(f"{_VENDOR} sent an output item without a valid output_index: {index!r}")
         if index in self._slots:
-            raise self._protocol(f"{_VENDOR} added output item {index} twice")
+            raise StreamFailure.protocol(f"{_VENDOR} added output item {index} twice")
         self._open(index, item)
 
     def _open(self, index: int, item: dict[str, Any]) -> _Slot:
@@ -292,11 +328,7 @@ class OpenAIResponsesDecoder:
         if kind == _TEXT:
             builder.text_start(index)
         elif kind == _THINKING:
-            content = builder.message.content
-            opened = len(content)
             builder.thinking_start(index)
-            if len(content) > opened and isinstance(block := content[-1], ThinkingContent):
-                slot.block = block
         elif kind == _CALL:
             call_id = text(item.get("call_id"))
             tool_id = f"{call_id}|{item_id}" if call_id and item_id else call_id
@@ -321,7 +353,7 @@ class OpenAIResponsesDecoder:
         """A tool call's name; a call without one could never run the right tool: ``protocol``."""
         name = text(item.get("name"))
         if not name:
-            raise self._protocol(f"{_VENDOR} started a tool call without a name (output item {index})")
+            raise StreamFailure.protocol(f"{_VENDOR} started a tool call without a name (output item {index})")
         return name
 
     # -- deltas and final payloads ----------------------------------------------------------------
@@ -360,7 +392,7 @@ class OpenAIResponsesDecoder:
             else:
                 builder.thinking_delta(key, suffix)
         elif strict and final:
-            raise self._protocol(
+            raise StreamFailure.protocol(
                 f"{_VENDOR} ended output item {key} with {what} that contradicts what it streamed "
                 f"({len(streamed)} characters streamed, {len(final)} final)"
             )
@@ -377,7 +409,7 @@ class OpenAIResponsesDecoder:
             # Whitespace or key order differ, or an output_item.done echo after the authoritative
             # .done (LM Studio sends "{}" there): what streamed stands.
             return
-        raise self._protocol(
+        raise StreamFailure.protocol(
             f"{_VENDOR} ended the arguments of output item {key} with JSON that contradicts what it streamed"
         )
 
@@ -397,7 +429,9 @@ class OpenAIResponsesDecoder:
         if not final or final == streamed:
             return
         if not final.startswith(streamed):
-            raise self._protocol(f"{_VENDOR} ended the input of tool call {key} with text that contradicts its deltas")
+            raise StreamFailure.protocol(
+                f"{_VENDOR} ended the input of tool call {key} with text that contradicts its deltas"
+            )
         suffix = final[len(streamed) :]
         slot.streamed_input[:] = [final]
         self._builder.tool_call_delta(key, _escaped(suffix))
@@ -406,7 +440,7 @@ class OpenAIResponsesDecoder:
         index = data.get("output_index")
         item = obj(data.get("item"))
         if type(index) is not int or index < 0:
-            raise self._protocol(f"{_VENDOR} ended an output item without a valid output_index: {index!r}")
+            raise StreamFailure.protocol(f"{_VENDOR} ended an output item without a valid output_index: {index!r}")
         slot = self._slots.get(index)
         if slot is None:
             # Never added: a server that sends items whole. Start it here and end it at once.
@@ -463,8 +497,8 @@ class OpenAIResponsesDecoder:
         builder.block_end(index)
         encrypted = item.get("encrypted_content")
         item_id = text(item.get("id"))
-        if slot.block is not None and item_id and not (isinstance(encrypted, str) and encrypted):
-            self._pending_signatures[item_id] = (slot.block, item)
+        if item_id and not (isinstance(encrypted, str) and encrypted):
+            self._pending_signatures[item_id] = (index, item)
 
     # -- response lifecycle -----------------------------------------------------------------------
 
@@ -474,11 +508,10 @@ class OpenAIResponsesDecoder:
             return
         if self._response_id is None:
             self._response_id = response_id
-            self._builder.message.response_id = response_id
+            self._builder.response(id=response_id)
         elif kind == "response.created" and response_id != self._response_id:
-            raise StreamFailure(
-                ErrorInfo.of("truncated", output_started=self._builder.output_started),
-                f"{_VENDOR} started response {response_id} before response {self._response_id} ended",
+            raise StreamFailure.of(
+                "truncated", f"{_VENDOR} started response {response_id} before response {self._response_id} ended"
             )
 
     def _terminal(self, kind: str, response: dict[str, Any]) -> None:
@@ -491,11 +524,13 @@ class OpenAIResponsesDecoder:
             error = extract_error(obj(response.get("error"))) or VendorError(
                 message=f"the response {status or 'failed'} without error details"
             )
-            raise ERRORS.from_event(error, output_started=builder.output_started)
+            raise ERRORS.from_event(error)
         tier = response.get("service_tier")
         if isinstance(tier, str) and tier:
-            builder.message.service_tier = tier
-            self._price_tier(tier)
+            builder.response(service_tier=tier)
+            multiplier = SERVICE_TIER_COST.get(tier)
+            if multiplier is not None:
+                builder.price_multiplier(multiplier)
         self._check_unplaced()
         if kind == "response.incomplete" or status == "incomplete":
             self._incomplete(obj(response.get("incomplete_details")).get("reason"))
@@ -509,18 +544,16 @@ class OpenAIResponsesDecoder:
         builder.finish()
 
     def _incomplete(self, reason: object) -> None:
-        raw = f"incomplete.{reason}" if isinstance(reason, str) and reason else "incomplete"
-        mapped: StopReason = "length" if reason == "max_output_tokens" else "error"
-        info: ErrorInfo | None = None
-        message: str | None = None
-        if mapped == "error":
-            if reason == "content_filter":
-                info = ErrorInfo.of("content_filter")
-            else:
-                # An unknown reason: the vendor's choice, not a fault a retry is known to fix.
-                info = ErrorInfo(kind="server", retryable=False)
-            message = f"{_VENDOR} response incomplete: {reason or 'no reason given'}"
-        self._builder.stop(raw, mapped, error=info, error_message=message)
+        told = reason if isinstance(reason, str) and reason else ""
+        mapping = INCOMPLETE_REASONS.map(
+            told, message=None if told else f"{_VENDOR} response incomplete: no reason given"
+        )
+        self._builder.stop(
+            f"incomplete.{told}" if told else "incomplete",
+            mapping.reason,
+            error=mapping.error,
+            error_message=mapping.message,
+        )
 
     def _usage(self, usage: dict[str, Any]) -> None:
         if not usage:
@@ -535,11 +568,9 @@ class OpenAIResponsesDecoder:
             cached = min(cached, total_input)
             written = min(written, total_input - cached)
         output = int_or_none(usage.get("output_tokens"))
+        # A breakdown of output: the builder keeps it within the output (also when a server sends it
+        # without output_tokens).
         reasoning = int_or_none(obj(usage.get("output_tokens_details")).get("reasoning_tokens"))
-        if reasoning is not None:
-            # A breakdown of output, never more (also when a server sends it without output_tokens).
-            ceiling = output if output is not None else self._builder.message.usage.output
-            reasoning = min(max(reasoning, 0), max(ceiling, 0))
         self._builder.usage(
             input=total_input - cached - written if total_input is not None else None,
             output=output,
@@ -547,17 +578,6 @@ class OpenAIResponsesDecoder:
             cache_write=written,
             reasoning=reasoning,
         )
-
-    def _price_tier(self, tier: str) -> None:
-        factor = SERVICE_TIER_COST.get(tier)
-        if factor is None:
-            return
-        cost = self._builder.message.usage.cost
-        cost.input *= factor
-        cost.output *= factor
-        cost.cache_read *= factor
-        cost.cache_write *= factor
-        cost.total = cost.input + cost.output + cost.cache_read + cost.cache_write
 
     def _backfill(self, output: list[Any]) -> None:
         """Give reasoning blocks whose item ended without ``encrypted_content`` the one in the final
@@ -570,8 +590,31 @@ class OpenAIResponsesDecoder:
             encrypted = item.get("encrypted_content")
             if pending is None or not isinstance(encrypted, str) or not encrypted:
                 continue
-            block, streamed_item = pending
-            block.thinking_signature = _compact({**streamed_item, "encrypted_content": encrypted})
+            key, streamed_item = pending
+            self._builder.late_signature(key, _compact({**streamed_item, "encrypted_content": encrypted}))
+
+    #: Event type → what applies it. Types not listed (``response.output_text.done``, annotations,
+    #: built-in tool progress …) carry nothing the message holds: what ends an item is its
+    #: ``output_item.done``.
+    _handlers: ClassVar[dict[str, _Handler]] = {
+        "response.output_text.delta": _text_delta,
+        "response.function_call_arguments.delta": _arguments_delta,
+        "response.reasoning_summary_text.delta": _summary_delta,
+        "response.reasoning_text.delta": _reasoning_text_delta,
+        "response.refusal.delta": _refusal_delta,
+        "response.output_item.added": _item_added_event,
+        "response.output_item.done": _item_done_event,
+        "response.function_call_arguments.done": _arguments_done,
+        "response.custom_tool_call_input.delta": _input_delta,
+        "response.custom_tool_call_input.done": _input_done,
+        "response.created": _lifecycle_event,
+        "response.in_progress": _lifecycle_event,
+        "response.queued": _lifecycle_event,
+        "response.completed": _terminal_event,
+        "response.incomplete": _terminal_event,
+        "response.failed": _terminal_event,
+        "error": _error_event,
+    }
 
 
 def _same_json(a: str, b: str) -> bool:

@@ -26,14 +26,15 @@ from pathlib import Path
 from typing import Any, Literal
 
 from conformance import Capabilities, Target
+from examples.ndjson_chat import ADAPTER as NDJSON_ADAPTER
 from examples.ndjson_chat.adapter import WIRE as NDJSON_WIRE
 from examples.ndjson_chat.adapter import ChatDecoder
-from examples.ndjson_chat.conformance import TARGET as NDJSON_TARGET
 from normalize import ErrorInfo, ErrorKind, MessageBuilder, Model, StopReason, StreamOptions
 from normalize.wire import Base64Field
 from streamfns.anthropic.decode import AnthropicDecoder
 from streamfns.kit import (
     AWS_EVENTSTREAM,
+    Decoder,
     Ending,
     ErrorSample,
     ErrorTable,
@@ -122,7 +123,7 @@ def stream_error(message: str) -> bytes:
 def _raise_exception(message: EventStreamMessage, builder: MessageBuilder) -> None:
     fields = obj(load_json(message.payload, VENDOR)) if message.payload else {}
     said = text(fields.get("message")) or message.error_message or ""
-    raise ERRORS.from_event(VendorError(type=message.name, message=said), output_started=builder.output_started)
+    raise ERRORS.from_event(VendorError(type=message.name, message=said))
 
 
 def build_request(model: Model, context: Any, options: StreamOptions) -> WireRequest:
@@ -152,7 +153,7 @@ async def sign(request: SigningRequest) -> Signature:
 Defect = Literal["done_at_marker", "eof_is_success", "skips_bad_chunks", "misreads_vendor_errors"]
 
 
-class ConverseDecoder:
+class ConverseDecoder(Decoder[EventStreamMessage]):
     """ConverseStream messages → builder calls; the stream is done at the ``metadata`` after ``messageStop``."""
 
     defect: Defect | None = None
@@ -204,7 +205,7 @@ class ConverseDecoder:
             self.builder.finish()
 
 
-class ClaudeInvokeDecoder:
+class ClaudeInvokeDecoder(Decoder[EventStreamMessage]):
     """Claude on Bedrock: each ``chunk`` message carries an Anthropic event in base64."""
 
     defect: Defect | None = None
@@ -321,11 +322,12 @@ class _NDJSONTwin(ChatDecoder):
 
 
 def ndjson_target(defect: Defect | None = None) -> Target:
-    """The NDJSON example, or its twin with ``defect``."""
+    """The NDJSON example as its declaration gives it to the harness, or its twin with ``defect``."""
+    target = Target.from_adapter(NDJSON_ADAPTER)
     if defect is None:
-        return NDJSON_TARGET
+        return target
     wire = dataclasses.replace(NDJSON_WIRE, decoder=_decoder(_NDJSONTwin, defect))
-    return dataclasses.replace(NDJSON_TARGET, stream_fn=wire.stream, name=f"ndjson-chat ({defect})")
+    return dataclasses.replace(target, stream_fn=wire.stream, name=f"ndjson-chat ({defect})")
 
 
 #: The declarations, as ``cassettes --adapter`` names them.

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from normalize import TextContent, ThinkingContent, ToolCall, validate_events
-from streamfns.google.decode import CONTENT_FILTER_REASONS, map_finish_reason
+from streamfns.google.decode import CONTENT_FILTER_REASONS, FINISH_REASONS
 from tests.google._google import calls, chunk, first_text, model, run_chunks, run_reads, sse, usage
 
 SIG_A = "c2lnbmF0dXJlLWE="
@@ -317,7 +317,7 @@ async def test_a_malformed_function_call_quotes_the_finish_message() -> None:
     assert result.error_info is not None
     assert result.error_info.kind == "protocol"
     assert "Malformed function call: f(x=)" in (result.error_message or "")
-    assert map_finish_reason("SAFETY", "")[1] is not None
+    assert FINISH_REASONS.map("SAFETY").error is not None
 
 
 async def test_an_error_finish_is_never_overridden_by_a_later_stop() -> None:

@@ -25,6 +25,7 @@ from normalize import (
 )
 from streamfns.kit import (
     ApiKey,
+    Decoder,
     ErrorTable,
     ServerSentEvent,
     WireApi,
@@ -63,7 +64,7 @@ def build_request(model: Model, context: Context, options: StreamOptions) -> Wir
 ERRORS = ErrorTable(vendor="Echo", kinds={"overloaded": "overloaded", "bad_key": "auth"}, overflow=("too long",))
 
 
-class EchoDecoder:
+class EchoDecoder(Decoder[ServerSentEvent]):
     def __init__(self, builder: MessageBuilder, model: Model) -> None:
         self.builder = builder
 
@@ -87,7 +88,7 @@ class EchoDecoder:
             reason = text(data.get("reason"))
             builder.stop(reason, _STOPS.get(reason, "error"))
         elif kind == "error":
-            raise ERRORS.from_event(data, output_started=builder.output_started)
+            raise ERRORS.from_event(data)
         elif kind == "boom":
             raise ZeroDivisionError(obj(data).get("why"))
 

@@ -23,13 +23,13 @@ from normalize import (
     ToolCallStartEvent,
     validate_events,
 )
-from streamfns.kit import ServerSentEvent, SSEDecoder, StreamFailure, load_event, text
+from streamfns.kit import Decoder, ServerSentEvent, SSEDecoder, StreamFailure, load_event, text
 from tests.kit._fake import WIRE, options, reply, run, sse
 
 # ---------------------------------------------------------------------------- decoders per attempt
 
 
-class _Recording:
+class _Recording(Decoder[ServerSentEvent]):
     """A decoder that counts instances, reads, and the events each batch held when it ended."""
 
     made: ClassVar[list[_Recording]] = []

@@ -97,8 +97,8 @@ def test_retry_after_comes_from_headers_then_from_the_body() -> None:
     assert TABLE.from_body(429, httpx.Headers({"retry-after-ms": "250"}), body).info.retry_after_s == 0.25
     assert TABLE.from_body(429, httpx.Headers({"retry-after": "3"}), body).info.retry_after_s == 3
     assert TABLE.from_body(429, httpx.Headers(), body).info.retry_after_s == 1.5
-    event = TABLE.from_event({"error": {"type": "overloaded", "message": "retry in 350ms"}}, output_started=True)
-    assert (event.info.kind, event.info.retry_after_s, event.info.output_started) == ("overloaded", 0.35, True)
+    event = TABLE.from_event({"error": {"type": "overloaded", "message": "retry in 350ms"}})
+    assert (event.info.kind, event.info.retry_after_s) == ("overloaded", 0.35)
 
 
 def test_retry_hints_and_retry_after_values() -> None:
@@ -124,7 +124,7 @@ def test_a_redirect_is_a_config_error_naming_the_location() -> None:
 
 
 def test_an_event_error_of_unknown_shape_is_a_server_error() -> None:
-    failure = TABLE.from_event({"weird": True}, output_started=False)
+    failure = TABLE.from_event({"weird": True})
     assert failure.info.kind == "server"
     assert failure.message == "Vendor stream error (unknown): no message"
 
@@ -138,5 +138,5 @@ def test_final_codes_are_never_retryable_whatever_the_status() -> None:
     assert (failure.info.kind, failure.info.retryable, failure.info.retry_after_s) == ("rate_limit", False, 1.0)
     throttled = _body({"error": {"type": "requests", "code": "rate_limit_exceeded", "message": "slow down"}})
     assert table.from_body(429, httpx.Headers(), throttled).info.retryable
-    in_stream = table.from_event({"error": {"code": "insufficient_quota", "message": "no quota"}}, output_started=False)
+    in_stream = table.from_event({"error": {"code": "insufficient_quota", "message": "no quota"}})
     assert (in_stream.info.kind, in_stream.info.retryable) == ("rate_limit", False)

@@ -1,0 +1,96 @@
+"""The builder verbs a decoder uses instead of editing ``builder.message``: ``response``, ``late_signature``,
+``price_multiplier``, and the usage contract the builder keeps (reasoning within output)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from normalize import MessageBuilder, Model, ModelCost, TextContent, ThinkingContent, validate_events
+
+MODEL = Model(id="m", api="x", provider="p", cost=ModelCost(input=2.0, output=10.0, cache_read=0.5, cache_write=4.0))
+
+
+def test_response_records_each_given_value_and_leaves_the_others() -> None:
+    builder = MessageBuilder(MODEL)
+    builder.response(id="resp_1")
+    builder.response(model="m-2026-01-01", service_tier="flex")
+    builder.response(id="", model=None)  # empty or missing: nothing changes
+    message = builder.message
+    assert (message.response_id, message.response_model, message.service_tier) == ("resp_1", "m-2026-01-01", "flex")
+    assert builder.response_id == "resp_1"
+    assert builder.events == []  # it emits nothing
+
+
+def test_a_retry_forgets_the_response_values_and_the_multiplier() -> None:
+    builder = MessageBuilder(MODEL)
+    builder.response(id="resp_1", service_tier="priority")
+    builder.price_multiplier(2.0)
+    assert builder.reset_for_retry()
+    builder.usage(input=1_000_000)
+    assert builder.response_id is None
+    assert builder.message.service_tier is None
+    assert builder.message.usage.cost.input == 2.0  # standard price again
+
+
+def test_late_signature_reaches_a_block_that_already_ended() -> None:
+    builder = MessageBuilder(MODEL)
+    builder.thinking_start("r", "plan")
+    builder.block_end("r")
+    builder.text_start("t", "answer")
+    builder.late_signature("r", '{"encrypted_content":"abc"}')
+    builder.late_signature("nobody", "ignored")
+    builder.stop("completed", "stop")
+    builder.finish()
+    events = builder.drain()
+    assert validate_events(events) == []
+    thinking = builder.message.content[0]
+    assert isinstance(thinking, ThinkingContent)
+    assert thinking.thinking_signature == '{"encrypted_content":"abc"}'
+    assert builder.message.content[1].type == "text"
+
+
+def test_late_signature_on_an_open_block_is_a_block_signature_and_after_the_end_nothing() -> None:
+    builder = MessageBuilder(MODEL)
+    builder.text_start("t", "hi")
+    builder.late_signature("t", "sig-open")
+    builder.block_end("t")
+    builder.stop("end", "stop")
+    builder.finish()
+    builder.late_signature("t", "sig-after-terminal")
+    text = builder.message.content[0]
+    assert isinstance(text, TextContent)
+    assert text.text_signature == "sig-open"
+
+
+def test_price_multiplier_scales_every_cost_and_never_compounds() -> None:
+    builder = MessageBuilder(MODEL)
+    builder.usage(input=1_000_000, output=1_000_000, cache_read=1_000_000, cache_write=1_000_000)
+    standard = builder.message.usage.cost.total
+    assert standard == 2.0 + 10.0 + 0.5 + 4.0
+    builder.price_multiplier(0.5)
+    builder.price_multiplier(0.5)  # replaces, does not multiply again
+    cost = builder.message.usage.cost
+    assert (cost.input, cost.output, cost.cache_read, cost.cache_write, cost.total) == (1.0, 5.0, 0.25, 2.0, 8.25)
+    builder.usage(output=2_000_000)  # a later usage step is priced at the tier too
+    assert builder.message.usage.cost.output == 10.0
+    assert builder.message.usage.cost.total == 1.0 + 10.0 + 0.25 + 2.0
+
+
+@pytest.mark.parametrize("bad", [-1.0, math.nan, math.inf])
+def test_a_price_multiplier_that_is_not_a_price_is_a_decoder_bug(bad: float) -> None:
+    builder = MessageBuilder(MODEL)
+    with pytest.raises(ValueError, match="price multiplier"):
+        builder.price_multiplier(bad)
+
+
+def test_reasoning_never_exceeds_output_whichever_step_said_it() -> None:
+    builder = MessageBuilder(MODEL)
+    builder.usage(output=50, reasoning=80)  # a broken server: more reasoning than output
+    assert (builder.message.usage.output, builder.message.usage.reasoning) == (50, 50)
+    builder.usage(output=100, reasoning=40)
+    builder.usage(output=30)  # a later chunk lowers the output without restating the reasoning
+    assert (builder.message.usage.output, builder.message.usage.reasoning) == (30, 30)
+    builder.usage(output=60)
+    assert builder.message.usage.reasoning == 30  # never raised back: only lowered to fit
