@@ -7,13 +7,15 @@ STAMP  := $(VENV)/.installed-stamp
 
 .PHONY: demo test lint typecheck unit bench reliability docs clean
 
-# The editable install uses setuptools' compat mode: the repository itself goes on sys.path through a
-# .pth file, so type checkers and tools outside the repository see plain files, and a directory that
-# happens to be named like a package (a clone called "streamfns") cannot shadow the real one.
+# The editable install puts the repository itself on sys.path through a .pth file (pyproject.toml
+# declares the repository as the import root, which makes that setuptools' default; no transitional
+# `editable_mode=compat` is needed), so type checkers and tools outside the repository see plain
+# files, and a directory that happens to be named like a package (a clone called "streamfns") cannot
+# shadow the real one.
 $(STAMP): pyproject.toml Makefile
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test,dev]' --config-settings editable_mode=compat
+	$(PY) -m pip install --quiet -e '.[test,dev]'
 	touch $(STAMP)
 
 demo: $(STAMP)
@@ -44,7 +46,7 @@ reliability: $(STAMP)
 DOCS_STAMP := $(VENV)/.docs-stamp
 
 $(DOCS_STAMP): $(STAMP)
-	$(PY) -m pip install --quiet -e '.[test,dev,docs]' --config-settings editable_mode=compat
+	$(PY) -m pip install --quiet -e '.[test,dev,docs]'
 	touch $(DOCS_STAMP)
 
 docs: $(DOCS_STAMP)

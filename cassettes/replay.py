@@ -160,6 +160,10 @@ class _SyncBody(httpx.SyncByteStream):
         self._player.done = True
 
 
+class _EitherBody(_AsyncBody, _SyncBody):
+    """A body read by an async or a sync client alike (`ReplayTransport.respond` does not know which)."""
+
+
 class ReplayTransport(httpx.AsyncBaseTransport, httpx.BaseTransport):
     """Serves requests from a `Cassette` (see the module docstring for the promises).
 
@@ -313,6 +317,24 @@ class ReplayTransport(httpx.AsyncBaseTransport, httpx.BaseTransport):
         if wait:
             time.sleep(wait)
         return self._response(index, request, _SyncBody(player))
+
+    def respond(self, request: httpx.Request) -> httpx.Response:
+        """The recorded response to `request`, returned at once, for a caller that is not this
+        transport's client: a respx route's side effect (see `cassettes.respx_mount`), which may
+        serve an async or a sync client. The request's body must have been read (respx reads it).
+
+        Matching, `misses` and `played` are as for a request this transport handles; the fallback
+        is not used (a miss raises `RequestNotRecorded`). The body keeps the recorded chunks and
+        their timing, in either kind of client; the recorded delay before the response head is
+        waited before the first chunk instead (the head itself comes at once).
+        """
+        start = time.monotonic()
+        sent = capture_request(request, self._scrub)
+        index = self._select(sent)
+        if index is None:
+            raise self._miss(sent)
+        player = _Player(self.cassette.interactions[index], request, self._factor, start)
+        return self._response(index, request, _EitherBody(player))
 
     async def aclose(self) -> None:
         if self._fallback is not None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
+import sysconfig
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -64,3 +66,27 @@ def test_a_type_checker_outside_the_repository_resolves_every_package(tmp_path: 
     )
     assert done.returncode == 0, done.stdout
     assert "0 errors" in done.stdout
+
+
+def test_the_development_install_needs_no_transitional_setuptools_mode() -> None:
+    # setuptools' `editable_mode=compat` warns on every install that it is going away. Declaring the
+    # repository as the import root makes its default (lenient) mode write the same plain .pth file
+    # (src-layout rule: a declared root with every package right under it), instead of an import
+    # hook that static tools can not follow and that an empty directory named like a package shadows.
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    assert config["tool"]["setuptools"]["package-dir"] == {"": "."}
+    found = config["tool"]["setuptools"]["packages"]["find"]["include"]
+    assert all((ROOT / pattern.rstrip("*")).is_dir() for pattern in found), "every package sits at the root"
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    installs = [line.strip() for line in makefile.splitlines() if "pip install" in line and " -e " in line]
+    assert len(installs) == 2
+    assert all("editable_mode" not in line and "--config-settings" not in line for line in installs), installs
+
+
+def test_this_environment_has_the_repository_on_its_path_through_a_plain_pth_file() -> None:
+    site = Path(sysconfig.get_paths()["purelib"])
+    editable = sorted(site.glob("__editable__*streamfns*.pth"))
+    if not editable:
+        pytest.skip("not a development install (make demo / make test create one)")
+    (pth,) = editable
+    assert pth.read_text(encoding="utf-8").split() == [str(ROOT)]
