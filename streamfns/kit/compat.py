@@ -1,9 +1,10 @@
 """Typed per-model quirk flags: ``Model.compat`` read once into an adapter's own frozen dataclass.
 
 An adapter declares its flags as a frozen dataclass with defaults; :func:`parse_compat` validates a
-model's ``compat`` mapping against it. A key the dataclass does not name, or a value of the wrong
-type, is a configuration mistake and raises :class:`CompatError` (the kit turns it into a ``config``
-error before anything is sent) — a mistyped flag must not be silently ignored.
+model's ``compat`` mapping against it, each value by pydantic in strict mode (no coercion). A key
+the dataclass does not name, or a value of the wrong type, is a configuration mistake and raises
+:class:`CompatError` (the kit turns it into a ``config`` error before anything is sent) — a mistyped
+flag must not be silently ignored.
 """
 
 from __future__ import annotations
@@ -14,39 +15,32 @@ import typing
 from collections.abc import Mapping
 from typing import Any, TypeVar, cast
 
+from pydantic import ConfigDict, TypeAdapter, ValidationError
+
 __all__ = ["CompatError", "parse_compat"]
 
 T = TypeVar("T")
+
+#: Strict: no coercion (``"yes"`` is not a bool, ``True`` is not an int, ``1.5`` is not an int).
+_STRICT = ConfigDict(strict=True)
+_VALIDATORS: dict[type[Any], dict[str, tuple[Any, TypeAdapter[Any]]]] = {}
 
 
 class CompatError(ValueError):
     """``Model.compat`` names an unknown flag or gives one a value of the wrong type."""
 
 
-def _accepts(annotation: Any, value: object) -> bool:
-    """Whether ``value`` fits ``annotation`` (plain types, ``X | None``, ``Literal``, tuples, dicts)."""
-    if annotation is Any:
-        return True
-    origin = typing.get_origin(annotation)
-    if origin is typing.Literal:
-        return value in typing.get_args(annotation)
-    if origin in (typing.Union, types.UnionType):
-        return any(_accepts(arg, value) for arg in typing.get_args(annotation))
-    if origin is tuple:
-        args = typing.get_args(annotation)
-        return isinstance(value, list | tuple) and all(
-            _accepts(args[0], item)
-            for item in cast("list[Any]", value)  # pyright: ignore[reportUnknownArgumentType]
-        )
-    if origin is dict:
-        return isinstance(value, dict)
-    if annotation is type(None):
-        return value is None
-    if annotation is float:
-        return isinstance(value, int | float) and not isinstance(value, bool)
-    if annotation is int:
-        return isinstance(value, int) and not isinstance(value, bool)
-    return isinstance(value, annotation)
+def _validators(cls: type[Any]) -> dict[str, tuple[Any, TypeAdapter[Any]]]:
+    """Each field of ``cls``: its annotation and a strict pydantic validator for it (built once per class)."""
+    known = _VALIDATORS.get(cls)
+    if known is None:
+        hints = typing.get_type_hints(cls)
+        known = {
+            field.name: (hints[field.name], TypeAdapter(hints[field.name], config=_STRICT))
+            for field in dataclasses.fields(cls)
+        }
+        _VALIDATORS[cls] = known
+    return known
 
 
 def parse_compat(cls: type[T], raw: Mapping[str, Any] | None, *, defaults: T | None = None) -> T:
@@ -57,8 +51,7 @@ def parse_compat(cls: type[T], raw: Mapping[str, Any] | None, *, defaults: T | N
     """
     if raw is not None and not isinstance(raw, Mapping):  # pyright: ignore[reportUnnecessaryIsInstance]
         raise CompatError(f"Model.compat must be a mapping, not {type(raw).__name__}")
-    fields = {field.name: field for field in dataclasses.fields(cast("Any", cls))}
-    hints = typing.get_type_hints(cls)
+    fields = _validators(cls)
     values = dict(raw or {})
     unknown = sorted(str(key) for key in values if key not in fields)
     if unknown:
@@ -67,13 +60,13 @@ def parse_compat(cls: type[T], raw: Mapping[str, Any] | None, *, defaults: T | N
             f"for {cls.__name__} (known: {', '.join(sorted(fields))})"
         )
     for key, value in values.items():
-        annotation = hints[key]
-        if not _accepts(annotation, value):
-            raise CompatError(f"Model.compat[{key!r}] must be {_describe(annotation)}, got {value!r}")
-        if typing.get_origin(annotation) is tuple or (
-            typing.get_origin(annotation) in (typing.Union, types.UnionType) and isinstance(value, list)
-        ):
-            values[key] = tuple(cast("list[Any]", value))
+        annotation, validator = fields[key]
+        # JSON has no tuples: a list given for a tuple field is read as one (the flags are frozen).
+        given = tuple(cast("list[Any]", value)) if isinstance(value, list) else value
+        try:
+            values[key] = validator.validate_python(given)
+        except ValidationError:
+            raise CompatError(f"Model.compat[{key!r}] must be {_describe(annotation)}, got {value!r}") from None
     base = defaults if defaults is not None else cls()
     return cast("T", dataclasses.replace(cast("Any", base), **values))
 
