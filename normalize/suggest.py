@@ -12,8 +12,10 @@ from collections.abc import Iterable
 __all__ = ["close_names", "did_you_mean"]
 
 #: How alike a known name must be to be offered (difflib's ratio): "claude-sonet-4-5" finds
-#: "claude-sonnet-4-5", "gpt" does not find every model of a provider.
-CUTOFF = 0.5
+#: "claude-sonnet-4-5" (0.97) and "opnai" finds "openai" (0.91), but "nope" does not find "openai"
+#: (0.6) nor "claude-sonet-4-5" "claude-haiku-4-5" (0.69): a far guess reads as nonsense, where the
+#: list of every known name helps.
+CUTOFF = 0.7
 
 
 def close_names(name: str, known: Iterable[str], *, limit: int = 5) -> list[str]:

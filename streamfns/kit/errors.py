@@ -239,9 +239,14 @@ class ErrorTable:
 
     def from_event(self, error: VendorError | object) -> StreamFailure:
         """The failure for an error the vendor sent inside a 200 stream: ``error`` is a
-        :class:`VendorError` or the event's parsed body (read with ``extract``). The kind is
-        ``server`` when nothing tells it. (Whether output had started is set when the stream ends.)"""
-        if not isinstance(error, VendorError):
+        :class:`VendorError`, the event's parsed body (read with ``extract``), or a string — the
+        vendor's error given as plain text, which is then the message. The kind is ``server`` when
+        nothing tells it. The message names the vendor's error type or code in parentheses when there
+        is one, ``(unknown)`` only when the vendor said nothing at all. (Whether output had started is
+        set when the stream ends.)"""
+        if isinstance(error, str):
+            error = VendorError(message=error)
+        elif not isinstance(error, VendorError):
             error = self.extract(error) or VendorError()
         kind = self.kind_for(error) or "server"
         text = error.message.strip() or "no message"
@@ -249,4 +254,7 @@ class ErrorTable:
         info = ErrorInfo.of(kind, code=error.code or error.type, retry_after_s=retry_after)
         if self._is_final(error):
             info.retryable = False
-        return StreamFailure(info, f"{self.vendor} stream error ({error.type or error.code or 'unknown'}): {text}")
+        # A vendor that sends only a message (`{"error": "Overloaded"}`) has no type to show: "(unknown)"
+        # would read as if something were missing from what it said.
+        label = error.type or error.code or (None if error.message.strip() else "unknown")
+        return StreamFailure(info, f"{self.vendor} stream error{f' ({label})' if label else ''}: {text}")

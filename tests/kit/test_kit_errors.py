@@ -129,6 +129,16 @@ def test_an_event_error_of_unknown_shape_is_a_server_error() -> None:
     assert failure.message == "Vendor stream error (unknown): no message"
 
 
+def test_a_string_shaped_event_error_is_the_message() -> None:
+    bare = TABLE.from_event("Overloaded: please try again in 2s")
+    assert bare.message == "Vendor stream error: Overloaded: please try again in 2s"
+    assert (bare.info.kind, bare.info.code, bare.info.retry_after_s) == ("server", None, 2.0)
+    wrapped = TABLE.from_event({"error": "  model is loading  "})
+    assert wrapped.message == "Vendor stream error: model is loading"
+    typed = TABLE.from_event({"error": {"type": "overloaded", "message": "busy"}})
+    assert typed.message == "Vendor stream error (overloaded): busy"
+
+
 def test_final_codes_are_never_retryable_whatever_the_status() -> None:
     table = ErrorTable(
         vendor="Vendor", kinds={"insufficient_quota": "rate_limit"}, final=frozenset({"insufficient_quota"})
