@@ -48,6 +48,8 @@ import json
 from collections.abc import Callable
 from typing import Any, ClassVar, Final
 
+import jiter
+
 from normalize import ErrorInfo, MessageBuilder, Model
 from streamfns.kit import (
     Decoder,
@@ -92,6 +94,7 @@ _KINDS: Final[dict[str, int]] = {
 _INPUT_OPEN: Final = '{"input":"'
 _INPUT_CLOSE: Final = '"}'
 _PART_SEPARATOR: Final = "\n\n"
+_from_json = jiter.from_json  # bound once: looked up per event otherwise
 _Handler = Callable[["OpenAIResponsesDecoder", str, dict[str, Any]], None]
 
 
@@ -160,11 +163,13 @@ class OpenAIResponsesDecoder(Decoder[ServerSentEvent]):
         """Apply one server-sent event; raises :class:`StreamFailure` for vendor errors."""
         raw = sse.data
         try:
-            data = load_event(raw, _VENDOR)
-        except StreamFailure:
+            data: Any = _from_json(raw)
+        except ValueError:
+            data = None
+        if data.__class__ is not dict:  # not plain JSON of an object: repaired, [DONE], or an error
             if raw.strip() == b"[DONE]":
                 return  # a proxy's end marker: not a terminal response event (EOF decides)
-            raise
+            data = load_event(raw, _VENDOR)
         kind = data.get("type")
         if type(kind) is not str:
             kind = sse.event
