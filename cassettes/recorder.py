@@ -26,8 +26,7 @@ Promises:
   (about 1 KB) of bytes, and at the body's end.
 * The header names the wire api of the adapter that made the first request (the kit tags every
   request with it: ``normalize.wire.tags``), unless the writer was given one; credentials the adapter
-  tagged the request with (a signer's secrets) are refused like those its headers carry; the headers
-  its wire profile lists (`WireProfile.recorded_headers`) are kept beside the generic ones.
+  tagged the request with (a signer's secrets) are refused like those its headers carry.
 * Bodies are recorded decoded: `accept-encoding: identity` is sent, and a gzip/deflate body
   sent anyway is decompressed for the record (the caller still gets the bytes the server sent).
 """
@@ -63,7 +62,6 @@ from cassettes.format import (
 from cassettes.model import Cassette, Chunk, End, EndKind, Headers, JSONValue, RecordedRequest, RecordedResponse
 from cassettes.scrub import DEFAULT_SCRUB, ScrubPolicy, capture_request, request_credentials, response_headers
 from cassettes.secret_scan import BodyScanner, SecretSet, scan_bytes, scan_decoded, scan_lines
-from normalize.wire import profile_for
 from normalize.wire.tags import API_EXTENSION, SECRETS_EXTENSION
 
 __all__ = ["CassetteWriter", "RecordingTransport"]
@@ -403,12 +401,6 @@ def _tagged_secrets(request: httpx.Request) -> list[tuple[str, str]]:
     return [("request credential (signing secret)", value) for value in tagged if isinstance(value, str) and value]  # pyright: ignore[reportUnknownVariableType]
 
 
-def _with_profile_headers(policy: ScrubPolicy, api: object) -> ScrubPolicy:
-    """`policy` keeping the headers the wire profile of the adapter that tagged the request names."""
-    profile = profile_for(api) if isinstance(api, str) else None
-    return policy.with_headers(profile.recorded_headers) if profile is not None else policy
-
-
 class RecordingTransport(httpx.AsyncBaseTransport):
     """Sends requests through `wrapped` (a real transport) and records them with `writer`.
 
@@ -438,16 +430,15 @@ class RecordingTransport(httpx.AsyncBaseTransport):
         if self._identity:
             request.headers["accept-encoding"] = "identity"
         await request.aread()
+        recorded = capture_request(request, self._scrub)
+        credentials = [*request_credentials(request, self._scrub), *_tagged_secrets(request)]
         api = request.extensions.get(API_EXTENSION)
-        scrub = _with_profile_headers(self._scrub, api)
-        recorded = capture_request(request, scrub)
-        credentials = [*request_credentials(request, scrub), *_tagged_secrets(request)]
         start = time.monotonic()
         response = await self._wrapped.handle_async_request(request)
         try:
             # Fails before anything is written when the body could not be decoded for the record.
             decoders = _decoders(response.headers.get("content-encoding"))
-            headers = response_headers(response.headers, scrub)
+            headers = response_headers(response.headers, self._scrub)
             index = self.writer.begin(
                 recorded,
                 response.status_code,

@@ -21,10 +21,10 @@ from normalize import (
     validate_events,
 )
 from normalize.wire.sse import SSEDecoder
-from tests.anthropic._anthropic import error_names, replay, stream_names
+from tests.adapters import ANTHROPIC
 
-STREAMS = stream_names()
-ERRORS = error_names()
+STREAMS = ANTHROPIC.stream_names()
+ERRORS = ANTHROPIC.error_names()
 
 #: Recordings whose vendor stop or shape ends the normalized stream in an error, and why.
 EXPECTED_ERRORS = {
@@ -83,7 +83,7 @@ def comparable_blocks(message: AssistantMessage) -> list[dict[str, Any]]:
 @pytest.mark.parametrize("name", STREAMS)
 async def test_every_recording_obeys_the_grammar_and_agrees_with_the_sdk(name: str) -> None:
     cassette = library.load(name)
-    events, result = await replay(cassette)
+    events, result = await ANTHROPIC.replay(cassette)
     assert validate_events(events) == [], name
     expected_error = EXPECTED_ERRORS.get(name)
     if expected_error is not None:
@@ -111,7 +111,7 @@ async def test_every_recording_obeys_the_grammar_and_agrees_with_the_sdk(name: s
 async def test_error_bodies_map_to_kinds_and_keep_the_vendor_message(name: str) -> None:
     cassette = library.load(name)
     response = cassette.interactions[0].response
-    _, result = await replay(cassette)
+    _, result = await ANTHROPIC.replay(cassette)
     assert result.stop_reason == "error"
     info = result.error_info
     assert info is not None
@@ -147,8 +147,8 @@ REPRESENTATIVE = [
 @pytest.mark.parametrize("strategy", [1, "random", "split_crlf", "split_utf8", 7])
 async def test_any_rechunking_gives_identical_events(name: str, strategy: int | str) -> None:
     cassette = library.load(name)
-    baseline, _ = await replay(cassette)
-    mutated, _ = await replay(rechunk(cassette, strategy, seed=11))  # pyright: ignore[reportArgumentType]
+    baseline, _ = await ANTHROPIC.replay(cassette)
+    mutated, _ = await ANTHROPIC.replay(rechunk(cassette, strategy, seed=11))  # pyright: ignore[reportArgumentType]
     base = normalized(baseline)
     # The terminal message carries a timestamp taken at request time; everything else must match.
     for events in (base, normalized(mutated)):
@@ -165,7 +165,7 @@ async def test_truncation_anywhere_is_a_truncated_error_never_done(name: str) ->
     rng = random.Random(name)
     cut_points = sorted({rng.randrange(1, len(body)) for _ in range(12)})
     for cut in cut_points:
-        events, result = await replay(truncate(cassette, after_bytes=cut, end="eof"))
+        events, result = await ANTHROPIC.replay(truncate(cassette, after_bytes=cut, end="eof"))
         assert events[-1].type == "error", f"cut at byte {cut} of {len(body)}"
         assert validate_events(events) == []
         info = result.error_info
@@ -173,7 +173,7 @@ async def test_truncation_anywhere_is_a_truncated_error_never_done(name: str) ->
         assert info.kind in ("truncated", "protocol"), (cut, info.kind)
         if info.kind == "truncated":
             assert info.retryable
-        full = "".join(b.text for b in (await replay(cassette))[1].content if isinstance(b, TextContent))
+        full = "".join(b.text for b in (await ANTHROPIC.replay(cassette))[1].content if isinstance(b, TextContent))
         partial = "".join(b.text for b in result.content if isinstance(b, TextContent))
         assert full.startswith(partial), "partial text is a prefix of the full text"
 
@@ -182,7 +182,7 @@ async def test_truncation_anywhere_is_a_truncated_error_never_done(name: str) ->
 async def test_truncation_with_a_reset_is_a_network_error_with_partial_content(name: str) -> None:
     cassette = library.load(name)
     chunks = len(cassette.interactions[0].response.chunks)
-    events, result = await replay(truncate(cassette, after_chunks=chunks // 2, end="reset"))
+    events, result = await ANTHROPIC.replay(truncate(cassette, after_chunks=chunks // 2, end="reset"))
     assert validate_events(events) == []
     assert result.error_info is not None
     assert result.error_info.kind == "network"
@@ -191,7 +191,7 @@ async def test_truncation_with_a_reset_is_a_network_error_with_partial_content(n
 
 @pytest.mark.parametrize("name", ["llma__text_haiku45", "llma__parallel_tool_use_x2_haiku45"])
 async def test_dropped_message_stop_is_an_error(name: str) -> None:
-    events, result = await replay(drop_terminal(library.load(name), api="anthropic-messages"))
+    events, result = await ANTHROPIC.replay(drop_terminal(library.load(name), api="anthropic-messages"))
     assert events[-1].type == "error"
     assert result.error_info is not None
     assert result.error_info.kind == "truncated"
@@ -200,7 +200,7 @@ async def test_dropped_message_stop_is_an_error(name: str) -> None:
 
 async def test_corrupt_json_is_a_protocol_error() -> None:
     cassette = library.load("llma__parallel_tool_use_x2_haiku45")
-    events, result = await replay(corrupt_json(cassette, index=3))
+    events, result = await ANTHROPIC.replay(corrupt_json(cassette, index=3))
     assert events[-1].type == "error"
     assert result.error_info is not None
     assert result.error_info.kind == "protocol"
@@ -208,7 +208,7 @@ async def test_corrupt_json_is_a_protocol_error() -> None:
 
 
 async def test_tool_input_split_into_fragments_is_parsed_strictly_once_complete() -> None:
-    _, result = await replay(library.load("llma__parallel_tool_use_x2_haiku45"))
+    _, result = await ANTHROPIC.replay(library.load("llma__parallel_tool_use_x2_haiku45"))
     calls = [block for block in result.content if isinstance(block, ToolCall)]
     assert len(calls) == 2
     assert result.stop_reason == "toolUse"
@@ -216,7 +216,7 @@ async def test_tool_input_split_into_fragments_is_parsed_strictly_once_complete(
 
 
 async def test_max_tokens_in_the_middle_of_tool_json_stays_length() -> None:
-    events, result = await replay(library.load("antsdk__max_tokens_mid_tool_json_sonnet37"))
+    events, result = await ANTHROPIC.replay(library.load("antsdk__max_tokens_mid_tool_json_sonnet37"))
     assert result.stop_reason == "length"
     assert events[-1].type == "done"
     assert validate_events(events) == []

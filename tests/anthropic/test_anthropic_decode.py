@@ -22,7 +22,7 @@ from normalize import (
 from streamfns.anthropic import AnthropicDecoder, stream_anthropic
 from streamfns.anthropic.decode import REDACTED_PLACEHOLDER
 from streamfns.kit import ServerSentEvent, StreamFailure
-from tests.anthropic._anthropic import CONTEXT, model, scripted
+from tests.adapters import ANTHROPIC, CONTEXT
 
 
 def sse(data: dict[str, Any] | str, event: str | None = None) -> ServerSentEvent:
@@ -213,9 +213,11 @@ def test_error_event_maps_the_vendor_type() -> None:
 
 def test_finishing_at_message_stop_does_not_wait_for_the_server_to_close() -> None:
     async def scenario() -> None:
-        async with LoopbackServer(scripted("llma__text_haiku45", end="stall")) as server:
+        async with LoopbackServer(ANTHROPIC.scripted("llma__text_haiku45", end="stall")) as server:
             started = time.perf_counter()
-            stream = stream_anthropic(model(server.base_url), CONTEXT, StreamOptions(api_key="k", timeout=30))
+            stream = stream_anthropic(
+                ANTHROPIC.model(base_url=server.base_url), CONTEXT, StreamOptions(api_key="k", timeout=30)
+            )
             events = [event async for event in stream]
             assert isinstance(events[-1], DoneEvent)
             assert time.perf_counter() - started < 2, "done came at message_stop, not at the idle timeout"

@@ -19,14 +19,14 @@ from normalize import (
 )
 from streamfns.anthropic import build_request
 from streamfns.catalog import get_model
-from tests.anthropic._anthropic import model, replay, stream_names
+from tests.adapters import ANTHROPIC
 
-STREAMS = stream_names()
+STREAMS = ANTHROPIC.stream_names()
 
 
 @pytest.mark.parametrize("name", STREAMS)
 async def test_each_recorded_reply_replays_into_the_next_request(name: str) -> None:
-    _, reply = await replay(library.load(name))
+    _, reply = await ANTHROPIC.replay(library.load(name))
     history: list[Message] = [UserMessage(content="first question"), reply]
     history.extend(
         ToolResultMessage(tool_call_id=block.id, tool_name=block.name, content=[TextContent(text="42")])
@@ -34,7 +34,7 @@ async def test_each_recorded_reply_replays_into_the_next_request(name: str) -> N
         if isinstance(block, ToolCall)
     )
     history.append(UserMessage(content="and then?"))
-    target = model()
+    target = ANTHROPIC.model()
     target.id = reply.model  # the same model: signatures and thinking must survive
     payload = build_request(target, Context(messages=history)).payload
     messages: list[dict[str, Any]] = payload["messages"]
@@ -60,7 +60,7 @@ async def test_each_recorded_reply_replays_into_the_next_request(name: str) -> N
 
 
 async def test_a_reply_replayed_to_another_model_sends_thinking_as_text() -> None:
-    _, reply = await replay(library.load("llma__thinking_then_tool_use_haiku45"))
+    _, reply = await ANTHROPIC.replay(library.load("llma__thinking_then_tool_use_haiku45"))
     tool = next(b for b in reply.content if isinstance(b, ToolCall))
     history: list[Message] = [
         UserMessage(content="q"),

@@ -26,10 +26,10 @@ from normalize import (
     event_to_json,
     validate_events,
 )
-from tests.google._google import API, body_of, error_names, replay, stream_names
+from tests.adapters import GOOGLE, response_of
 
-STREAMS = stream_names()
-ERRORS = error_names()
+STREAMS = GOOGLE.stream_names()
+ERRORS = GOOGLE.error_names()
 
 #: Recordings whose finish ends the normalized stream in an error, and its kind.
 EXPECTED_ERRORS = {"sk__safety_block_gemini10_HANDEDITED": "content_filter"}
@@ -51,8 +51,8 @@ def normalized_events(events: list[AssistantMessageEvent]) -> list[Any]:
 def test_the_library_holds_the_gemini_recordings_this_suite_is_about() -> None:
     assert len(STREAMS) == 22
     assert len(ERRORS) == 6
-    assert any(b"partialArgs" in body_of(name) for name in STREAMS)
-    assert all(b"\r\n\r\n" in body_of(name) for name in STREAMS if not name.endswith("_HANDEDITED"))
+    assert any(b"partialArgs" in response_of(name).body for name in STREAMS)
+    assert all(b"\r\n\r\n" in response_of(name).body for name in STREAMS if not name.endswith("_HANDEDITED"))
 
 
 # ------------------------------------------------------------------------------------ chunkings
@@ -61,7 +61,7 @@ def test_the_library_holds_the_gemini_recordings_this_suite_is_about() -> None:
 @pytest.mark.parametrize("name", STREAMS)
 async def test_every_recording_is_grammar_clean_and_identical_in_three_chunkings(name: str) -> None:
     cassette = library.load(name)
-    recorded, result = await replay(cassette)
+    recorded, result = await GOOGLE.replay(cassette)
     assert validate_events(recorded) == [], name
     expected = normalized_events(recorded)
     for variant in (
@@ -69,7 +69,7 @@ async def test_every_recording_is_grammar_clean_and_identical_in_three_chunkings
         rechunk(cassette, "split_crlf"),
         rechunk(cassette, "random", seed=7, max_size=9),
     ):
-        events, again = await replay(variant)
+        events, again = await GOOGLE.replay(variant)
         assert validate_events(events) == []
         assert normalized_events(events) == expected, name
         assert again.to_json() | {"timestamp": 0} == result.to_json() | {"timestamp": 0}
@@ -188,9 +188,9 @@ def comparable(message: AssistantMessage) -> list[dict[str, Any]]:
 
 @pytest.mark.parametrize("name", STREAMS)
 async def test_every_recording_agrees_with_an_independent_fold_of_google_genai_parsed_chunks(name: str) -> None:
-    body = body_of(name)
+    body = response_of(name).body
     expected = sdk_fold(sdk_chunks(body))
-    _, result = await replay(library.load(name))
+    _, result = await GOOGLE.replay(library.load(name))
     assert comparable(result) == expected["blocks"]
     assert result.raw_stop_reason == expected["finish"]
     assert (result.response_id, result.response_model) == (expected["id"], expected["model"])
@@ -212,7 +212,7 @@ async def test_every_recording_agrees_with_an_independent_fold_of_google_genai_p
 
 
 async def test_final_function_call_gemini20flash() -> None:
-    _, result = await replay(library.load("pai__function_call_gemini20flash"))
+    _, result = await GOOGLE.replay(library.load("pai__function_call_gemini20flash"))
     assert result.stop_reason == "toolUse"
     (call,) = result.content
     assert isinstance(call, ToolCall)
@@ -222,7 +222,7 @@ async def test_final_function_call_gemini20flash() -> None:
 
 
 async def test_final_max_tokens_gemini25flash() -> None:
-    _, result = await replay(library.load("mira__max_tokens_gemini25flash"))
+    _, result = await GOOGLE.replay(library.load("mira__max_tokens_gemini25flash"))
     assert (result.stop_reason, result.raw_stop_reason) == ("length", "MAX_TOKENS")
     assert [b.text for b in result.content if isinstance(b, TextContent)] == ["Here are all 50 U.S."]
     assert (result.usage.input, result.usage.output, result.usage.reasoning) == (9, 48, 38)
@@ -230,7 +230,7 @@ async def test_final_max_tokens_gemini25flash() -> None:
 
 
 async def test_final_streamed_arguments_gemini31pro() -> None:
-    _, result = await replay(library.load("vercel__streaming_function_call_args_gemini31pro"))
+    _, result = await GOOGLE.replay(library.load("vercel__streaming_function_call_args_gemini31pro"))
     assert result.stop_reason == "toolUse"
     first, second = result.content
     assert isinstance(first, ToolCall)
@@ -245,7 +245,7 @@ async def test_final_streamed_arguments_gemini31pro() -> None:
 
 
 async def test_final_array_arguments_without_the_terminal_function_call() -> None:
-    _, result = await replay(library.load("vercel__array_args_missing_terminal_call"))
+    _, result = await GOOGLE.replay(library.load("vercel__array_args_missing_terminal_call"))
     assert result.stop_reason == "toolUse"
     (call,) = result.content
     assert isinstance(call, ToolCall)
@@ -259,7 +259,7 @@ async def test_final_array_arguments_without_the_terminal_function_call() -> Non
 
 
 async def test_final_thought_then_whole_and_streamed_calls_gemini3flash() -> None:
-    _, result = await replay(library.load("vercel__no_args_calls_thought_gemini3flash"))
+    _, result = await GOOGLE.replay(library.load("vercel__no_args_calls_thought_gemini3flash"))
     assert result.stop_reason == "toolUse"
     thinking, *calls = result.content
     assert isinstance(thinking, ThinkingContent)
@@ -274,7 +274,7 @@ async def test_final_thought_then_whole_and_streamed_calls_gemini3flash() -> Non
 
 
 async def test_final_text_with_a_trailing_signature_gemini3pro() -> None:
-    _, result = await replay(library.load("vercel__text_thought_signature_gemini3pro"))
+    _, result = await GOOGLE.replay(library.load("vercel__text_thought_signature_gemini3pro"))
     (text,) = result.content
     assert isinstance(text, TextContent)
     assert text.text == 'There are **3** "r"s in strawberry.\n\nst**r**awbe**rr**y'
@@ -282,7 +282,7 @@ async def test_final_text_with_a_trailing_signature_gemini3pro() -> None:
 
 
 async def test_final_safety_after_text_is_a_content_filter_error_keeping_the_text() -> None:
-    events, result = await replay(library.load("sk__safety_block_gemini10_HANDEDITED"))
+    events, result = await GOOGLE.replay(library.load("sk__safety_block_gemini10_HANDEDITED"))
     assert validate_events(events) == []
     assert result.error_info is not None
     assert (result.error_info.kind, result.error_info.code) == ("content_filter", "SAFETY")
@@ -293,7 +293,7 @@ async def test_final_safety_after_text_is_a_content_filter_error_keeping_the_tex
 
 
 def _cut_points(cassette: Cassette) -> list[int]:
-    stop = marker_offset(cassette, API)
+    stop = marker_offset(cassette, GOOGLE.api)
     step = max(1, stop // 40)
     return sorted({*range(1, stop, step), stop - 1, stop})
 
@@ -303,14 +303,14 @@ async def test_a_body_cut_anywhere_before_its_finish_reason_is_an_error_never_do
     cassette = library.load(name)
     for cut in _cut_points(cassette):
         for end in ("eof", "reset"):
-            events, result = await replay(truncate(cassette, after_bytes=cut, end=end))  # pyright: ignore[reportArgumentType]
+            events, result = await GOOGLE.replay(truncate(cassette, after_bytes=cut, end=end))  # pyright: ignore[reportArgumentType]
             assert validate_events(events) == [], (name, cut, end)
             assert result.stop_reason == "error", (name, cut, end)
             assert result.error_info is not None, (name, cut)
             assert result.error_info.retryable, (name, cut)
 
 
-STREAMED_ARGS = [name for name in STREAMS if b"partialArgs" in body_of(name)]
+STREAMED_ARGS = [name for name in STREAMS if b"partialArgs" in response_of(name).body]
 
 
 def _then_stop(cassette: Cassette, keep: int) -> Cassette:
@@ -330,7 +330,7 @@ async def test_a_stream_cut_inside_streamed_arguments_never_offers_the_call(name
     assert inside, "the recording streams arguments"
     for keep in inside:
         for variant in (truncate(cassette, after_chunks=keep + 1, end="eof"), _then_stop(cassette, keep + 1)):
-            events, result = await replay(variant)
+            events, result = await GOOGLE.replay(variant)
             assert validate_events(events) == []
             assert result.stop_reason == "error", (name, keep)
             assert result.error_info is not None
@@ -348,12 +348,12 @@ def _is_streamed_end(event: Any, result: AssistantMessage) -> bool:
 @pytest.mark.parametrize("name", STREAMS)
 async def test_a_missing_finish_reason_is_truncated_and_a_corrupt_chunk_a_protocol_error(name: str) -> None:
     cassette = library.load(name)
-    events, result = await replay(drop_terminal(cassette, api=API))
+    events, result = await GOOGLE.replay(drop_terminal(cassette, api=GOOGLE.api))
     assert validate_events(events) == []
     assert result.error_info is not None
     assert (result.error_info.kind, result.error_info.retryable) == ("truncated", True)
     assert result.error_message == "Google stream ended before a finishReason"
-    events, result = await replay(corrupt_json(cassette, 0))
+    events, result = await GOOGLE.replay(corrupt_json(cassette, 0))
     assert validate_events(events) == []
     assert result.error_info is not None
     assert result.error_info.kind == "protocol"
@@ -376,7 +376,7 @@ ERROR_KINDS = {
 async def test_recorded_error_bodies_map_to_kinds_and_keep_the_vendor_message(name: str) -> None:
     cassette = library.load(name)
     response = cassette.interactions[0].response
-    events, result = await replay(cassette)
+    events, result = await GOOGLE.replay(cassette)
     assert validate_events(events) == []
     kind, retryable, phrase = ERROR_KINDS[name]
     info = result.error_info

@@ -9,7 +9,8 @@ import pytest
 
 from normalize import TextContent, ThinkingContent, ToolCall, validate_events
 from streamfns.google.decode import CONTENT_FILTER_REASONS, FINISH_REASONS
-from tests.google._google import calls, chunk, first_text, model, run_chunks, run_reads, sse, usage
+from tests.adapters import GOOGLE, calls, first_text
+from tests.google._google import chunk, run_chunks, sse, usage
 
 SIG_A = "c2lnbmF0dXJlLWE="
 SIG_B = "c2lnbmF0dXJlLWI="
@@ -108,7 +109,7 @@ async def test_function_calls_keep_ids_generate_missing_and_duplicate_ones_and_d
     ],
 )
 async def test_function_calls_that_cannot_be_executed_are_protocol_errors(call: dict[str, Any], fragment: str) -> None:
-    events, result = await run_reads(
+    events, result = await GOOGLE.run_reads(
         [
             sse(chunk({"text": "ok"})),
             f'data: {{"candidates":[{{"content":{{"parts":[{{"functionCall":{_json(call)}}}]}}}}]}}\r\n\r\n'.encode(),
@@ -182,19 +183,12 @@ async def test_the_partial_message_shows_streamed_arguments_as_they_arrive() -> 
         chunk(streamed({"jsonPath": "$.body", "stringValue": "y" * 10, "willContinue": True})),
         chunk(streamed({"jsonPath": "$.body", "stringValue": ""}, more=False), finish="STOP"),
     ]
-    import httpx
-
     from normalize import StreamOptions
     from streamfns.google import stream_google
-    from tests.google._google import CONTEXT, _Body  # pyright: ignore[reportPrivateUsage]
+    from tests.adapters import CONTEXT, reads_client
 
-    def handler(request: httpx.Request) -> httpx.Response:
-        return httpx.Response(
-            200, headers={"content-type": "text/event-stream"}, stream=_Body([sse(c) for c in chunks])
-        )
-
-    async with httpx.AsyncClient(transport=httpx.MockTransport(handler)) as client:
-        stream = stream_google(model(), CONTEXT, StreamOptions(api_key="test-key", http_client=client))
+    async with reads_client([sse(c) for c in chunks]) as client:
+        stream = stream_google(GOOGLE.model(), CONTEXT, StreamOptions(api_key="test-key", http_client=client))
         async for event in stream:
             if event.type == "toolcall_delta":
                 block = event.partial.content[0]
@@ -507,7 +501,7 @@ async def test_a_stream_error_event_ends_the_stream_with_its_kind() -> None:
     ],
 )
 async def test_malformed_chunks_end_in_protocol_errors_keeping_earlier_content(data: str, fragment: str) -> None:
-    events, result = await run_reads([sse(chunk({"text": "kept"})), f"data: {data}\r\n\r\n".encode()])
+    events, result = await GOOGLE.run_reads([sse(chunk({"text": "kept"})), f"data: {data}\r\n\r\n".encode()])
     assert validate_events(events) == []
     assert result.stop_reason == "error"
     assert result.error_info is not None
@@ -530,7 +524,7 @@ async def test_thinking_models_get_a_thinking_block_from_recorded_shapes_with_si
         chunk({"text": "**Plan**", "thought": True}),
         chunk({"functionCall": {"name": "read", "args": {}}, "thoughtSignature": SIG_A}),
         chunk({"text": ""}, finish="STOP"),
-        target=model("gemini-3-flash-preview", reasoning=True),
+        target=GOOGLE.model(id="gemini-3-flash-preview", reasoning=True),
     )
     assert validate_events(events) == []
     assert kinds(result) == ["thinking", "toolCall"]

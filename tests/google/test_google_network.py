@@ -11,7 +11,8 @@ import pytest
 from conformance.loopback import LoopbackServer, Scripted
 from normalize import StreamOptions, validate_events
 from streamfns.google import stream_google
-from tests.google._google import CONTEXT, chunk, first_text, model, sse, usage
+from tests.adapters import CONTEXT, GOOGLE, first_text
+from tests.google._google import chunk, sse, usage
 
 TEXT = [
     sse(chunk({"text": "Hel"}, responseId="r1", modelVersion="gemini-2.5-flash")),
@@ -44,7 +45,7 @@ def clear_env(monkeypatch: pytest.MonkeyPatch) -> None:
 
 async def test_the_gemini_api_request_on_the_wire_carries_the_key_in_a_header_only() -> None:
     async with LoopbackServer(scripted(TEXT)) as server:
-        target = model(base_url=f"{server.base_url}/v1beta")
+        target = GOOGLE.model(base_url=f"{server.base_url}/v1beta")
         stream = stream_google(target, CONTEXT, StreamOptions(api_key=KEY))
         events = [event async for event in stream]
         result = await stream.result()
@@ -66,14 +67,14 @@ async def test_the_key_comes_from_the_environment(monkeypatch: pytest.MonkeyPatc
     clear_env(monkeypatch)
     monkeypatch.setenv(variable, KEY)
     async with LoopbackServer(scripted(TEXT)) as server:
-        await stream_google(model(base_url=server.base_url), CONTEXT).result()
+        await stream_google(GOOGLE.model(base_url=server.base_url), CONTEXT).result()
         assert server.requests[0].headers["x-goog-api-key"] == KEY
 
 
 async def test_a_missing_key_names_where_it_was_looked_for_and_sends_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
     clear_env(monkeypatch)
     async with LoopbackServer(scripted(TEXT)) as server:
-        result = await stream_google(model(base_url=server.base_url), CONTEXT).result()
+        result = await stream_google(GOOGLE.model(base_url=server.base_url), CONTEXT).result()
         assert result.error_info is not None
         assert result.error_info.kind == "auth"
         assert "GEMINI_API_KEY" in (result.error_message or "")
@@ -87,7 +88,7 @@ async def test_vertex_sends_a_bearer_token_to_the_project_and_location(monkeypat
     monkeypatch.setenv("GOOGLE_CLOUD_PROJECT", "my-project")
     monkeypatch.setenv("GOOGLE_CLOUD_LOCATION", "us-central1")
     async with LoopbackServer(scripted(TEXT)) as server:
-        target = model("gemini-2.5-pro", provider="google-vertex", base_url=f"{server.base_url}/v1")
+        target = GOOGLE.model(id="gemini-2.5-pro", provider="google-vertex", base_url=f"{server.base_url}/v1")
         result = await stream_google(target, CONTEXT).result()
         assert result.stop_reason == "stop"
         request = server.requests[0]
@@ -102,7 +103,7 @@ async def test_vertex_sends_a_bearer_token_to_the_project_and_location(monkeypat
 async def test_vertex_without_a_project_is_a_config_error_before_sending(monkeypatch: pytest.MonkeyPatch) -> None:
     clear_env(monkeypatch)
     async with LoopbackServer(scripted(TEXT)) as server:
-        target = model(provider="google-vertex", base_url=server.base_url)
+        target = GOOGLE.model(provider="google-vertex", base_url=server.base_url)
         result = await stream_google(target, CONTEXT, StreamOptions(api_key="ya29.token-for-test")).result()
         assert result.error_info is not None
         assert result.error_info.kind == "config"
@@ -115,7 +116,7 @@ async def test_vertex_express_mode_sends_an_api_key(monkeypatch: pytest.MonkeyPa
     clear_env(monkeypatch)
     monkeypatch.setenv("GOOGLE_CLOUD_API_KEY", KEY)
     async with LoopbackServer(scripted(TEXT)) as server:
-        target = model(provider="google-vertex", base_url=f"{server.base_url}/v1", compat={"express": True})
+        target = GOOGLE.model(provider="google-vertex", base_url=f"{server.base_url}/v1", compat={"express": True})
         await stream_google(target, CONTEXT).result()
         request = server.requests[0]
         assert request.path == "/v1/publishers/google/models/gemini-2.5-flash:streamGenerateContent?alt=sse"
@@ -138,7 +139,7 @@ RETRY_BODY = {
 async def test_a_429_carries_the_retry_info_delay_and_a_delay_over_the_cap_fails_at_once() -> None:
     async with LoopbackServer(error(429, RETRY_BODY)) as server:
         options = StreamOptions(api_key=KEY, max_retries=2, max_retry_delay_s=5)
-        result = await stream_google(model(base_url=server.base_url), CONTEXT, options).result()
+        result = await stream_google(GOOGLE.model(base_url=server.base_url), CONTEXT, options).result()
         info = result.error_info
         assert info is not None
         assert (info.kind, info.status, info.retry_after_s, info.retryable) == ("rate_limit", 429, 34.4, True)
@@ -150,7 +151,9 @@ async def test_a_429_with_a_short_retry_info_delay_is_retried_then_succeeds() ->
     short = json.loads(json.dumps(RETRY_BODY).replace("34.4s", "0.05s"))
     plans = iter([error(429, short), scripted(TEXT)])
     async with LoopbackServer(lambda request: next(plans)) as server:
-        result = await stream_google(model(base_url=server.base_url), CONTEXT, StreamOptions(api_key=KEY)).result()
+        result = await stream_google(
+            GOOGLE.model(base_url=server.base_url), CONTEXT, StreamOptions(api_key=KEY)
+        ).result()
         assert result.stop_reason == "stop"
         assert len(server.requests) == 2
 
@@ -210,7 +213,7 @@ async def test_google_rpc_status_bodies_map_to_kinds_with_the_vendor_message(
 ) -> None:
     async with LoopbackServer(error(status, body, content_type)) as server:
         result = await stream_google(
-            model(base_url=server.base_url), CONTEXT, StreamOptions(api_key=KEY, max_retries=0)
+            GOOGLE.model(base_url=server.base_url), CONTEXT, StreamOptions(api_key=KEY, max_retries=0)
         ).result()
         assert result.error_info is not None
         assert (result.error_info.kind, result.error_info.status) == (kind, status)
@@ -221,7 +224,9 @@ async def test_google_rpc_status_bodies_map_to_kinds_with_the_vendor_message(
 async def test_a_key_the_server_echoes_back_is_redacted() -> None:
     body = {"error": {"code": 400, "message": f"API key not valid: {KEY}", "status": "INVALID_ARGUMENT"}}
     async with LoopbackServer(error(400, body)) as server:
-        result = await stream_google(model(base_url=server.base_url), CONTEXT, StreamOptions(api_key=KEY)).result()
+        result = await stream_google(
+            GOOGLE.model(base_url=server.base_url), CONTEXT, StreamOptions(api_key=KEY)
+        ).result()
         assert KEY not in (result.error_message or "")
         assert "[redacted]" in (result.error_message or "")
 
@@ -229,7 +234,7 @@ async def test_a_key_the_server_echoes_back_is_redacted() -> None:
 async def test_eof_before_a_finish_reason_is_truncated_and_a_late_usage_chunk_still_counts() -> None:
     async with LoopbackServer(scripted(TEXT[:1])) as server:
         result = await stream_google(
-            model(base_url=server.base_url), CONTEXT, StreamOptions(api_key=KEY, max_retries=0)
+            GOOGLE.model(base_url=server.base_url), CONTEXT, StreamOptions(api_key=KEY, max_retries=0)
         ).result()
         assert result.error_info is not None
         assert result.error_info.kind == "truncated"
@@ -238,14 +243,18 @@ async def test_eof_before_a_finish_reason_is_truncated_and_a_late_usage_chunk_st
     # chunk still counts.
     late = [TEXT[0], sse(chunk({"text": "lo"}, finish="STOP")), sse({"usageMetadata": usage(4, 9)})]
     async with LoopbackServer(scripted(late)) as server:
-        result = await stream_google(model(base_url=server.base_url), CONTEXT, StreamOptions(api_key=KEY)).result()
+        result = await stream_google(
+            GOOGLE.model(base_url=server.base_url), CONTEXT, StreamOptions(api_key=KEY)
+        ).result()
         assert (result.stop_reason, result.usage.output) == ("stop", 9)
 
 
 async def test_a_truncated_stream_before_output_is_retried() -> None:
     plans = iter([scripted([b'data: {"usageMetadata": {"promptTokenCount": 3}}\r\n\r\n']), scripted(TEXT)])
     async with LoopbackServer(lambda request: next(plans)) as server:
-        result = await stream_google(model(base_url=server.base_url), CONTEXT, StreamOptions(api_key=KEY)).result()
+        result = await stream_google(
+            GOOGLE.model(base_url=server.base_url), CONTEXT, StreamOptions(api_key=KEY)
+        ).result()
         assert result.stop_reason == "stop"
         assert len(server.requests) == 2
         assert result.usage.input == 4
@@ -256,7 +265,9 @@ async def test_a_retry_starts_from_a_fresh_decoder_so_ids_and_usage_are_read_aga
     first = sse({"responseId": "r1", "modelVersion": "gemini-2.5-flash", "usageMetadata": usage(4, 2)})
     plans = iter([scripted([first]), scripted(TEXT)])
     async with LoopbackServer(lambda request: next(plans)) as server:
-        result = await stream_google(model(base_url=server.base_url), CONTEXT, StreamOptions(api_key=KEY)).result()
+        result = await stream_google(
+            GOOGLE.model(base_url=server.base_url), CONTEXT, StreamOptions(api_key=KEY)
+        ).result()
         assert len(server.requests) == 2
         assert (result.stop_reason, result.response_id, result.response_model) == ("stop", "r1", "gemini-2.5-flash")
         assert (result.usage.input, result.usage.output) == (4, 2)
@@ -289,7 +300,7 @@ async def test_a_server_that_keeps_the_connection_open_after_the_last_chunk_stil
     # `timeout` error (r10). The last chunk carries the finish reason and the final counts.
     async with LoopbackServer(scripted([TEXT[0], sse(last)], end="stall")) as server:
         options = StreamOptions(api_key=KEY, timeout=1.5, max_retries=0)
-        stream = stream_google(model(base_url=server.base_url), CONTEXT, options)
+        stream = stream_google(GOOGLE.model(base_url=server.base_url), CONTEXT, options)
         events = [event async for event in stream]
         result = await stream.result()
         assert validate_events(events) == []
@@ -311,7 +322,7 @@ async def test_a_streamed_call_still_open_at_the_finish_chunk_waits_for_the_body
     )
     async with LoopbackServer(scripted([sse(opened), sse(stopped)], end="stall")) as server:
         options = StreamOptions(api_key=KEY, timeout=0.5, max_retries=0)
-        result = await stream_google(model(base_url=server.base_url), CONTEXT, options).result()
+        result = await stream_google(GOOGLE.model(base_url=server.base_url), CONTEXT, options).result()
         assert result.stop_reason == "error"
         assert result.error_info is not None
         assert result.error_info.kind == "timeout"

@@ -12,9 +12,9 @@ import pytest
 from cassettes import library
 from normalize import Context, Message, TextContent, ThinkingContent, ToolCall, ToolResultMessage, UserMessage
 from streamfns.google import build_request
-from tests.google._google import model, replay, stream_names
+from tests.adapters import GOOGLE
 
-STREAMS = stream_names()
+STREAMS = GOOGLE.stream_names()
 
 
 def _signatures(parts: list[dict[str, Any]]) -> list[str]:
@@ -24,8 +24,8 @@ def _signatures(parts: list[dict[str, Any]]) -> list[str]:
 @pytest.mark.parametrize("name", STREAMS)
 async def test_each_recorded_reply_replays_into_the_next_request(name: str) -> None:
     cassette = library.load(name)
-    source = model(cassette.model or "gemini-2.5-flash")
-    _, reply = await replay(cassette, source)
+    source = GOOGLE.replay_model(cassette)  # the model the recording answered
+    _, reply = await GOOGLE.replay(cassette, source)
     history: list[Message] = [UserMessage(content="first question"), reply]
     history.extend(
         ToolResultMessage(tool_call_id=block.id, tool_name=block.name, content=[TextContent(text="42")])
@@ -63,7 +63,7 @@ async def test_each_recorded_reply_replays_into_the_next_request(name: str) -> N
     ]
     assert _signatures(model_parts) == expected
     # Another model gets none of them.
-    other = model("gemini-2.0-flash")
+    other = GOOGLE.model(id="gemini-2.0-flash")
     foreign = build_request(other, Context(messages=history)).payload["contents"]
     assert all(not _signatures(turn["parts"]) for turn in foreign)
     assert all("thought" not in part for turn in foreign for part in turn["parts"])

@@ -28,7 +28,7 @@ from streamfns.google import stream_google
 from streamfns.google.compat import GoogleCompat, google_key, vertex_placement
 from streamfns.google.request import SKIP_THOUGHT_SIGNATURE, build_request, google_tool_call_id, is_valid_signature
 from streamfns.kit import CompatError
-from tests.google._google import model
+from tests.adapters import GOOGLE
 
 PNG = "iVBORw0KGgo="
 SIG = "c2lnbmF0dXJl"
@@ -44,7 +44,7 @@ def weather() -> Tool:
 
 
 def reply(*content: Any, of: Model | None = None, stop: StopReason = "stop", **fields: Any) -> AssistantMessage:
-    target = of or model()
+    target = of or GOOGLE.model()
     return AssistantMessage(
         content=list(content), api=target.api, provider=target.provider, model=target.id, stop_reason=stop, **fields
     )
@@ -56,7 +56,7 @@ def payload(target: Model, messages: list[Message], **options: Any) -> dict[str,
 
 def test_a_plain_request_golden() -> None:
     request = build_request(
-        model(),
+        GOOGLE.model(),
         Context(
             system_prompt="You are terse.",
             tools=[weather()],
@@ -129,23 +129,27 @@ def test_a_plain_request_golden() -> None:
     ],
 )
 def test_thinking_levels_per_model_family(model_id: str, level: ThinkingLevel | None, expected: dict[str, Any]) -> None:
-    body = payload(model(model_id, reasoning=True), [UserMessage(content="hi")], reasoning=level)
+    body = payload(GOOGLE.model(id=model_id, reasoning=True), [UserMessage(content="hi")], reasoning=level)
     assert body["generationConfig"]["thinkingConfig"] == expected
 
 
 def test_thinking_config_is_only_sent_to_reasoning_models_and_follows_the_catalog_and_budgets() -> None:
-    assert "generationConfig" not in payload(model("gemini-2.0-flash"), [UserMessage(content="hi")], reasoning="high")
-    pro31 = model("gemini-3.1-pro-preview", reasoning=True, thinking_level_map={"medium": "MEDIUM", "off": None})
+    assert "generationConfig" not in payload(
+        GOOGLE.model(id="gemini-2.0-flash"), [UserMessage(content="hi")], reasoning="high"
+    )
+    pro31 = GOOGLE.model(
+        id="gemini-3.1-pro-preview", reasoning=True, thinking_level_map={"medium": "MEDIUM", "off": None}
+    )
     assert payload(pro31, [UserMessage(content="hi")], reasoning="medium")["generationConfig"]["thinkingConfig"] == {
         "thinkingLevel": "MEDIUM",
         "includeThoughts": True,
     }
     assert "generationConfig" not in payload(pro31, [UserMessage(content="hi")], reasoning="off")
     custom = payload(
-        model(reasoning=True), [UserMessage(content="hi")], reasoning="xhigh", thinking_budgets={"high": 999}
+        GOOGLE.model(reasoning=True), [UserMessage(content="hi")], reasoning="xhigh", thinking_budgets={"high": 999}
     )
     assert custom["generationConfig"]["thinkingConfig"] == {"thinkingBudget": 999, "includeThoughts": True}
-    forced = model("my-tuned-flash", reasoning=True, compat={"thinking": "level"})
+    forced = GOOGLE.model(id="my-tuned-flash", reasoning=True, compat={"thinking": "level"})
     assert payload(forced, [UserMessage(content="hi")], reasoning="low")["generationConfig"]["thinkingConfig"] == {
         "thinkingLevel": "LOW",
         "includeThoughts": True,
@@ -174,7 +178,7 @@ def tool_turn(target: Model) -> list[Message]:
 
 
 def test_tool_results_with_images_on_gemini_3_nest_the_images_in_one_user_turn() -> None:
-    target = model("gemini-3-flash-preview")
+    target = GOOGLE.model(id="gemini-3-flash-preview")
     assert payload(target, tool_turn(target))["contents"] == [
         {"role": "user", "parts": [{"text": "Weather in Paris and Oslo?"}]},
         {
@@ -213,7 +217,7 @@ def test_tool_results_with_images_on_gemini_3_nest_the_images_in_one_user_turn()
 
 
 def test_tool_results_with_images_on_gemini_2_follow_the_responses_in_the_same_turn() -> None:
-    target = model("gemini-2.5-flash")
+    target = GOOGLE.model(id="gemini-2.5-flash")
     contents = payload(target, tool_turn(target))["contents"]
     assert contents[1]["parts"][0] == {
         "functionCall": {"name": "get_weather", "args": {"city": "Paris"}},
@@ -235,7 +239,7 @@ def test_tool_results_with_images_on_gemini_2_follow_the_responses_in_the_same_t
 
 
 def test_signatures_go_back_to_the_same_model_only_and_only_when_valid() -> None:
-    target = model("gemini-3-pro-preview")
+    target = GOOGLE.model(id="gemini-3-pro-preview")
     history: list[Message] = [
         UserMessage(content="Q"),
         reply(
@@ -258,7 +262,9 @@ def test_signatures_go_back_to_the_same_model_only_and_only_when_valid() -> None
         {"functionCall": {"name": "f", "args": {}, "id": "c1"}, "thoughtSignature": SIG},
     ]
     # Another model (even the same id on another provider) gets plain text and no signatures.
-    other = model("gemini-3-pro-preview", provider="google-vertex", compat={"project": "p", "location": "global"})
+    other = GOOGLE.model(
+        id="gemini-3-pro-preview", provider="google-vertex", compat={"project": "p", "location": "global"}
+    )
     foreign = payload(other, history)["contents"][1]["parts"]
     assert foreign == [
         {"text": "plan"},
@@ -272,7 +278,7 @@ def test_signatures_go_back_to_the_same_model_only_and_only_when_valid() -> None
 
 def test_handoff_from_an_anthropic_transcript() -> None:
     claude = Model(id="claude-sonnet-4-5", api="anthropic-messages", provider="anthropic")
-    target = model("gemini-3-flash-preview", reasoning=True)
+    target = GOOGLE.model(id="gemini-3-flash-preview", reasoning=True)
     history: list[Message] = [
         SystemMessage(content="Be helpful."),
         UserMessage(content="Double 21 with the tool."),
@@ -341,7 +347,7 @@ def test_a_handoff_mid_tool_loop_to_gemini_3_signs_the_foreign_call_with_the_doc
     # request is a 400 "Function call is missing a thought_signature". Another model's signatures never
     # cross over, so the first call of the turn carries Google's sentinel; the second (a parallel call)
     # needs none, as Gemini's own parallel calls carry one only on the first.
-    target = model("gemini-3-flash-preview", reasoning=True)
+    target = GOOGLE.model(id="gemini-3-flash-preview", reasoning=True)
     body = payload(target, handed_over_mid_tool_loop())
     assert body["contents"] == [
         {"role": "user", "parts": [{"text": "Weather in Paris and Rome?"}]},
@@ -370,11 +376,13 @@ def test_a_handoff_mid_tool_loop_to_gemini_3_signs_the_foreign_call_with_the_doc
 @pytest.mark.parametrize(
     "target",
     [
-        model("gemini-2.5-flash"),  # does not validate signatures
-        model("gemini-3-pro-preview", provider="google-vertex", compat={"project": "p", "location": "global"}),
-        model("gemini-3-pro-preview", compat={"vertex": True, "project": "p", "location": "global"}),
-        model("gemini-3-pro-preview", provider="openrouter", base_url="https://proxy.example/v1beta"),
-        model("gemini-3-pro-preview", compat={"thought_signature_sentinel": False}),
+        GOOGLE.model(id="gemini-2.5-flash"),  # does not validate signatures
+        GOOGLE.model(
+            id="gemini-3-pro-preview", provider="google-vertex", compat={"project": "p", "location": "global"}
+        ),
+        GOOGLE.model(id="gemini-3-pro-preview", compat={"vertex": True, "project": "p", "location": "global"}),
+        GOOGLE.model(id="gemini-3-pro-preview", provider="openrouter", base_url="https://proxy.example/v1beta"),
+        GOOGLE.model(id="gemini-3-pro-preview", compat={"thought_signature_sentinel": False}),
     ],
     ids=["gemini-2.5", "vertex-provider", "vertex-compat", "another-provider", "opted-out"],
 )
@@ -385,13 +393,13 @@ def test_the_sentinel_goes_only_to_gemini_3_on_the_gemini_api(target: Model) -> 
 
 
 def test_the_sentinel_can_be_asked_for_where_it_is_not_the_default() -> None:
-    target = model("gemini-2.5-flash", compat={"thought_signature_sentinel": True})
+    target = GOOGLE.model(id="gemini-2.5-flash", compat={"thought_signature_sentinel": True})
     parts = payload(target, handed_over_mid_tool_loop())["contents"][1]["parts"]
     assert [part.get("thoughtSignature") for part in parts] == [None, None, SKIP_THOUGHT_SIGNATURE, None]
 
 
 def test_the_sentinel_never_replaces_or_joins_a_real_signature() -> None:
-    target = model("gemini-3-pro-preview")
+    target = GOOGLE.model(id="gemini-3-pro-preview")
     history: list[Message] = [
         UserMessage(content="Q"),
         # Gemini 3's own parallel calls: only the first is signed.
@@ -422,7 +430,7 @@ def test_the_sentinel_never_replaces_or_joins_a_real_signature() -> None:
 
 def test_turns_merge_blank_text_is_dropped_and_later_system_messages_become_updates() -> None:
     body = payload(
-        model(),
+        GOOGLE.model(),
         [
             SystemMessage(content="Base."),
             UserMessage(content="one"),
@@ -452,7 +460,7 @@ def test_the_payload_is_a_copy_of_the_transcript() -> None:
     call = ToolCall(id="c", name="f", arguments={"deep": {"x": 1}})
     tool = weather()
     body = build_request(
-        model(), Context(tools=[tool], messages=[UserMessage(content="q"), reply(call, stop="toolUse")])
+        GOOGLE.model(), Context(tools=[tool], messages=[UserMessage(content="q"), reply(call, stop="toolUse")])
     ).payload
     body["contents"][1]["parts"][0]["functionCall"]["args"]["deep"]["x"] = 2
     body["tools"][0]["functionDeclarations"][0]["parametersJsonSchema"]["required"].append("y")
@@ -461,7 +469,7 @@ def test_the_payload_is_a_copy_of_the_transcript() -> None:
 
 
 def test_vertex_streamed_function_call_arguments_are_asked_for_with_tools_only() -> None:
-    target = model(
+    target = GOOGLE.model(
         provider="google-vertex",
         compat={"project": "p", "location": "us-central1", "stream_function_call_arguments": True},
     )
@@ -477,12 +485,12 @@ def test_tool_call_ids_are_sent_only_to_models_that_use_them() -> None:
         ToolResultMessage(tool_call_id="c9", tool_name="f", content=[TextContent(text="r")]),
     ]
     for model_id, sends in (("gemini-2.5-flash", False), ("gemini-3-pro-preview", True), ("claude-sonnet-4-5@x", True)):
-        target = model(model_id)
+        target = GOOGLE.model(id=model_id)
         history[1] = reply(ToolCall(id="c9", name="f", arguments={}), of=target, stop="toolUse")
         parts = payload(target, history)["contents"]
         assert ("id" in parts[1]["parts"][0]["functionCall"]) is sends, model_id
         assert ("id" in parts[2]["parts"][0]["functionResponse"]) is sends, model_id
-    forced = model("gemini-2.5-flash", compat={"call_ids": True})
+    forced = GOOGLE.model(id="gemini-2.5-flash", compat={"call_ids": True})
     history[1] = reply(ToolCall(id="c9", name="f", arguments={}), of=forced, stop="toolUse")
     assert payload(forced, history)["contents"][1]["parts"][0]["functionCall"]["id"] == "c9"
     assert google_tool_call_id("call|item.1") == "call_item_1"
@@ -493,34 +501,36 @@ def test_tool_call_ids_are_sent_only_to_models_that_use_them() -> None:
 
 
 def test_gemini_api_urls_quote_the_model_and_take_tuned_models_and_base_urls() -> None:
-    assert build_request(model("tunedModels/my-model-1"), Context()).url == (
+    assert build_request(GOOGLE.model(id="tunedModels/my-model-1"), Context()).url == (
         f"{GEMINI}/tunedModels/my-model-1:streamGenerateContent?alt=sse"
     )
-    assert build_request(model("gemini-x?key=1#y"), Context()).url == (
+    assert build_request(GOOGLE.model(id="gemini-x?key=1#y"), Context()).url == (
         f"{GEMINI}/models/gemini-x%3Fkey%3D1%23y:streamGenerateContent?alt=sse"
     )
     for hostile in ("models/../../v1/files", "./x", "tunedModels//x"):
         with pytest.raises(ValueError, match="not a model name"):
-            build_request(model(hostile), Context())
-    assert build_request(model(base_url="http://127.0.0.1:9/v1beta/"), Context()).url == (
+            build_request(GOOGLE.model(id=hostile), Context())
+    assert build_request(GOOGLE.model(base_url="http://127.0.0.1:9/v1beta/"), Context()).url == (
         "http://127.0.0.1:9/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse"
     )
-    assert build_request(model(base_url=""), Context()).url.startswith(GEMINI + "/models/")
+    assert build_request(GOOGLE.model(base_url=""), Context()).url.startswith(GEMINI + "/models/")
 
 
 def test_vertex_urls_from_compat_and_the_global_location() -> None:
-    regional = model(provider="google-vertex", base_url="", compat={"project": "my-proj", "location": "europe-west4"})
+    regional = GOOGLE.model(
+        provider="google-vertex", base_url="", compat={"project": "my-proj", "location": "europe-west4"}
+    )
     assert build_request(regional, Context()).url == (
         "https://europe-west4-aiplatform.googleapis.com/v1/projects/my-proj/locations/europe-west4"
         "/publishers/google/models/gemini-2.5-flash:streamGenerateContent?alt=sse"
     )
-    world = model(provider="google-vertex", base_url="", compat={"project": "my-proj", "location": "global"})
+    world = GOOGLE.model(provider="google-vertex", base_url="", compat={"project": "my-proj", "location": "global"})
     assert build_request(world, Context()).url.startswith("https://aiplatform.googleapis.com/v1/projects/my-proj/")
-    express = model(provider="google-vertex", base_url="", compat={"express": True})
+    express = GOOGLE.model(provider="google-vertex", base_url="", compat={"express": True})
     assert build_request(express, Context()).url == (
         "https://aiplatform.googleapis.com/v1/publishers/google/models/gemini-2.5-flash:streamGenerateContent?alt=sse"
     )
-    proxied = model(
+    proxied = GOOGLE.model(
         provider="google-vertex", base_url="http://127.0.0.1:9/v1", compat={"project": "p", "location": "us-east5"}
     )
     assert build_request(proxied, Context()).url == (
@@ -561,15 +571,17 @@ def test_a_project_or_location_that_could_redirect_the_request_is_refused(projec
 
 
 def test_key_rules_per_endpoint() -> None:
-    assert google_key(model()).headers("k") == {"x-goog-api-key": "k"}
-    assert google_key(model()).env == ("GEMINI_API_KEY", "GOOGLE_API_KEY")
-    vertex = google_key(model(provider="google-vertex"))
+    assert google_key(GOOGLE.model()).headers("k") == {"x-goog-api-key": "k"}
+    assert google_key(GOOGLE.model()).env == ("GEMINI_API_KEY", "GOOGLE_API_KEY")
+    vertex = google_key(GOOGLE.model(provider="google-vertex"))
     assert vertex.headers("tok") == {"authorization": "Bearer tok"}
     assert vertex.env == ("GOOGLE_CLOUD_ACCESS_TOKEN",)
-    assert google_key(model(provider="google-vertex", compat={"express": True})).headers("k") == {"x-goog-api-key": "k"}
-    assert google_key(model(compat={"vertex": True})).env == ("GOOGLE_CLOUD_ACCESS_TOKEN",)
+    assert google_key(GOOGLE.model(provider="google-vertex", compat={"express": True})).headers("k") == {
+        "x-goog-api-key": "k"
+    }
+    assert google_key(GOOGLE.model(compat={"vertex": True})).env == ("GOOGLE_CLOUD_ACCESS_TOKEN",)
     with pytest.raises(CompatError, match="nonsense"):  # the kit has reported it as config already
-        google_key(model(compat={"nonsense": 1}))
+        google_key(GOOGLE.model(compat={"nonsense": 1}))
 
 
 async def test_a_mistyped_vertex_flag_is_a_config_error_not_a_missing_gemini_key(
@@ -578,7 +590,7 @@ async def test_a_mistyped_vertex_flag_is_a_config_error_not_a_missing_gemini_key
     for name in ("GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_CLOUD_ACCESS_TOKEN"):
         monkeypatch.delenv(name, raising=False)
     context = Context(messages=[UserMessage(content="hi")])
-    stream = stream_google(model(compat={"vertx": True}), context, StreamOptions())
+    stream = stream_google(GOOGLE.model(compat={"vertx": True}), context, StreamOptions())
     result = await stream.result()
     assert result.error_info is not None
     assert result.error_info.kind == "config", result.error_message
@@ -588,6 +600,6 @@ async def test_a_mistyped_vertex_flag_is_a_config_error_not_a_missing_gemini_key
 
 def test_unknown_compat_flags_are_refused() -> None:
     with pytest.raises(CompatError, match="nonsense"):
-        build_request(model(compat={"nonsense": True}), Context())
+        build_request(GOOGLE.model(compat={"nonsense": True}), Context())
     with pytest.raises(CompatError, match="thinking"):
-        build_request(model(compat={"thinking": "lots"}), Context())
+        build_request(GOOGLE.model(compat={"thinking": "lots"}), Context())

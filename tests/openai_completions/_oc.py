@@ -1,4 +1,5 @@
-"""Shared helpers for the Chat Completions adapter tests."""
+"""What only the Chat Completions tests need: chunk builders and the pure decoder driven as the kit drives it
+(the model, replays and recordings are :data:`tests.adapters.OPENAI_COMPLETIONS`)."""
 
 from __future__ import annotations
 
@@ -6,79 +7,11 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-import httpx
-
-from cassettes import Cassette, ReplayTransport, library
-from conformance.loopback import Scripted
-from normalize import (
-    AssistantMessage,
-    AssistantMessageEvent,
-    Context,
-    MessageBuilder,
-    Model,
-    StreamOptions,
-    TextContent,
-    ThinkingContent,
-    ToolCall,
-    UserMessage,
-)
+from normalize import AssistantMessage, AssistantMessageEvent, MessageBuilder, Model
 from normalize.wire.sse import SSEDecoder
 from streamfns.kit import ServerSentEvent, StreamFailure
-from streamfns.openai_completions import stream_openai_completions
 from streamfns.openai_completions.decode import CompletionsDecoder
-
-API = "openai-completions"
-CONTEXT = Context(messages=[UserMessage(content="Say hello.")])
-
-
-def model(
-    base_url: str = "https://api.openai.com/v1",
-    model_id: str = "gpt-4o",
-    *,
-    provider: str = "openai",
-    reasoning: bool = False,
-    compat: dict[str, Any] | None = None,
-    **extra: Any,
-) -> Model:
-    return Model(
-        id=model_id,
-        api=API,
-        provider=provider,
-        base_url=base_url,
-        reasoning=reasoning,
-        compat=compat,
-        max_tokens=4096,
-        **extra,
-    )
-
-
-def recorded_model(cassette: Cassette) -> Model:
-    """The model a recording answered, on the host it was recorded from (so the host's profile applies)."""
-    url = cassette.interactions[0].request.url.split("#", 1)[0]
-    base_url = url.removesuffix("/chat/completions")
-    return model(base_url, cassette.model or "recorded-model", provider="recorded", reasoning=True)
-
-
-def success_names() -> list[str]:
-    """Library recordings whose HTTP status is 200."""
-    return [name for name in library.names(API) if library.load(name).interactions[0].response.status == 200]
-
-
-def error_body_names() -> list[str]:
-    """Library recordings of HTTP error bodies."""
-    return [name for name in library.names(API) if library.load(name).interactions[0].response.status != 200]
-
-
-def recorded_chunks(name: str) -> list[bytes]:
-    return [chunk.data for chunk in library.load(name).interactions[0].response.chunks]
-
-
-def scripted(name: str, *, delay_s: float = 0.0, end: str = "eof", keep: int | None = None) -> Scripted:
-    """A loopback plan replaying a library recording (optionally only its first ``keep`` chunks)."""
-    chunks = recorded_chunks(name)
-    if keep is not None:
-        chunks = chunks[:keep]
-    return Scripted(chunks=[(delay_s, c) for c in chunks], end=end)  # pyright: ignore[reportArgumentType]
+from tests.adapters import OPENAI_COMPLETIONS
 
 
 def sse_body(*chunks: object, done: bool = True) -> bytes:
@@ -121,7 +54,7 @@ class Decoded:
 
 def decode(body: bytes, target: Model | None = None, *, eof: bool = True) -> Decoded:
     """Feed ``body`` to the pure decoder as the kit would (SSE framing, stop at the terminal)."""
-    used = target or model()
+    used = target or OPENAI_COMPLETIONS.model()
     builder = MessageBuilder(used)
     builder.start()
     decoder = CompletionsDecoder(builder, used)
@@ -143,27 +76,3 @@ def decode(body: bytes, target: Model | None = None, *, eof: bool = True) -> Dec
 def feed(decoder: CompletionsDecoder, events: Iterable[ServerSentEvent]) -> None:
     for sse in events:
         decoder.on_event(sse)
-
-
-async def replay(
-    cassette: Cassette, target: Model | None = None, **option_overrides: Any
-) -> tuple[list[AssistantMessageEvent], AssistantMessage]:
-    """Run the adapter on a cassette (whatever request it builds), without retries."""
-    transport = ReplayTransport(cassette, match="any")
-    async with httpx.AsyncClient(transport=transport) as client:
-        options = StreamOptions(api_key="test-key", http_client=client, max_retries=0, **option_overrides)
-        stream = stream_openai_completions(target or recorded_model(cassette), CONTEXT, options)
-        events = [event async for event in stream]
-        return events, await stream.result()
-
-
-def texts(message: AssistantMessage) -> str:
-    return "".join(block.text for block in message.content if isinstance(block, TextContent))
-
-
-def thinking(message: AssistantMessage) -> str:
-    return "".join(block.thinking for block in message.content if isinstance(block, ThinkingContent))
-
-
-def calls(message: AssistantMessage) -> list[ToolCall]:
-    return [block for block in message.content if isinstance(block, ToolCall)]

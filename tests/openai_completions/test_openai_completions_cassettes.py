@@ -10,18 +10,11 @@ import pytest
 from cassettes import library
 from cassettes.mutations import rechunk
 from normalize import AssistantMessageEvent, ThinkingContent, event_to_json, validate_events
-from tests.openai_completions._oc import (
-    calls,
-    error_body_names,
-    recorded_model,
-    replay,
-    success_names,
-    texts,
-    thinking,
-)
+from tests.adapters import OPENAI_COMPLETIONS as OC
+from tests.adapters import calls, texts, thinking
 
-SUCCESS = success_names()
-ERROR_BODIES = error_body_names()
+SUCCESS = OC.stream_names()
+ERROR_BODIES = OC.error_names()
 
 #: Recordings (HTTP 200) whose stream must end in an error, and its kind.
 EXPECTED_ERRORS = {
@@ -49,7 +42,7 @@ def test_the_library_holds_the_recordings_the_issue_names() -> None:
 @pytest.mark.parametrize("name", SUCCESS)
 async def test_every_recording_is_grammar_clean_and_chunking_invariant(name: str) -> None:
     cassette = library.load(name)
-    events, result = await replay(cassette)
+    events, result = await OC.replay(cassette)
     assert validate_events(events) == [], name
     expected_error = EXPECTED_ERRORS.get(name)
     if expected_error is None:
@@ -62,7 +55,7 @@ async def test_every_recording_is_grammar_clean_and_chunking_invariant(name: str
     baseline = normalized(events)
     body_size = len(cassette.interactions[0].response.body)
     for strategy in (1 if body_size < 32_000 else 5, "random", "split_utf8"):
-        mutated, _ = await replay(rechunk(cassette, strategy, seed=7))  # pyright: ignore[reportArgumentType]
+        mutated, _ = await OC.replay(rechunk(cassette, strategy, seed=7))  # pyright: ignore[reportArgumentType]
         assert normalized(mutated) == baseline, (name, strategy)
 
 
@@ -70,7 +63,7 @@ async def test_every_recording_is_grammar_clean_and_chunking_invariant(name: str
 async def test_error_bodies_map_to_kinds_and_keep_the_vendor_message(name: str) -> None:
     cassette = library.load(name)
     response = cassette.interactions[0].response
-    events, result = await replay(cassette)
+    events, result = await OC.replay(cassette)
     assert validate_events(events) == []
     assert result.stop_reason == "error"
     info = result.error_info
@@ -90,14 +83,14 @@ async def test_error_bodies_map_to_kinds_and_keep_the_vendor_message(name: str) 
 
 
 async def test_the_think_tags_in_content_stay_text() -> None:
-    _, result = await replay(library.load("pai__groq_think_tags_in_content"))
+    _, result = await OC.replay(library.load("pai__groq_think_tags_in_content"))
     assert thinking(result) == ""
     assert texts(result).startswith("<think>\n")
     assert "</think>" in texts(result)
 
 
 async def test_groq_reasoning_field_and_x_groq_usage() -> None:
-    _, result = await replay(library.load("pai__groq_reasoning_field_deepseek_r1"))
+    _, result = await OC.replay(library.load("pai__groq_reasoning_field_deepseek_r1"))
     assert thinking(result).startswith("Alright, so I'm trying to figure out")
     first = result.content[0]
     assert isinstance(first, ThinkingContent)
@@ -107,7 +100,7 @@ async def test_groq_reasoning_field_and_x_groq_usage() -> None:
 
 
 async def test_mistral_content_parts_split_into_thinking_and_text() -> None:
-    _, result = await replay(library.load("pai__mistral_magistral_thinking_chunks"))
+    _, result = await OC.replay(library.load("pai__mistral_magistral_thinking_chunks"))
     kinds = [block.type for block in result.content]
     assert kinds == ["thinking", "text"]
     assert thinking(result).startswith("Okay, the user is asking how to cross the street")
@@ -116,14 +109,14 @@ async def test_mistral_content_parts_split_into_thinking_and_text() -> None:
 
 async def test_snowflake_never_sends_a_finish_reason_and_its_profile_says_so() -> None:
     cassette = library.load("pai__snowflake_cortex_claude_thinking")
-    events, result = await replay(cassette)
+    events, result = await OC.replay(cassette)
     assert events[-1].type == "done"
     assert result.raw_stop_reason is None
     assert thinking(result) == "15 * 27 = 405"  # from reasoning_details only
     # The same bytes from a server whose profile promises a finish_reason are a truncation.
-    strict = recorded_model(cassette)
+    strict = OC.replay_model(cassette)
     strict.compat = {"finish_reason_reliable": True}
-    _, strict_result = await replay(cassette, strict)
+    _, strict_result = await OC.replay(cassette, strict)
     assert strict_result.error_info is not None
     assert strict_result.error_info.kind == "truncated"
     assert "[DONE] without a finish_reason" in (strict_result.error_message or "")
@@ -132,25 +125,25 @@ async def test_snowflake_never_sends_a_finish_reason_and_its_profile_says_so() -
 async def test_a_second_response_spliced_into_the_body_is_not_merged() -> None:
     # Two responses (two chunk ids) in one body without [DONE] between them: the first one ends at
     # the content that follows its finish_reason; its usage is its own.
-    _, result = await replay(library.load("vercel__cerebras_glm_reasoning_tool"))
+    _, result = await OC.replay(library.load("vercel__cerebras_glm_reasoning_tool"))
     assert result.response_id == "chatcmpl-9e97f9ca-9626-4ef8-8543-6e3ee7cef659"
     assert [(call.id, call.name, call.arguments) for call in calls(result)] == [("bbd2b9d98", "nonUsefulTool", {})]
     assert (result.usage.input, result.usage.cache_read, result.usage.output) == (322 - 256, 256, 104)
 
 
 async def test_n3_choices_keep_choice_0_only() -> None:
-    _, result = await replay(library.load("oai__n3_choices_gpt4o"))
+    _, result = await OC.replay(library.load("oai__n3_choices_gpt4o"))
     assert texts(result) == '{"city":"San Francisco","temperature":65,"units":"f"}'
 
 
 async def test_a_tool_call_without_an_index_is_placed_by_its_id() -> None:
-    _, result = await replay(library.load("vercel__mistral_tool_call"))
+    _, result = await OC.replay(library.load("vercel__mistral_tool_call"))
     assert [(call.id, call.arguments) for call in calls(result)] == [("gSIMJiOkT", {"location": "San Francisco"})]
     assert result.stop_reason == "toolUse"
 
 
 async def test_openrouter_midstream_error_chunk_after_a_length_finish() -> None:
-    _, result = await replay(library.load("pai__openrouter_midstream_error_length"))
+    _, result = await OC.replay(library.load("pai__openrouter_midstream_error_length"))
     assert result.error_info is not None
     assert (result.error_info.kind, result.error_info.code) == ("invalid_request", "400")
     assert result.error_message == "Chat Completions stream error (400): Token limit reached"
@@ -158,7 +151,7 @@ async def test_openrouter_midstream_error_chunk_after_a_length_finish() -> None:
 
 
 async def test_groq_error_event_after_text_keeps_the_text() -> None:
-    events, result = await replay(library.load("pai__groq_midstream_error_after_text"))
+    events, result = await OC.replay(library.load("pai__groq_midstream_error_after_text"))
     assert result.error_info is not None
     assert result.error_info.code == "tool_use_failed"
     assert result.error_info.output_started

@@ -14,7 +14,7 @@ from streamfns.catalog import list_models
 from streamfns.kit import CompatError
 from streamfns.openai_completions import stream_openai_completions
 from streamfns.openai_completions.compat import PROFILES, api_key_for, compat_for, profile_name_for
-from tests.openai_completions._oc import model
+from tests.adapters import OPENAI_COMPLETIONS as OC
 
 
 @pytest.mark.parametrize(
@@ -35,12 +35,12 @@ from tests.openai_completions._oc import model
     ],
 )
 def test_the_profile_comes_from_the_provider_then_the_host(provider: str, base_url: str, expected: str) -> None:
-    assert profile_name_for(model(base_url, provider=provider)) == expected
+    assert profile_name_for(OC.model(base_url=base_url, provider=provider)) == expected
 
 
 def test_compat_profile_names_the_starting_point_and_keys_override_single_fields() -> None:
-    target = model(
-        "https://llm.acme.test/v1",
+    target = OC.model(
+        base_url="https://llm.acme.test/v1",
         provider="acme",
         compat={"profile": "deepseek", "max_tokens_field": "max_completion_tokens"},
     )
@@ -67,15 +67,22 @@ def test_compat_profile_names_the_starting_point_and_keys_override_single_fields
 )
 def test_compat_mistakes_are_refused_with_a_message_naming_them(compat: dict[str, Any], message: str) -> None:
     with pytest.raises(CompatError, match=re.escape(message)):
-        compat_for(model(compat=compat))
+        compat_for(OC.model(compat=compat))
 
 
 def test_openrouter_anthropic_models_get_cache_markers() -> None:
     assert compat_for(
-        model("https://openrouter.ai/api/v1", "anthropic/claude-haiku-4.5", provider="openrouter")
+        OC.model(base_url="https://openrouter.ai/api/v1", id="anthropic/claude-haiku-4.5", provider="openrouter")
     ).cache_control
-    assert not compat_for(model("https://openrouter.ai/api/v1", "openai/gpt-4o", provider="openrouter")).cache_control
-    off = model("https://openrouter.ai/api/v1", "anthropic/x", provider="openrouter", compat={"cache_control": False})
+    assert not compat_for(
+        OC.model(base_url="https://openrouter.ai/api/v1", id="openai/gpt-4o", provider="openrouter")
+    ).cache_control
+    off = OC.model(
+        base_url="https://openrouter.ai/api/v1",
+        id="anthropic/x",
+        provider="openrouter",
+        compat={"cache_control": False},
+    )
     assert not compat_for(off).cache_control
 
 
@@ -103,7 +110,7 @@ def test_openrouter_anthropic_models_get_cache_markers() -> None:
     ],
 )
 def test_the_key_variable_per_provider(provider: str, base_url: str, env: tuple[str, ...], required: bool) -> None:
-    rule = api_key_for(model(base_url, provider=provider))
+    rule = api_key_for(OC.model(base_url=base_url, provider=provider))
     assert (rule.env, rule.required, rule.header, rule.scheme) == (env, required, "authorization", "Bearer")
 
 
@@ -112,8 +119,8 @@ async def test_a_broken_compat_is_the_error_reported_even_without_a_key(monkeypa
     # that matters is named, not hidden behind "set GROQ_API_KEY".
     monkeypatch.delenv("GROQ_API_KEY", raising=False)
     with pytest.raises(CompatError, match="bogus"):
-        api_key_for(model("https://api.groq.com/openai/v1", provider="groq", compat={"bogus": 1}))
-    broken = model("https://api.groq.com/openai/v1", provider="groq", compat={"bogus": 1})
+        api_key_for(OC.model(base_url="https://api.groq.com/openai/v1", provider="groq", compat={"bogus": 1}))
+    broken = OC.model(base_url="https://api.groq.com/openai/v1", provider="groq", compat={"bogus": 1})
     stream = stream_openai_completions(broken, Context(messages=[UserMessage(content="hi")]), StreamOptions())
     result = await stream.result()
     assert result.error_info is not None
@@ -124,7 +131,7 @@ async def test_a_broken_compat_is_the_error_reported_even_without_a_key(monkeypa
 def test_every_named_profile_is_valid() -> None:
     for name, profile in PROFILES.items():
         assert profile.profile == name
-        assert compat_for(model(compat={"profile": name})).profile == name
+        assert compat_for(OC.model(compat={"profile": name})).profile == name
 
 
 # ------------------------------------------------------------------------------------ the catalog

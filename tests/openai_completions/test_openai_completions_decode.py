@@ -9,7 +9,9 @@ from typing import Any
 import pytest
 
 from normalize import StopReason, TextContent, ThinkingContent, ToolCall, validate_events
-from tests.openai_completions._oc import calls, chunk, decode, model, sse_body, texts, thinking, usage_chunk
+from tests.adapters import OPENAI_COMPLETIONS as OC
+from tests.adapters import calls, texts, thinking
+from tests.openai_completions._oc import chunk, decode, sse_body, usage_chunk
 
 
 def _clean(result: Any) -> None:
@@ -110,7 +112,7 @@ def test_finish_reason_then_eof_is_a_success_once_the_usage_asked_for_came() -> 
     in_choice["choices"][0]["usage"] = {"prompt_tokens": 5, "completion_tokens": 1}
     assert decode(sse_body(in_choice, done=False)).events[-1].type == "done"
     # A profile that does not ask for usage in the stream: the finish_reason and EOF are enough.
-    no_usage = model(compat={"usage_in_stream": False})
+    no_usage = OC.model(compat={"usage_in_stream": False})
     assert decode(sse_body(chunk({"content": "x"}, finish="stop"), done=False), no_usage).events[-1].type == "done"
 
 
@@ -132,13 +134,13 @@ def test_done_without_a_finish_reason_is_truncated_unless_the_profile_says_none_
     assert result.failure is not None
     assert (result.failure.info.kind, result.failure.info.retryable) == ("truncated", True)
     assert result.failure.info.output_started
-    lax = decode(body, model(compat={"finish_reason_reliable": False}))
+    lax = decode(body, OC.model(compat={"finish_reason_reliable": False}))
     assert lax.events[-1].type == "done"
     assert lax.message.raw_stop_reason is None
 
 
 def test_eof_without_either_is_left_to_the_kit() -> None:
-    result = decode(sse_body(chunk({"content": "x"}), done=False), model(compat={"finish_reason_reliable": False}))
+    result = decode(sse_body(chunk({"content": "x"}), done=False), OC.model(compat={"finish_reason_reliable": False}))
     assert result.failure is None
     assert not result.finished  # the kit reports truncated
 
@@ -217,7 +219,8 @@ def test_finish_reasons_map_to_stop_reasons(raw: str, stop: StopReason, kind: st
 
 def test_a_profile_maps_its_own_finish_reasons() -> None:
     result = decode(
-        sse_body(chunk({"content": "x"}), chunk(finish="banana")), model(compat={"finish_reasons": {"banana": "stop"}})
+        sse_body(chunk({"content": "x"}), chunk(finish="banana")),
+        OC.model(compat={"finish_reasons": {"banana": "stop"}}),
     )
     assert result.message.stop_reason == "stop"
 
@@ -268,7 +271,7 @@ def test_only_the_first_non_empty_reasoning_field_is_read() -> None:
 
 def test_the_profile_chooses_the_reasoning_fields() -> None:
     body = sse_body(chunk({"reasoning": "a", "reasoning_content": "b"}), chunk(finish="stop"))
-    result = decode(body, model(compat={"reasoning_fields": ["reasoning"]}))
+    result = decode(body, OC.model(compat={"reasoning_fields": ["reasoning"]}))
     assert thinking(result.message) == "a"
 
 
@@ -557,7 +560,7 @@ def test_the_last_usage_wins_and_null_usage_is_ignored() -> None:
 def test_usage_is_priced_from_the_model() -> None:
     from normalize.model import ModelCost
 
-    priced = model(cost=ModelCost(input=2.0, output=8.0, cache_read=0.5))
+    priced = OC.model(cost=ModelCost(input=2.0, output=8.0, cache_read=0.5))
     usage = {
         "prompt_tokens": 1_000_000,
         "completion_tokens": 1_000_000,

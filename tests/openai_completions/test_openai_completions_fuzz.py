@@ -14,7 +14,7 @@ from normalize import ErrorInfo, MessageBuilder, validate_events
 from normalize.wire.sse import SSEDecoder
 from streamfns.kit import ServerSentEvent, StreamFailure
 from streamfns.openai_completions.decode import CompletionsDecoder
-from tests.openai_completions._oc import model
+from tests.adapters import OPENAI_COMPLETIONS as OC
 
 SETTINGS = settings(max_examples=200, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 
@@ -149,7 +149,7 @@ _event: Strategy = st.integers(0, len(_EVENTS) - 1).flatmap(lambda i: _EVENTS[i]
 
 def _run(events: list[ServerSentEvent], compat: dict[str, Any] | None = None) -> list[Any]:
     """Drive the decoder the way the kit does; only StreamFailure may escape it."""
-    target = model(compat=compat)
+    target = OC.model(compat=compat)
     builder = MessageBuilder(target)
     builder.start()
     decoder = CompletionsDecoder(builder, target)

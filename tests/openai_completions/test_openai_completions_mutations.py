@@ -15,10 +15,11 @@ from cassettes.mutations import corrupt_json, drop_terminal, status_override, tr
 from conformance.plans import marker_offset
 from normalize import ErrorKind, validate_events
 from streamfns.openai_completions.compat import compat_for
-from tests.openai_completions._oc import calls, recorded_model, replay, success_names, texts, thinking
+from tests.adapters import OPENAI_COMPLETIONS as OC
+from tests.adapters import calls, texts, thinking
 from tests.sse_events import SSEEvent, split_events
 
-SUCCESS = success_names()
+SUCCESS = OC.stream_names()
 #: Recordings that end in an `event: error` and have no terminal marker to drop.
 NO_MARKER = {"pai__groq_midstream_error_after_text", "pai__groq_midstream_error_event_tool_use_failed"}
 WITH_MARKER = [name for name in SUCCESS if name not in NO_MARKER]
@@ -35,12 +36,12 @@ def _end_of_stream(cassette: Cassette, name: str) -> int:
 @pytest.mark.parametrize("name", SUCCESS)
 async def test_truncation_anywhere_before_the_end_is_an_error_never_done(name: str) -> None:
     cassette = library.load(name)
-    _, full = await replay(cassette)
+    _, full = await OC.replay(cassette)
     end = _end_of_stream(cassette, name)
     rng = random.Random(name)
     cuts = sorted({rng.randrange(1, end) for _ in range(8)} | {end - 1, end})
     for cut in cuts:
-        events, result = await replay(truncate(cassette, after_bytes=cut, end="eof"))
+        events, result = await OC.replay(truncate(cassette, after_bytes=cut, end="eof"))
         assert events[-1].type == "error", f"{name}: cut at byte {cut} of {end} ended {result.stop_reason}"
         assert validate_events(events) == []
         info = result.error_info
@@ -72,9 +73,9 @@ async def test_a_cut_after_the_finish_chunk_before_the_usage_asked_for_is_trunca
     marker = marker_offset(cassette, "openai-completions")
     events = split_events(body)
     finish = next(event for event in events if event.start <= marker < event.end)
-    events, result = await replay(truncate(cassette, after_bytes=finish.end, end="eof"))
+    events, result = await OC.replay(truncate(cassette, after_bytes=finish.end, end="eof"))
     assert validate_events(events) == []
-    asked = compat_for(recorded_model(cassette)).usage_in_stream
+    asked = compat_for(OC.replay_model(cassette)).usage_in_stream
     usage_came = any(_usage_in(event) for event in split_events(body[: finish.end]))
     if asked and not usage_came:
         # The finish chunk arrived, the usage chunk (and [DONE]) did not: never done with zero usage.
@@ -83,7 +84,7 @@ async def test_a_cut_after_the_finish_chunk_before_the_usage_asked_for_is_trunca
         assert result.error_info.retryable
     else:
         # Nothing missing: the cut body ends as the whole one does.
-        _, full = await replay(cassette)
+        _, full = await OC.replay(cassette)
         assert (result.stop_reason, result.error_message) == (full.stop_reason, full.error_message)
 
 
@@ -92,9 +93,9 @@ async def test_the_real_gpt4o_body_cut_before_its_usage_chunk_is_not_done_with_z
     cassette = library.load("oai__text_usage_gpt4o")
     body = cassette.interactions[0].response.body
     cut = body.index(b"\n\n", body.index(b'"finish_reason":"stop"')) + 2
-    _, whole = await replay(cassette)
+    _, whole = await OC.replay(cassette)
     assert (whole.stop_reason, whole.usage.input, whole.usage.output) == ("stop", 14, 30)
-    _, result = await replay(truncate(cassette, after_bytes=cut, end="eof"))
+    _, result = await OC.replay(truncate(cassette, after_bytes=cut, end="eof"))
     assert result.error_info is not None
     assert result.error_info.kind == "truncated"
     assert texts(result) == texts(whole)
@@ -103,7 +104,7 @@ async def test_the_real_gpt4o_body_cut_before_its_usage_chunk_is_not_done_with_z
 @pytest.mark.parametrize("name", SUCCESS)
 async def test_a_reset_connection_keeps_the_partial_content(name: str) -> None:
     cassette = library.load(name)
-    events, result = await replay(truncate(cassette, after_bytes=_end_of_stream(cassette, name) // 2, end="reset"))
+    events, result = await OC.replay(truncate(cassette, after_bytes=_end_of_stream(cassette, name) // 2, end="reset"))
     assert validate_events(events) == []
     assert result.error_info is not None
     assert result.error_info.kind == "network"
@@ -112,7 +113,7 @@ async def test_a_reset_connection_keeps_the_partial_content(name: str) -> None:
 
 @pytest.mark.parametrize("name", WITH_MARKER)
 async def test_a_dropped_done_and_finish_reason_is_truncated(name: str) -> None:
-    events, result = await replay(drop_terminal(library.load(name), api="openai-completions"))
+    events, result = await OC.replay(drop_terminal(library.load(name), api="openai-completions"))
     assert events[-1].type == "error"
     assert validate_events(events) == []
     assert result.error_info is not None
@@ -134,7 +135,7 @@ async def test_a_corrupt_chunk_is_a_protocol_error(name: str) -> None:
         e.start for e in split_events(cassette.interactions[0].response.body) if isinstance(e.json(), dict | list)
     ]
     index = len([start for start in starts if start < end]) // 2
-    events, result = await replay(corrupt_json(cassette, index=index))
+    events, result = await OC.replay(corrupt_json(cassette, index=index))
     assert events[-1].type == "error"
     assert validate_events(events) == []
     assert result.error_info is not None
@@ -242,7 +243,7 @@ async def test_error_chunks_mid_stream_end_with_their_kind_and_keep_the_output(
 ) -> None:
     cassette = library.load(name)
     after = len(cassette.interactions[0].response.chunks) // 2
-    events, result = await replay(_inject(cassette, after, raw))
+    events, result = await OC.replay(_inject(cassette, after, raw))
     assert validate_events(events) == []
     info = result.error_info
     assert info is not None, label
@@ -277,7 +278,7 @@ STATUSES: list[tuple[int, ErrorKind, bool]] = [
 async def test_status_overrides_end_with_the_right_kind(
     name: str, status: int, kind: ErrorKind, retryable: bool
 ) -> None:
-    events, result = await replay(status_override(library.load(name), status))
+    events, result = await OC.replay(status_override(library.load(name), status))
     assert [event.type for event in events] == ["start", "error"]
     info = result.error_info
     assert info is not None

@@ -24,13 +24,13 @@ import pytest
 from cassettes import Cassette, library
 from cassettes.model import Chunk
 from normalize import AssistantMessage, validate_events
-from tests.openai_completions._oc import replay, success_names
+from tests.adapters import OPENAI_COMPLETIONS as OC
 from tests.sse_events import split_events
 
 Reshape = Callable[[list[Any]], list[Any]]
 #: The recordings that end in a vendor error event, not a finish: their end cannot be reshaped.
 ERRORING = {"pai__groq_midstream_error_after_text", "pai__groq_midstream_error_event_tool_use_failed"}
-RECORDINGS = [name for name in success_names() if name not in ERRORING]
+RECORDINGS = [name for name in OC.stream_names() if name not in ERRORING]
 
 
 def _chunks(cassette: Cassette) -> list[Any]:
@@ -162,7 +162,7 @@ async def test_a_recording_reshaped_as_other_servers_send_it_decodes_the_same(na
     values = _chunks(cassette)
     reshaped_values = RESHAPES[reshape](values)
     # The original, re-serialized the same way, is the reference: only the reshape differs.
-    _, original = await replay(_with_chunks(cassette, values))
-    events, reshaped = await replay(_with_chunks(cassette, reshaped_values))
+    _, original = await OC.replay(_with_chunks(cassette, values))
+    events, reshaped = await OC.replay(_with_chunks(cassette, reshaped_values))
     assert validate_events(events) == []
     assert not _same(original, reshaped), _same(original, reshaped)

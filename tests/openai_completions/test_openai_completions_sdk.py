@@ -18,7 +18,8 @@ from openai.types.chat import ChatCompletionChunk
 from cassettes import library
 from normalize import AssistantMessage, TextContent
 from normalize.wire.sse import SSEDecoder
-from tests.openai_completions._oc import calls, replay, success_names, texts, thinking
+from tests.adapters import OPENAI_COMPLETIONS as OC
+from tests.adapters import calls, texts, thinking
 
 #: Recordings the SDK's accumulator cannot represent, and why.
 SDK_CANNOT_EXPRESS = {
@@ -49,7 +50,7 @@ NOT_SUCCESSFUL = {
     "pai__groq_midstream_error_event_tool_use_failed",
     "pai__openrouter_midstream_error_length",
 }
-COMPARED = [name for name in success_names() if name not in SDK_CANNOT_EXPRESS and name not in NOT_SUCCESSFUL]
+COMPARED = [name for name in OC.stream_names() if name not in SDK_CANNOT_EXPRESS and name not in NOT_SUCCESSFUL]
 _REASONING_FIELDS = ("reasoning_content", "reasoning", "reasoning_text")
 
 
@@ -112,7 +113,7 @@ def refusal_text(message: AssistantMessage) -> str:
 @pytest.mark.parametrize("name", COMPARED)
 async def test_final_message_agrees_with_the_openai_sdk(name: str) -> None:
     cassette = library.load(name)
-    _, ours = await replay(cassette)
+    _, ours = await OC.replay(cassette)
     snapshot = sdk_snapshot(cassette.interactions[0].response.body)
     choice = snapshot.choices[0]
     message = choice.message
@@ -151,7 +152,7 @@ async def test_final_message_agrees_with_the_openai_sdk(name: str) -> None:
 @pytest.mark.parametrize("name", sorted(SDK_MISSES_USAGE))
 async def test_usage_the_sdk_misses_comes_from_the_last_usage_we_can_read(name: str) -> None:
     cassette = library.load(name)
-    _, ours = await replay(cassette)
+    _, ours = await OC.replay(cassette)
     last: dict[str, Any] | None = None
     for data in response_chunks(cassette.interactions[0].response.body):
         usage: dict[str, Any] | None = data.get("usage") or cast("dict[str, Any]", data.get("x_groq") or {}).get(
@@ -166,7 +167,7 @@ async def test_usage_the_sdk_misses_comes_from_the_last_usage_we_can_read(name: 
 
 
 def test_the_listed_differences_are_real_recordings() -> None:
-    names = set(success_names())
+    names = set(OC.stream_names())
     assert set(SDK_CANNOT_EXPRESS) <= names
     assert set(SDK_MISSES_USAGE) <= names
     assert names >= NOT_SUCCESSFUL

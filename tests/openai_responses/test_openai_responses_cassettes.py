@@ -11,21 +11,18 @@ import pytest
 from cassettes import library
 from cassettes.mutations import rechunk
 from normalize import ThinkingContent, ToolCall, validate_events
-from tests.openai_responses._helpers import (
-    as_json,
+from tests.adapters import OPENAI_RESPONSES as RESPONSES
+from tests.adapters import response_of, untimed_json
+from tests.openai_responses._responses import (
     comparable_message,
     comparable_output,
-    error_names,
     first_response,
-    replay,
-    response_of,
     sdk_final,
-    stream_names,
     terminal_event,
 )
 
-STREAMS = stream_names()
-ERRORS = error_names()
+STREAMS = RESPONSES.stream_names()
+ERRORS = RESPONSES.error_names()
 
 #: How each recording ends, when not ``stop``: (stop reason, error kind).
 OUTCOMES: dict[str, tuple[str, str | None]] = {
@@ -68,19 +65,19 @@ def test_the_library_holds_the_recordings_this_suite_expects() -> None:
 async def test_every_recording_replays_grammar_clean_in_three_chunkings(name: str) -> None:
     cassette = library.load(name)
     runs = [
-        await replay(cassette),
-        await replay(rechunk(cassette, 1)),
-        await replay(rechunk(cassette, "random", seed=7, max_size=97)),
+        await RESPONSES.replay(cassette),
+        await RESPONSES.replay(rechunk(cassette, 1)),
+        await RESPONSES.replay(rechunk(cassette, "random", seed=7, max_size=97)),
     ]
     for events, _ in runs:
         assert validate_events(events) == [], name
-    views = [as_json(events) for events, _ in runs]
+    views = [untimed_json(events) for events, _ in runs]
     assert views[0] == views[1] == views[2]
 
 
 @pytest.mark.parametrize("name", STREAMS)
 async def test_every_recording_ends_as_its_vendor_said(name: str) -> None:
-    events, message = await replay(library.load(name))
+    events, message = await RESPONSES.replay(library.load(name))
     stop, kind = OUTCOMES.get(name, ("stop", None))
     assert message.stop_reason == stop, message.error_message
     assert (message.error_info.kind if message.error_info else None) == kind
@@ -93,7 +90,7 @@ async def test_the_final_message_matches_the_servers_final_response(name: str) -
     terminal = terminal_event(body)
     assert terminal is not None
     response: dict[str, Any] = terminal["response"]
-    _, message = await replay(library.load(name))
+    _, message = await RESPONSES.replay(library.load(name))
     if terminal["type"] == "response.failed":
         assert message.stop_reason == "error"
         assert response["error"]["message"] in (message.error_message or "")
@@ -137,14 +134,14 @@ async def test_the_final_message_matches_the_openai_sdk_accumulation(name: str) 
         # On incomplete the SDK raises at the end but has yielded the response: compare its items.
     else:
         assert raised is None, repr(raised)
-    _, message = await replay(library.load(name))
+    _, message = await RESPONSES.replay(library.load(name))
     sdk_items = [item.model_dump(mode="json") for item in final.output]
     assert comparable_message(message) == comparable_output(sdk_items)
 
 
 @pytest.mark.parametrize("name", STREAMS)
 async def test_reasoning_blocks_carry_their_item_and_tool_calls_their_call_and_item_ids(name: str) -> None:
-    _, message = await replay(library.load(name))
+    _, message = await RESPONSES.replay(library.load(name))
     for block in message.content:
         if isinstance(block, ThinkingContent):
             item = json.loads(block.thinking_signature or "")
@@ -166,7 +163,7 @@ async def test_error_bodies_end_with_their_kind_and_the_vendors_message(name: st
         "openai_responses_401_invalid_api_key": "auth",
     }
     response = response_of(name)
-    events, message = await replay(library.load(name))
+    events, message = await RESPONSES.replay(library.load(name))
     assert validate_events(events) == []
     assert message.error_info is not None
     assert message.error_info.kind == expected[name]

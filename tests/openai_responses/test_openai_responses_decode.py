@@ -9,7 +9,8 @@ import pytest
 
 from normalize import MessageBuilder, Model, ModelCost, TextContent, ThinkingContent, ToolCall, validate_events
 from streamfns.openai_responses.request import CUSTOM_TOOL_CALL
-from tests.openai_responses._helpers import decode, model
+from tests.adapters import OPENAI_RESPONSES as RESPONSES
+from tests.openai_responses._responses import decode
 
 RESPONSE_ID = "resp_test"
 
@@ -657,7 +658,7 @@ def test_the_response_id_comes_from_the_first_lifecycle_event_even_without_creat
 
 
 def _priced() -> Model:
-    return model(cost=ModelCost(input=1.0, output=10.0, cache_read=0.1, cache_write=1.25))
+    return RESPONSES.model(cost=ModelCost(input=1.0, output=10.0, cache_read=0.1, cache_write=1.25))
 
 
 def test_usage_takes_cached_and_written_tokens_out_of_input_and_keeps_reasoning_in_output() -> None:

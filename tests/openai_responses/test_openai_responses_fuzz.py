@@ -7,13 +7,12 @@ import asyncio
 import json
 from typing import Any
 
-import httpx
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from normalize import AssistantMessageEvent, StreamOptions, validate_events
-from streamfns.openai_responses import stream_openai_responses
-from tests.openai_responses._helpers import CONTEXT, decode, model
+from normalize import AssistantMessageEvent, validate_events
+from tests.adapters import OPENAI_RESPONSES as RESPONSES
+from tests.openai_responses._responses import decode
 
 EVENT_TYPES = [
     "response.created",
@@ -120,7 +119,7 @@ def assert_one_clean_terminal(stream: list[AssistantMessageEvent]) -> None:
     assert validate_events(stream) == []
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=300, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(events, max_size=14), st.booleans())
 def test_arbitrary_events_never_raise_and_end_once_grammar_clean(sequence: list[dict[str, Any]], end: bool) -> None:
     builder = decode([*sequence, TERMINAL] if end else sequence)  # raises on anything but StreamFailure
@@ -128,16 +127,9 @@ def test_arbitrary_events_never_raise_and_end_once_grammar_clean(sequence: list[
 
 
 def _run_bytes(body: bytes) -> list[AssistantMessageEvent]:
-    def handler(request: httpx.Request) -> httpx.Response:
-        return httpx.Response(200, headers={"content-type": "text/event-stream"}, content=body)
-
-    async def run() -> list[AssistantMessageEvent]:
-        async with httpx.AsyncClient(transport=httpx.MockTransport(handler)) as client:
-            options = StreamOptions(api_key="test-key", http_client=client, max_retries=0)
-            stream = stream_openai_responses(model("http://fuzz.invalid/v1"), CONTEXT, options)
-            return [event async for event in stream]
-
-    return asyncio.run(run())
+    """The events of the adapter on a 200 response whose body is ``body`` (one network read)."""
+    events, _ = asyncio.run(RESPONSES.run_reads([body], target=RESPONSES.model(base_url="http://fuzz.invalid/v1")))
+    return events
 
 
 framed = st.lists(events, max_size=8).map(
@@ -145,7 +137,7 @@ framed = st.lists(events, max_size=8).map(
 )
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=60, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 @given(st.one_of(st.binary(max_size=300), framed, st.tuples(framed, st.binary(max_size=40)).map(b"".join)))
 def test_arbitrary_bytes_never_raise_and_end_once_grammar_clean(body: bytes) -> None:
     assert_one_clean_terminal(_run_bytes(body))

@@ -13,18 +13,12 @@ import pytest
 from cassettes import Cassette, Chunk, End, library
 from cassettes.mutations import corrupt_json, drop_terminal, truncate
 from normalize import TextContent, ThinkingContent, ToolCall, validate_events
-from tests.openai_responses._helpers import (
-    API,
-    TERMINALS,
-    event_kind,
-    replay,
-    response_of,
-    stream_names,
-    terminal_event,
-)
+from tests.adapters import OPENAI_RESPONSES as RESPONSES
+from tests.adapters import response_of
+from tests.openai_responses._responses import TERMINALS, event_kind, terminal_event
 from tests.sse_events import split_events
 
-WITH_TERMINAL = [name for name in stream_names() if terminal_event(response_of(name).body)]
+WITH_TERMINAL = [name for name in RESPONSES.stream_names() if terminal_event(response_of(name).body)]
 CUT_SAMPLES = [
     "pai__text_gpt4o",
     "pai__function_call_gpt4o",
@@ -80,7 +74,7 @@ async def test_a_cut_anywhere_before_the_terminal_is_an_error_never_done(name: s
     # Every event boundary, a byte inside every event, and the last byte of the terminal JSON.
     cuts = sorted({*starts, *(start + 7 for start in starts if start + 7 <= limit), limit})
     for cut in cuts:
-        events, message = await replay(truncate(cassette, after_bytes=cut, end=end))  # pyright: ignore[reportArgumentType]
+        events, message = await RESPONSES.replay(truncate(cassette, after_bytes=cut, end=end))  # pyright: ignore[reportArgumentType]
         assert validate_events(events) == [], (name, cut)
         assert events[-1].type == "error", (name, cut, message.stop_reason)
         assert message.error_info is not None
@@ -98,7 +92,7 @@ async def test_random_cuts_before_the_terminal_of_every_other_recording_are_erro
     limit = min([last_terminal_byte(body), *errors])
     rng = random.Random(name)
     for cut in sorted({rng.randrange(1, limit + 1) for _ in range(8)} | {limit}):
-        events, message = await replay(truncate(cassette, after_bytes=cut, end="eof"))
+        events, message = await RESPONSES.replay(truncate(cassette, after_bytes=cut, end="eof"))
         assert validate_events(events) == [], (name, cut)
         assert events[-1].type == "error", (name, cut, message.stop_reason)
         assert message.error_info is not None
@@ -107,7 +101,7 @@ async def test_random_cuts_before_the_terminal_of_every_other_recording_are_erro
 
 @pytest.mark.parametrize("name", WITH_TERMINAL)
 async def test_a_dropped_terminal_is_truncated(name: str) -> None:
-    events, message = await replay(drop_terminal(library.load(name), api=API))
+    events, message = await RESPONSES.replay(drop_terminal(library.load(name), api=RESPONSES.api))
     assert validate_events(events) == []
     assert message.stop_reason == "error"
     assert message.error_info is not None
@@ -123,7 +117,7 @@ async def test_a_dropped_terminal_is_truncated(name: str) -> None:
 async def test_a_corrupt_event_is_a_protocol_error(name: str) -> None:
     json_events = [e for e in split_events(response_of(name).body) if isinstance(e.json(), dict | list)]
     terminal_at = next(i for i, e in enumerate(json_events) if event_kind(e) in TERMINALS)
-    events, message = await replay(corrupt_json(library.load(name), terminal_at // 2))
+    events, message = await RESPONSES.replay(corrupt_json(library.load(name), terminal_at // 2))
     assert validate_events(events) == []
     assert message.error_info is not None
     assert message.error_info.kind == "protocol", message.error_message
@@ -145,7 +139,7 @@ async def test_argument_deltas_cut_and_followed_by_completed_never_reach_a_done_
         # The stream stops at the call's output_item.added (no argument at all) or after some of its
         # argument deltas, and goes straight to response.completed.
         pieces = [raw for _, _, raw in events[: keep + 1]] + [terminal]
-        stream, message = await replay(with_body(library.load(name), pieces))
+        stream, message = await RESPONSES.replay(with_body(library.load(name), pieces))
         assert validate_events(stream) == []
         assert stream[-1].type == "error"
         assert message.error_info is not None
@@ -167,7 +161,7 @@ async def test_argument_deltas_cut_by_max_output_tokens_end_length_with_the_salv
         "incomplete_details": {"reason": "max_output_tokens"},
     }
     pieces = [raw for _, _, raw in events[: deltas[2] + 1]] + [frame(completed)]
-    stream, message = await replay(with_body(library.load(name), pieces))
+    stream, message = await RESPONSES.replay(with_body(library.load(name), pieces))
     assert validate_events(stream) == []
     assert message.stop_reason == "length"
     assert stream[-1].type == "done"
@@ -190,8 +184,8 @@ async def test_items_that_finish_out_of_order_keep_their_blocks() -> None:
         interleaved += message_body[i : i + 1]
     pieces = [*head, *reasoning_open, *interleaved, *message_done, *reasoning_rest[-1:], *tail]
     assert sorted(pieces) == sorted([*head, *reasoning, *message, *tail])
-    reordered, got = await replay(with_body(library.load(name), pieces))
-    original, expected = await replay(library.load(name))
+    reordered, got = await RESPONSES.replay(with_body(library.load(name), pieces))
+    original, expected = await RESPONSES.replay(library.load(name))
     assert validate_events(reordered) == []
     assert got.stop_reason == "stop"
     assert [type(b) for b in got.content] == [ThinkingContent, TextContent]
@@ -204,8 +198,8 @@ async def test_items_that_finish_out_of_order_keep_their_blocks() -> None:
 async def test_a_second_response_in_one_body_is_a_truncated_first_response() -> None:
     # Four responses back to back (a multi-step fixture) with their terminal events removed: the
     # second response.created shows the first ended without its terminal.
-    events, message = await replay(
-        drop_terminal(library.load("vercel__reasoning_encrypted_3_function_calls_codex"), api=API)
+    events, message = await RESPONSES.replay(
+        drop_terminal(library.load("vercel__reasoning_encrypted_3_function_calls_codex"), api=RESPONSES.api)
     )
     assert validate_events(events) == []
     assert message.error_info is not None
@@ -216,14 +210,14 @@ async def test_a_second_response_in_one_body_is_a_truncated_first_response() -> 
 async def test_a_done_marker_before_the_terminal_event_is_truncated() -> None:
     name = "pai__openrouter_raw_cot_gptoss"
     pieces = [raw for kind, _, raw in events_of(name) if kind not in TERMINALS] + [b"data: [DONE]\n\n"]
-    events, message = await replay(with_body(library.load(name), pieces))
+    events, message = await RESPONSES.replay(with_body(library.load(name), pieces))
     assert validate_events(events) == []
     assert message.error_info is not None
     assert message.error_info.kind == "truncated"
 
 
 async def test_only_the_first_response_of_a_multi_response_body_is_read() -> None:
-    events, message = await replay(library.load("vercel__reasoning_encrypted_3_function_calls_codex"))
+    events, message = await RESPONSES.replay(library.load("vercel__reasoning_encrypted_3_function_calls_codex"))
     assert validate_events(events) == []
     assert message.stop_reason == "toolUse"
     calls = [b for b in message.content if isinstance(b, ToolCall)]

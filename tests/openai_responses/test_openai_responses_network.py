@@ -17,7 +17,9 @@ from conformance.loopback import LoopbackServer, Scripted
 from normalize import StreamOptions, validate_events
 from streamfns.catalog import get_model
 from streamfns.openai_responses import stream_openai_responses
-from tests.openai_responses._helpers import CONTEXT, model, recorded_chunks, scripted, sse
+from tests.adapters import CONTEXT
+from tests.adapters import OPENAI_RESPONSES as RESPONSES
+from tests.openai_responses._responses import sse
 
 TEXT = "pai__text_gpt4o"
 
@@ -27,8 +29,8 @@ def options(**kwargs: Any) -> StreamOptions:
 
 
 async def test_the_request_on_the_wire() -> None:
-    async with LoopbackServer(scripted(recorded_chunks(TEXT))) as server:
-        stream = stream_openai_responses(model(f"{server.base_url}/v1"), CONTEXT, options())
+    async with LoopbackServer(RESPONSES.scripted(TEXT)) as server:
+        stream = stream_openai_responses(RESPONSES.model(base_url=f"{server.base_url}/v1"), CONTEXT, options())
         events = [event async for event in stream]
         assert validate_events(events) == []
         assert (await stream.result()).stop_reason == "stop"
@@ -44,7 +46,7 @@ async def test_the_request_on_the_wire() -> None:
 async def test_azure_sends_its_key_in_api_key_from_its_own_variable(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("AZURE_OPENAI_API_KEY", "azure-test-key")
     monkeypatch.setenv("OPENAI_API_KEY", "openai-test-key")
-    async with LoopbackServer(scripted(recorded_chunks(TEXT))) as server:
+    async with LoopbackServer(RESPONSES.scripted(TEXT)) as server:
         azure = get_model("azure-openai-responses", "gpt-5.4")
         azure.base_url = f"{server.base_url}/openai/v1"
         result = await stream_openai_responses(azure, CONTEXT, StreamOptions()).result()
@@ -57,8 +59,8 @@ async def test_azure_sends_its_key_in_api_key_from_its_own_variable(monkeypatch:
 
 async def test_openai_reads_its_key_from_openai_api_key(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "openai-test-key")
-    async with LoopbackServer(scripted(recorded_chunks(TEXT))) as server:
-        await stream_openai_responses(model(server.base_url), CONTEXT, StreamOptions()).result()
+    async with LoopbackServer(RESPONSES.scripted(TEXT)) as server:
+        await stream_openai_responses(RESPONSES.model(base_url=server.base_url), CONTEXT, StreamOptions()).result()
         assert server.requests[0].headers["authorization"] == "Bearer openai-test-key"
 
 
@@ -73,7 +75,7 @@ async def test_a_missing_key_is_an_auth_error_that_names_the_variable(monkeypatc
 
 
 async def test_the_registry_sends_responses_models_here() -> None:
-    async with LoopbackServer(scripted(recorded_chunks(TEXT))) as server:
+    async with LoopbackServer(RESPONSES.scripted(TEXT)) as server:
         catalog_model = get_model("openai", "gpt-5")
         catalog_model.base_url = server.base_url
         result = await streamfns.stream(catalog_model, CONTEXT, options()).result()
@@ -82,9 +84,10 @@ async def test_the_registry_sends_responses_models_here() -> None:
 
 
 async def test_eof_before_the_terminal_event_says_so() -> None:
-    chunks = recorded_chunks(TEXT)[:-1]
-    async with LoopbackServer(scripted(chunks)) as server:
-        result = await stream_openai_responses(model(server.base_url), CONTEXT, options(max_retries=0)).result()
+    async with LoopbackServer(RESPONSES.scripted(TEXT, keep=-1)) as server:  # all but the last chunk
+        result = await stream_openai_responses(
+            RESPONSES.model(base_url=server.base_url), CONTEXT, options(max_retries=0)
+        ).result()
         assert result.error_info is not None
         assert result.error_info.kind == "truncated"
         assert result.error_message == "OpenAI Responses stream ended before a terminal response event"
@@ -100,18 +103,18 @@ FAILED = sse(
 
 @pytest.mark.parametrize("failure", [RATE_LIMITED, FAILED], ids=["error-event", "response-failed"])
 async def test_a_retryable_failure_before_any_output_is_retried(failure: bytes) -> None:
-    plans = [Scripted(chunks=[(0.0, CREATED), (0.0, failure)]), scripted(recorded_chunks(TEXT))]
+    plans = [Scripted(chunks=[(0.0, CREATED), (0.0, failure)]), RESPONSES.scripted(TEXT)]
     async with LoopbackServer(lambda request: plans.pop(0)) as server:
-        result = await stream_openai_responses(model(server.base_url), CONTEXT, options()).result()
+        result = await stream_openai_responses(RESPONSES.model(base_url=server.base_url), CONTEXT, options()).result()
         assert result.stop_reason == "stop", result.error_message
         assert len(server.requests) == 2
         assert result.response_id != "resp_failed"
 
 
 async def test_a_failure_after_output_is_not_retried_and_keeps_the_partial_text() -> None:
-    head = recorded_chunks(TEXT)[:7]
+    head = RESPONSES.recorded_chunks(TEXT)[:7]
     async with LoopbackServer(Scripted(chunks=[*((0.0, c) for c in head), (0.0, RATE_LIMITED)])) as server:
-        result = await stream_openai_responses(model(server.base_url), CONTEXT, options()).result()
+        result = await stream_openai_responses(RESPONSES.model(base_url=server.base_url), CONTEXT, options()).result()
         assert len(server.requests) == 1
         assert result.error_info is not None
         assert (result.error_info.kind, result.error_info.retryable) == ("rate_limit", True)
@@ -136,7 +139,7 @@ async def test_an_http_error_body_keeps_the_vendors_code_and_message() -> None:
     ).encode()
     plan = Scripted(status=400, headers=[("content-type", "application/json")], chunks=[(0.0, body)])
     async with LoopbackServer(plan) as server:
-        result = await stream_openai_responses(model(server.base_url), CONTEXT, options()).result()
+        result = await stream_openai_responses(RESPONSES.model(base_url=server.base_url), CONTEXT, options()).result()
         assert result.error_info is not None
         assert (result.error_info.kind, result.error_info.code, result.error_info.status) == (
             "context_overflow",
@@ -155,7 +158,7 @@ async def test_a_429_for_an_exhausted_quota_is_not_retried(code: str) -> None:
         chunks=[(0.0, body.encode())],
     )
     async with LoopbackServer(plan) as server:
-        result = await stream_openai_responses(model(server.base_url), CONTEXT, options()).result()
+        result = await stream_openai_responses(RESPONSES.model(base_url=server.base_url), CONTEXT, options()).result()
         assert len(server.requests) == 1, "a quota error is final: no retry"
         assert result.error_info is not None
         assert (result.error_info.kind, result.error_info.retryable) == ("auth", False)
@@ -165,6 +168,8 @@ async def test_on_payload_can_add_fields_the_adapter_does_not_set() -> None:
     def add_tier(payload: dict[str, Any], _model: object) -> dict[str, Any]:
         return {**payload, "service_tier": "flex"}
 
-    async with LoopbackServer(scripted(recorded_chunks(TEXT))) as server:
-        await stream_openai_responses(model(server.base_url), CONTEXT, options(on_payload=add_tier)).result()
+    async with LoopbackServer(RESPONSES.scripted(TEXT)) as server:
+        await stream_openai_responses(
+            RESPONSES.model(base_url=server.base_url), CONTEXT, options(on_payload=add_tier)
+        ).result()
         assert json.loads(server.requests[0].body)["service_tier"] == "flex"

@@ -23,14 +23,14 @@ from normalize import (
 from streamfns.anthropic.request import build_request as anthropic_request
 from streamfns.catalog import get_model
 from streamfns.openai_responses.request import CUSTOM_TOOL_CALL, build_request, split_tool_call_id
-from tests.openai_responses._helpers import model, replay, stream_names
+from tests.adapters import OPENAI_RESPONSES as RESPONSES
 
-STREAMS = stream_names()
-SAME = model(model_id="gpt-5.2")
+STREAMS = RESPONSES.stream_names()
+SAME = RESPONSES.model(id="gpt-5.2")
 
 
 async def reply(name: str, target: Model = SAME) -> AssistantMessage:
-    _, message = await replay(library.load(name), target)
+    _, message = await RESPONSES.replay(library.load(name), target)
     return message
 
 

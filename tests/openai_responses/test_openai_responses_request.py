@@ -38,7 +38,7 @@ from streamfns.openai_responses.request import (
     responses_tool_call_id,
     split_tool_call_id,
 )
-from tests.openai_responses._helpers import model, replay
+from tests.adapters import OPENAI_RESPONSES as RESPONSES
 
 FIXTURES = Path(__file__).parent / "fixtures"
 PNG = "iVBORw0KGgo="
@@ -87,7 +87,7 @@ def test_golden_plain() -> None:
 async def _replayed_turn(target: Model) -> AssistantMessage:
     """A real gpt-5.5 turn (encrypted reasoning, commentary text, a function call), as the adapter
     decoded it from the recording."""
-    _, message = await replay(library.load("pai__phase_commentary_gpt55"), target)
+    _, message = await RESPONSES.replay(library.load("pai__phase_commentary_gpt55"), target)
     assert message.stop_reason == "toolUse"
     return message
 
@@ -218,20 +218,20 @@ def test_a_bare_azure_resource_url_gets_the_v1_path(base_url: str, url: str) -> 
     azure = get_model("azure-openai-responses", "gpt-5")
     azure.base_url = base_url
     assert build_request(azure, Context(messages=[UserMessage(content="hi")])).url == url
-    plain = model("https://api.example.com")
+    plain = RESPONSES.model(base_url="https://api.example.com")
     assert (
         build_request(plain, Context(messages=[UserMessage(content="hi")])).url == "https://api.example.com/responses"
     )
 
 
 def test_keys_per_provider() -> None:
-    assert api_key_for(model()).headers("test-key") == {"authorization": "Bearer test-key"}
-    assert api_key_for(model()).env == ("OPENAI_API_KEY",)
+    assert api_key_for(RESPONSES.model()).headers("test-key") == {"authorization": "Bearer test-key"}
+    assert api_key_for(RESPONSES.model()).env == ("OPENAI_API_KEY",)
     azure = get_model("azure-openai-responses", "gpt-5")
     assert api_key_for(azure).headers("test-key") == {"api-key": "test-key"}
     assert api_key_for(azure).env == ("AZURE_OPENAI_API_KEY",)
     # Another server never gets OpenAI's key from the environment.
-    assert api_key_for(model(provider="my-gateway")).env == ("MY_GATEWAY_API_KEY",)
+    assert api_key_for(RESPONSES.model(provider="my-gateway")).env == ("MY_GATEWAY_API_KEY",)
 
 
 def test_the_azure_placeholder_base_url_is_a_configuration_error() -> None:
@@ -243,9 +243,9 @@ def test_the_azure_placeholder_base_url_is_a_configuration_error() -> None:
 
 def test_the_url_is_the_base_url_plus_responses() -> None:
     for base in ("http://localhost:1234/v1", "http://localhost:1234/v1/"):
-        request = build_request(model(base_url=base), Context(messages=[UserMessage(content="hi")]))
+        request = build_request(RESPONSES.model(base_url=base), Context(messages=[UserMessage(content="hi")]))
         assert request.url == "http://localhost:1234/v1/responses"
-    assert build_request(model(base_url=""), Context()).url == "https://api.openai.com/v1/responses"
+    assert build_request(RESPONSES.model(base_url=""), Context()).url == "https://api.openai.com/v1/responses"
 
 
 # -- reasoning effort ----------------------------------------------------------------------------------
@@ -292,7 +292,7 @@ def test_no_reasoning_asks_for_each_models_off_effort(
 
 
 def test_a_model_without_reasoning_gets_no_reasoning_parameters_and_takes_temperature() -> None:
-    payload = payload_for(model(reasoning=False), reasoning="high", temperature=0.2)
+    payload = payload_for(RESPONSES.model(reasoning=False), reasoning="high", temperature=0.2)
     assert "reasoning" not in payload
     assert "include" not in payload
     assert payload["temperature"] == 0.2
@@ -305,7 +305,9 @@ def test_temperature_is_sent_only_while_the_model_does_not_reason() -> None:
 
 
 def test_compat_flags_shape_the_reasoning_request() -> None:
-    server = model(compat={"encrypted_reasoning": False, "reasoning_summary": None, "supports_developer_role": False})
+    server = RESPONSES.model(
+        compat={"encrypted_reasoning": False, "reasoning_summary": None, "supports_developer_role": False}
+    )
     context = Context(system_prompt="sys", messages=[UserMessage(content="hi")])
     payload = build_request(server, context, StreamOptions(reasoning="high")).payload
     assert payload["reasoning"] == {"effort": "high"}
@@ -315,31 +317,31 @@ def test_compat_flags_shape_the_reasoning_request() -> None:
 
 def test_an_unknown_compat_flag_is_a_configuration_error() -> None:
     with pytest.raises(CompatError, match="supports_nonsense"):
-        build_request(model(compat={"supports_nonsense": True}), Context())
+        build_request(RESPONSES.model(compat={"supports_nonsense": True}), Context())
 
 
 # -- request fields --------------------------------------------------------------------------------------
 
 
 def test_the_request_is_stateless_and_streamed() -> None:
-    payload = payload_for(model())
+    payload = payload_for(RESPONSES.model())
     assert payload["store"] is False
     assert payload["stream"] is True
     assert "max_output_tokens" not in payload
 
 
 def test_max_output_tokens_is_at_least_16() -> None:
-    assert payload_for(model(), max_tokens=1)["max_output_tokens"] == 16
-    assert payload_for(model(), max_tokens=500)["max_output_tokens"] == 500
+    assert payload_for(RESPONSES.model(), max_tokens=1)["max_output_tokens"] == 16
+    assert payload_for(RESPONSES.model(), max_tokens=500)["max_output_tokens"] == 500
 
 
 def test_the_prompt_cache_key_comes_from_the_session_and_follows_cache_retention() -> None:
-    assert payload_for(model(), session_id="s1")["prompt_cache_key"] == "s1"
-    assert "prompt_cache_key" not in payload_for(model(), session_id="s1", cache_retention="none")
-    assert payload_for(model(), session_id="s1", cache_retention="long")["prompt_cache_retention"] == "24h"
-    long_key = payload_for(model(), session_id="x" * 200)["prompt_cache_key"]
+    assert payload_for(RESPONSES.model(), session_id="s1")["prompt_cache_key"] == "s1"
+    assert "prompt_cache_key" not in payload_for(RESPONSES.model(), session_id="s1", cache_retention="none")
+    assert payload_for(RESPONSES.model(), session_id="s1", cache_retention="long")["prompt_cache_retention"] == "24h"
+    long_key = payload_for(RESPONSES.model(), session_id="x" * 200)["prompt_cache_key"]
     assert len(long_key) <= 64
-    assert long_key == payload_for(model(), session_id="x" * 200)["prompt_cache_key"]
+    assert long_key == payload_for(RESPONSES.model(), session_id="x" * 200)["prompt_cache_key"]
 
 
 def test_system_messages_later_in_the_transcript_stay_in_place() -> None:
@@ -351,7 +353,7 @@ def test_system_messages_later_in_the_transcript_stay_in_place() -> None:
             UserMessage(content="two", timestamp=2),
         ]
     )
-    items = build_request(model(), context).payload["input"]
+    items = build_request(RESPONSES.model(), context).payload["input"]
     assert items == [
         {"role": "developer", "content": "Base prompt."},
         {"role": "user", "content": [{"type": "input_text", "text": "one"}]},
@@ -373,14 +375,14 @@ def test_blank_user_messages_are_dropped_and_empty_tool_results_say_so() -> None
             ToolResultMessage(tool_call_id=call.id, tool_name="f", content=[], timestamp=3),
         ]
     )
-    items = build_request(model(), context).payload["input"]
+    items = build_request(RESPONSES.model(), context).payload["input"]
     assert items[0] == {"role": "user", "content": [{"type": "input_text", "text": "go"}]}
     assert items[-1] == {"type": "function_call_output", "call_id": "call_1", "output": NO_TOOL_OUTPUT}
 
 
 def test_tools_are_function_tools_with_strict_off_and_copied_schemas() -> None:
     tool = weather_tool()
-    payload = build_request(model(), Context(tools=[tool], messages=[UserMessage(content="hi")])).payload
+    payload = build_request(RESPONSES.model(), Context(tools=[tool], messages=[UserMessage(content="hi")])).payload
     definition = payload["tools"][0]
     assert definition == {
         "type": "function",
@@ -404,7 +406,7 @@ def test_reasoning_that_led_to_no_output_is_not_sent() -> None:
     turn = _same_model_turn(ThinkingContent(thinking="", thinking_signature=json.dumps(item)))
     turn.stop_reason = "length"
     context = Context(messages=[UserMessage(content="hi", timestamp=1), turn, UserMessage(content="go on")])
-    items = build_request(model(), context).payload["input"]
+    items = build_request(RESPONSES.model(), context).payload["input"]
     assert [i.get("role") for i in items] == ["user", "user"]
 
 
@@ -416,7 +418,7 @@ def test_reasoning_without_encrypted_content_is_not_sent_and_the_output_after_it
         ToolCall(id="call_1|fc_1", name="f", arguments={"x": 1}),
     )
     context = Context(messages=[UserMessage(content="hi", timestamp=1), turn])
-    items = build_request(model(), context).payload["input"]
+    items = build_request(RESPONSES.model(), context).payload["input"]
     assert items[1] == {"role": "assistant", "content": "Answer"}
     assert items[2] == {"type": "function_call", "call_id": "call_1", "name": "f", "arguments": '{"x":1}'}
 
@@ -435,7 +437,7 @@ def test_tool_results_with_images_are_sent_as_parts() -> None:
             ),
         ]
     )
-    output = build_request(model(input=["text", "image"]), context).payload["input"][-1]["output"]
+    output = build_request(RESPONSES.model(input=["text", "image"]), context).payload["input"][-1]["output"]
     assert output == [
         {"type": "input_text", "text": "A screenshot."},
         {"type": "input_image", "detail": "auto", "image_url": f"data:image/png;base64,{PNG}"},
@@ -488,11 +490,11 @@ def test_text_signatures_read_both_forms() -> None:
 
 async def test_a_grammar_tools_call_goes_back_as_a_custom_tool_call_with_its_output() -> None:
     # Decoded from the recording, then replayed to the same model: the API wants the custom items back.
-    _, reply = await replay(library.load("vercel__custom_tool_call_HANDWRITTEN"))
+    _, reply = await RESPONSES.replay(library.load("vercel__custom_tool_call_HANDWRITTEN"))
     (call,) = [block for block in reply.content if isinstance(block, ToolCall)]
     assert set(call.arguments) == {"input"}
     assert call.thought_signature == CUSTOM_TOOL_CALL
-    same = model(model_id=reply.model)
+    same = RESPONSES.model(id=reply.model)
     same.provider, same.api = reply.provider, reply.api
     result = ToolResultMessage(tool_call_id=call.id, tool_name=call.name, content=[TextContent(text="ok")])
     items = build_request(same, Context(messages=[UserMessage(content="go"), reply, result])).payload["input"]

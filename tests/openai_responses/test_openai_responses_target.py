@@ -7,7 +7,7 @@ from cassettes import load
 from cassettes.format import dumps
 from normalize import ToolCall, validate_events
 from streamfns.openai_responses.conformance import PARALLEL_RECORDING, RECORDINGS, TARGET
-from tests.openai_responses._helpers import replay
+from tests.adapters import OPENAI_RESPONSES as RESPONSES
 from tests.openai_responses._parallel import NAME, PATH, SOURCE, derive
 
 
@@ -21,7 +21,7 @@ def test_the_parallel_recording_is_exactly_its_derivation_from_a_real_one() -> N
 
 
 async def test_the_parallel_recording_yields_two_calls() -> None:
-    events, message = await replay(load(PARALLEL_RECORDING))
+    events, message = await RESPONSES.replay(load(PARALLEL_RECORDING))
     assert validate_events(events) == []
     assert message.stop_reason == "toolUse"
     calls = [b for b in message.content if isinstance(b, ToolCall)]

@@ -1,4 +1,6 @@
-"""Shared helpers for the OpenAI Responses adapter tests."""
+"""What only the OpenAI Responses tests need: reading a body's events and its terminal, the pure decoder
+driven as the kit drives it, comparable views of a final message, the server's final response and the
+openai SDK's (the model, replays and recordings are :data:`tests.adapters.OPENAI_RESPONSES`)."""
 
 from __future__ import annotations
 
@@ -6,56 +8,15 @@ import json
 from collections.abc import AsyncIterator, Iterable
 from typing import Any, cast
 
-import httpx
 import jiter
 
-from cassettes import Cassette, ReplayTransport, library
-from conformance.loopback import Scripted
-from normalize import (
-    AssistantMessage,
-    AssistantMessageEvent,
-    Context,
-    MessageBuilder,
-    Model,
-    StreamOptions,
-    TextContent,
-    ThinkingContent,
-    ToolCall,
-    UserMessage,
-)
+from normalize import AssistantMessage, MessageBuilder, TextContent, ThinkingContent, ToolCall
 from streamfns.kit import ServerSentEvent, StreamFailure
-from streamfns.openai_responses import stream_openai_responses
 from streamfns.openai_responses.decode import OpenAIResponsesDecoder
+from tests.adapters import OPENAI_RESPONSES
 from tests.sse_events import SSEEvent, split_events
 
-API = "openai-responses"
-CONTEXT = Context(messages=[UserMessage(content="Say hello.", timestamp=0)])
 TERMINALS = frozenset({"response.completed", "response.incomplete", "response.failed"})
-
-
-def model(
-    base_url: str = "https://api.openai.com/v1",
-    model_id: str = "gpt-5",
-    *,
-    provider: str = "openai",
-    reasoning: bool = True,
-    **fields: Any,
-) -> Model:
-    return Model(id=model_id, api=API, provider=provider, base_url=base_url, reasoning=reasoning, **fields)
-
-
-def response_of(name: str) -> Any:
-    return library.load(name).interactions[0].response
-
-
-def stream_names() -> list[str]:
-    """Library recordings of HTTP 200 Responses streams."""
-    return [name for name in library.names(API) if response_of(name).status == 200]
-
-
-def error_names() -> list[str]:
-    """Library recordings of Responses HTTP error bodies."""
-    return [name for name in library.names(API) if response_of(name).status != 200]
 
 
 def event_kind(event: SSEEvent) -> str | None:
@@ -98,7 +59,7 @@ def decode(events: Iterable[dict[str, Any] | bytes], builder: MessageBuilder | N
     outcome as the kit does: a raised failure ends the stream; no terminal is ``truncated``."""
     from normalize import ErrorInfo
 
-    built = builder or MessageBuilder(model())
+    built = builder or MessageBuilder(OPENAI_RESPONSES.model())
     built.start()
     decoder = OpenAIResponsesDecoder(built, None)
     try:
@@ -114,41 +75,6 @@ def decode(events: Iterable[dict[str, Any] | bytes], builder: MessageBuilder | N
     except StreamFailure as failure:
         built.fail(failure.info, failure.message)
     return built
-
-
-async def replay(
-    cassette: Cassette, the_model: Model | None = None, context: Context | None = None, **option_overrides: Any
-) -> tuple[list[AssistantMessageEvent], AssistantMessage]:
-    """Run the adapter on a cassette (whatever request it builds), without retries."""
-    transport = ReplayTransport(cassette, match="any")
-    async with httpx.AsyncClient(transport=transport) as client:
-        options = StreamOptions(api_key="test-key", http_client=client, max_retries=0, **option_overrides)
-        stream = stream_openai_responses(the_model or model(), context or CONTEXT, options)
-        events = [event async for event in stream]
-        return events, await stream.result()
-
-
-def _untimed(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _untimed(v) for k, v in cast("dict[str, Any]", value).items() if k != "timestamp"}
-    if isinstance(value, list):
-        return [_untimed(v) for v in cast("list[Any]", value)]
-    return value
-
-
-def as_json(events: Iterable[AssistantMessageEvent]) -> list[dict[str, Any]]:
-    """The events as pi JSON without the request-time timestamp (the one thing two runs may differ in)."""
-    from normalize import event_to_json
-
-    return [_untimed(event_to_json(event)) for event in events]
-
-
-def recorded_chunks(name: str) -> list[bytes]:
-    return [chunk.data for chunk in response_of(name).chunks]
-
-
-def scripted(chunks: list[bytes], *, delay_s: float = 0.0, end: str = "eof") -> Scripted:
-    return Scripted(chunks=[(delay_s, c) for c in chunks], end=end)  # pyright: ignore[reportArgumentType]
 
 
 def sse(kind: str, value: dict[str, Any]) -> bytes:
