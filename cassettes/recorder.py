@@ -26,7 +26,8 @@ Promises:
   (about 1 KB) of bytes, and at the body's end.
 * The header names the wire api of the adapter that made the first request (the kit tags every
   request with it: ``normalize.wire.tags``), unless the writer was given one; credentials the adapter
-  tagged the request with (a signer's secrets) are refused like those its headers carry.
+  tagged the request with (a signer's secrets) are refused like those its headers carry; the headers
+  its wire profile lists (`WireProfile.recorded_headers`) are kept beside the generic ones.
 * Bodies are recorded decoded: `accept-encoding: identity` is sent, and a gzip/deflate body
   sent anyway is decompressed for the record (the caller still gets the bytes the server sent).
 """
@@ -41,7 +42,7 @@ import zlib
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Literal
+from typing import Literal, cast
 
 import httpx
 
@@ -62,6 +63,7 @@ from cassettes.format import (
 from cassettes.model import Cassette, Chunk, End, EndKind, Headers, JSONValue, RecordedRequest, RecordedResponse
 from cassettes.scrub import DEFAULT_SCRUB, ScrubPolicy, capture_request, request_credentials, response_headers
 from cassettes.secret_scan import BodyScanner, SecretSet, scan_bytes, scan_decoded, scan_lines
+from normalize.wire import profile_for
 from normalize.wire.tags import API_EXTENSION, SECRETS_EXTENSION
 
 __all__ = ["CassetteWriter", "RecordingTransport"]
@@ -401,6 +403,19 @@ def _tagged_secrets(request: httpx.Request) -> list[tuple[str, str]]:
     return [("request credential (signing secret)", value) for value in tagged if isinstance(value, str) and value]  # pyright: ignore[reportUnknownVariableType]
 
 
+def _with_profile_headers(policy: ScrubPolicy, api: object) -> ScrubPolicy:
+    """`policy` keeping the headers the wire profile of the adapter that tagged the request names
+    (a plugin's declaration is read defensively: one name given as a string, non-strings ignored)."""
+    profile = profile_for(api) if isinstance(api, str) else None
+    if profile is None:
+        return policy
+    listed = cast("object", profile.recorded_headers)
+    if isinstance(listed, str):
+        return policy.with_headers([listed])
+    names = cast("Iterable[object]", listed) if isinstance(listed, tuple | list | frozenset | set) else ()
+    return policy.with_headers(name for name in names if isinstance(name, str))
+
+
 class RecordingTransport(httpx.AsyncBaseTransport):
     """Sends requests through `wrapped` (a real transport) and records them with `writer`.
 
@@ -430,15 +445,16 @@ class RecordingTransport(httpx.AsyncBaseTransport):
         if self._identity:
             request.headers["accept-encoding"] = "identity"
         await request.aread()
-        recorded = capture_request(request, self._scrub)
-        credentials = [*request_credentials(request, self._scrub), *_tagged_secrets(request)]
         api = request.extensions.get(API_EXTENSION)
+        scrub = _with_profile_headers(self._scrub, api)
+        recorded = capture_request(request, scrub)
+        credentials = [*request_credentials(request, scrub), *_tagged_secrets(request)]
         start = time.monotonic()
         response = await self._wrapped.handle_async_request(request)
         try:
             # Fails before anything is written when the body could not be decoded for the record.
             decoders = _decoders(response.headers.get("content-encoding"))
-            headers = response_headers(response.headers, self._scrub)
+            headers = response_headers(response.headers, scrub)
             index = self.writer.begin(
                 recorded,
                 response.status_code,

@@ -18,7 +18,7 @@ import re
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import httpx
 import pytest
@@ -30,6 +30,7 @@ from cassettes import (
     SecretFound,
     capture_request,
     load,
+    recorder,
     request_credentials,
     save,
     scan_cassette,
@@ -40,7 +41,7 @@ from cassettes import (
 from cassettes.canonical import canonical_json
 from cassettes.cli import main
 from cassettes.model import RecordedRequest
-from cassettes.scrub import response_headers
+from cassettes.scrub import DEFAULT_SCRUB, response_headers
 from conformance.loopback import LoopbackServer, ReceivedRequest, Scripted
 from normalize import (
     AssistantMessage,
@@ -54,7 +55,10 @@ from normalize import (
     ToolResultMessage,
     UserMessage,
 )
+from normalize.wire import WireProfile
+from normalize.wire.tags import API_EXTENSION
 from tests.cassettes._helpers import make_cassette, upstream
+from tests.conformance._framed import converse_wire
 
 KEY = "test-unshaped-credential-0123456789"  # no known key shape: only its name gives it away
 URL = "https://gateway.example.test/v1/responses"
@@ -422,7 +426,7 @@ async def test_a_credential_in_a_body_that_does_not_parse_stops_the_recording(tm
 # -- vendor headers: what is kept, what is a secret ----------------------------------------------------------
 
 
-def test_aws_and_google_headers_keep_their_metadata_and_never_their_credentials() -> None:
+def test_signing_headers_are_credentials_or_dropped_and_google_metadata_is_kept() -> None:
     signature = "f" * 64
     authorization = (
         "AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/20260101/us-east-1/bedrock/aws4_request, "
@@ -433,40 +437,77 @@ def test_aws_and_google_headers_keep_their_metadata_and_never_their_credentials(
         "x-amz-security-token": KEY,
         "x-amz-date": "20260101T000000Z",
         "x-amz-content-sha256": "e3b0c442",
-        "x-amzn-bedrock-trace": "ENABLED",
         "x-goog-api-key": KEY,
         "x-goog-user-project": "my-project",
     }
     request = _live(headers=headers)
-    assert dict(capture_request(request).headers) == {
-        "content-type": "application/json",
-        "x-amzn-bedrock-trace": "ENABLED",
-    }
+    assert capture_request(request).headers == (("content-type", "application/json"),)
     found = request_credentials(request)
-    values = {value for _, value in found}
-    assert {KEY, authorization, signature, "AKIDEXAMPLE"} <= values
+    assert {KEY, authorization, signature, "AKIDEXAMPLE"} <= {value for _, value in found}
     assert ("request credential (authorization header), Signature", signature) in found
     assert ("request credential (x-amz-security-token header)", KEY) in found
     response = httpx.Headers(
-        {
-            "content-type": "application/vnd.amazon.eventstream",
-            "x-amzn-requestid": "0e7a-4c1b",
-            "x-amzn-errortype": "ThrottlingException:http://internal.amazon.com/coral/",
-            "x-amzn-bedrock-input-token-count": "12",
-            "x-amzn-bedrock-output-token-count": "34",
-            "x-amzn-bedrock-invocation-latency": "560",
-            "x-goog-request-id": "abc",
-            "x-goog-api-key": KEY,
-            "set-cookie": f"session={KEY}",
-            "date": "Thu, 01 Jan 2026 00:00:00 GMT",
-        }
+        {"content-type": "application/json", "x-goog-request-id": "abc", "x-goog-api-key": KEY, "set-cookie": KEY}
     )
-    assert dict(response_headers(response)) == {
+    assert response_headers(response) == (("content-type", "application/json"), ("x-goog-request-id", "abc"))
+
+
+AWS_RESPONSE = [
+    ("content-type", "application/vnd.amazon.eventstream"),
+    ("x-amzn-requestid", "0e7a-4c1b"),
+    ("x-amzn-bedrock-input-token-count", "12"),
+    ("x-amzn-bedrock-invocation-latency", "560"),
+    ("x-amzn-remapped-date", "Thu, 01 Jan 2026 00:00:00 GMT"),
+]
+
+
+def test_a_wire_api_records_the_headers_it_declares_and_those_its_errors_read() -> None:
+    assert converse_wire().profile.recorded_headers == ("x-amzn-errortype",)
+    declared = replace(converse_wire(), recorded_headers=("X-Amzn-RequestId", "x-amzn-bedrock-*"))
+    assert declared.profile.recorded_headers == ("x-amzn-requestid", "x-amzn-bedrock-*", "x-amzn-errortype")
+    policy = DEFAULT_SCRUB.with_headers(declared.profile.recorded_headers)
+    assert response_headers(httpx.Headers(AWS_RESPONSE), policy) == tuple(AWS_RESPONSE[:4])
+    assert response_headers(httpx.Headers(AWS_RESPONSE)) == tuple(AWS_RESPONSE[:1]), "not without the profile"
+    trace = _live(headers={"x-amzn-bedrock-trace": "ENABLED", "x-amzn-bedrock-token": KEY})
+    assert dict(capture_request(trace, policy).headers) == {
+        "content-type": "application/json",
+        "x-amzn-bedrock-trace": "ENABLED",
+    }, "a declared prefix never lets a credential-named header through"
+
+
+async def test_the_recorder_keeps_the_headers_of_the_requesting_adapters_profile(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    declared = replace(converse_wire(), recorded_headers=("x-amzn-requestid", "x-amzn-bedrock-*")).profile
+
+    def profile_for(api: object) -> WireProfile | None:
+        return declared if api == declared.api else None
+
+    monkeypatch.setattr(recorder, "profile_for", profile_for)
+    path = tmp_path / "aws.jsonl"
+    served = upstream([b"data: x\n\n"], headers=AWS_RESPONSE)
+    async with LoopbackServer(served) as server, use_cassette(path, mode="once") as http:
+        tagged = http.build_request("POST", server.base_url + "/model/invoke", json={"model": "m"})
+        tagged.extensions[API_EXTENSION] = declared.api
+        await (await http.send(tagged)).aread()
+    headers = dict(load(path).interactions[0].response.headers)
+    assert {name: headers.get(name) for name, _ in AWS_RESPONSE} == {
         "content-type": "application/vnd.amazon.eventstream",
         "x-amzn-requestid": "0e7a-4c1b",
-        "x-amzn-errortype": "ThrottlingException:http://internal.amazon.com/coral/",
         "x-amzn-bedrock-input-token-count": "12",
-        "x-amzn-bedrock-output-token-count": "34",
         "x-amzn-bedrock-invocation-latency": "560",
-        "x-goog-request-id": "abc",
+        "x-amzn-remapped-date": None,
     }
+
+
+def test_a_plugins_malformed_header_list_is_read_as_far_as_it_makes_sense(monkeypatch: pytest.MonkeyPatch) -> None:
+    one_name = replace(converse_wire().profile, recorded_headers=cast(Any, "x-amzn-requestid"))
+    mixed = replace(converse_wire().profile, recorded_headers=cast(Any, ["x-amzn-bedrock-*", 7, None]))
+    for profile, kept in ((one_name, AWS_RESPONSE[:2]), (mixed, [AWS_RESPONSE[0], *AWS_RESPONSE[2:4]])):
+
+        def profile_for(_api: object, chosen: WireProfile = profile) -> WireProfile:
+            return chosen
+
+        monkeypatch.setattr(recorder, "profile_for", profile_for)
+        policy = recorder._with_profile_headers(DEFAULT_SCRUB, "converse-test")  # pyright: ignore[reportPrivateUsage]
+        assert response_headers(httpx.Headers(AWS_RESPONSE), policy) == tuple(kept)
