@@ -98,12 +98,12 @@ NEVER_STORED_HEADERS = CREDENTIAL_HEADERS | frozenset(
     {"set-cookie", "openai-organization", "openai-project", "anthropic-organization-id"}
 )
 
+# The generic lists name what the built-in adapters' vendors send; an api's own headers (AWS's
+# `x-amzn-requestid`, Bedrock's `x-amzn-bedrock-*` token counts) come from its wire profile's
+# `recorded_headers`, which the recorder adds (`ScrubPolicy.with_headers`). Signing headers are never
+# worth keeping: `authorization` and `x-amz-security-token` are credentials, `x-amz-date` and
+# `x-amz-content-sha256` change with every request and tell nothing.
 _REQUEST_HEADERS = frozenset({"content-type", "anthropic-version", "anthropic-beta", "openai-beta"})
-# Bedrock's per-request options (`x-amzn-bedrock-trace`, `-guardrailidentifier`, `-accept`, …) say
-# what was asked for. AWS's other request headers are the signature's: `authorization` and
-# `x-amz-security-token` are credentials, `x-amz-date` and `x-amz-content-sha256` change with every
-# request and tell nothing.
-_REQUEST_PREFIXES = ("x-amzn-bedrock-",)
 _RESPONSE_HEADERS = frozenset(
     {
         "content-type",
@@ -114,15 +114,11 @@ _RESPONSE_HEADERS = frozenset(
         "x-request-id",
         "anthropic-version",
         "openai-beta",
-        # AWS: the request id, and the error type an error body may not carry (the kit reads it).
-        "x-amzn-requestid",
-        "x-amzn-errortype",
     }
 )
-# Rate limits (OpenAI-style, Anthropic), Bedrock's token counts and latency
-# (`x-amzn-bedrock-input-token-count`, …), Google's request metadata (`x-goog-*`; a credential
-# header of that family, `x-goog-api-key`, is never stored).
-_RESPONSE_PREFIXES = ("x-ratelimit-", "anthropic-ratelimit-", "x-amzn-bedrock-", "x-goog-")
+# Rate limits (OpenAI-style, Anthropic) and Google's request metadata (`x-goog-*`; a credential header
+# of that family, `x-goog-api-key`, is never stored).
+_RESPONSE_PREFIXES = ("x-ratelimit-", "anthropic-ratelimit-", "x-goog-")
 # Credentials the name pattern misses: an Azure Functions key (`code`), a SAS signature (`sig`).
 _QUERY_PARAMS = frozenset({"code", "sig", "pwd"})
 _BODY_FIELDS = frozenset({"pwd"})
@@ -175,7 +171,7 @@ class ScrubPolicy:
     """
 
     request_headers: frozenset[str] = _REQUEST_HEADERS
-    request_header_prefixes: tuple[str, ...] = _REQUEST_PREFIXES
+    request_header_prefixes: tuple[str, ...] = ()
     response_headers: frozenset[str] = _RESPONSE_HEADERS
     response_header_prefixes: tuple[str, ...] = _RESPONSE_PREFIXES
     credential_name: re.Pattern[str] = CREDENTIAL_NAME
@@ -195,6 +191,23 @@ class ScrubPolicy:
     def credential_header(self, name: str) -> bool:
         """True when request header `name` holds a credential."""
         return self.holds_credential(name, CREDENTIAL_HEADERS)
+
+    def with_headers(self, listed: Iterable[str]) -> ScrubPolicy:
+        """This policy keeping the headers `listed` as well, in requests and responses: lower-case
+        names, or prefixes ending in `*` (a wire profile's `recorded_headers`). A credential is still
+        never stored."""
+        entries = [entry.lower() for entry in listed]
+        names = {entry for entry in entries if not entry.endswith("*")}
+        prefixes = tuple(entry.removesuffix("*") for entry in entries if entry.endswith("*"))
+        if not names and not prefixes:
+            return self
+        return replace(
+            self,
+            request_headers=self.request_headers | names,
+            request_header_prefixes=(*self.request_header_prefixes, *prefixes),
+            response_headers=self.response_headers | names,
+            response_header_prefixes=(*self.response_header_prefixes, *prefixes),
+        )
 
 
 DEFAULT_SCRUB = ScrubPolicy()

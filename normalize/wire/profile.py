@@ -208,7 +208,10 @@ class WireProfile:
     ``error_body(status, message)`` returns the vendor's HTTP error response carrying ``message``;
     ``stream_error(message)`` returns the raw bytes of one in-stream error frame (None when the api has
     no such frame). ``recordings`` maps a :data:`Feature` to a recording's name; ``keepalive`` names the
-    frames that only keep the connection alive.
+    frames that only keep the connection alive. ``recorded_headers`` names the vendor's headers a
+    recording keeps beside the generic ones (request ids, rate limits, retry hints): lower-case names,
+    or prefixes ending in ``*`` (``("x-amzn-requestid", "x-amzn-bedrock-*")``); a credential is never
+    kept, whatever is listed.
     """
 
     api: str
@@ -219,6 +222,7 @@ class WireProfile:
     stream_error: Callable[[str], bytes] | None = None
     recordings: Mapping[Feature, str] = field(default_factory=dict[Feature, str])
     keepalive: frozenset[str] = frozenset()
+    recorded_headers: tuple[str, ...] = ()
 
     def __repr__(self) -> str:
         return f"WireProfile({self.api!r}, framing={self.framing.name})"

@@ -84,9 +84,10 @@ class WireApi(Generic[FrameT]):
     header), or None when ``signer`` alone authenticates; ``framing`` cuts the body into the frames
     ``decoder`` takes; ``ending`` says how the stream ends (an :class:`~normalize.wire.Ending`, or just
     the marker's name, which the ``truncated`` messages quote); ``signer`` signs each attempt (see
-    :mod:`streamfns.kit.signing`). ``envelope``, ``error_body``, ``stream_error``, ``recordings`` and
-    ``keepalive`` describe the api's bytes for the harness and the cassettes (see
-    :class:`~normalize.wire.WireProfile`).
+    :mod:`streamfns.kit.signing`). ``envelope``, ``error_body``, ``stream_error``, ``recordings``,
+    ``keepalive`` and ``recorded_headers`` describe the api's bytes for the harness and the cassettes
+    (see :class:`~normalize.wire.WireProfile`); the headers ``errors`` reads an error type from are
+    recorded too, so a replayed error reads as the live one did.
     """
 
     api: str
@@ -104,6 +105,7 @@ class WireApi(Generic[FrameT]):
     stream_error: Callable[[str], bytes] | None = None
     recordings: Mapping[Feature, str] = field(default_factory=dict[Feature, str])
     keepalive: frozenset[str] = frozenset()
+    recorded_headers: tuple[str, ...] = ()
     #: The api's bytes as the harness and the cassettes read them (derived from the fields above).
     profile: WireProfile = field(init=False, repr=False, compare=False)
 
@@ -121,6 +123,9 @@ class WireApi(Generic[FrameT]):
             stream_error=self.stream_error,
             recordings=dict(self.recordings),
             keepalive=frozenset(self.keepalive),
+            recorded_headers=tuple(
+                dict.fromkeys(name.lower() for name in (*self.recorded_headers, *self.errors.type_headers))
+            ),
         )
         object.__setattr__(self, "profile", profile)
 
