@@ -42,7 +42,7 @@ import zlib
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Literal
+from typing import Literal, cast
 
 import httpx
 
@@ -404,9 +404,16 @@ def _tagged_secrets(request: httpx.Request) -> list[tuple[str, str]]:
 
 
 def _with_profile_headers(policy: ScrubPolicy, api: object) -> ScrubPolicy:
-    """`policy` keeping the headers the wire profile of the adapter that tagged the request names."""
+    """`policy` keeping the headers the wire profile of the adapter that tagged the request names
+    (a plugin's declaration is read defensively: one name given as a string, non-strings ignored)."""
     profile = profile_for(api) if isinstance(api, str) else None
-    return policy.with_headers(profile.recorded_headers) if profile is not None else policy
+    if profile is None:
+        return policy
+    listed = cast("object", profile.recorded_headers)
+    if isinstance(listed, str):
+        return policy.with_headers([listed])
+    names = cast("Iterable[object]", listed) if isinstance(listed, tuple | list | frozenset | set) else ()
+    return policy.with_headers(name for name in names if isinstance(name, str))
 
 
 class RecordingTransport(httpx.AsyncBaseTransport):

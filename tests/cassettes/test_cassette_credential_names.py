@@ -18,7 +18,7 @@ import re
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import httpx
 import pytest
@@ -498,3 +498,16 @@ async def test_the_recorder_keeps_the_headers_of_the_requesting_adapters_profile
         "x-amzn-bedrock-invocation-latency": "560",
         "x-amzn-remapped-date": None,
     }
+
+
+def test_a_plugins_malformed_header_list_is_read_as_far_as_it_makes_sense(monkeypatch: pytest.MonkeyPatch) -> None:
+    one_name = replace(converse_wire().profile, recorded_headers=cast(Any, "x-amzn-requestid"))
+    mixed = replace(converse_wire().profile, recorded_headers=cast(Any, ["x-amzn-bedrock-*", 7, None]))
+    for profile, kept in ((one_name, AWS_RESPONSE[:2]), (mixed, [AWS_RESPONSE[0], *AWS_RESPONSE[2:4]])):
+
+        def profile_for(_api: object, chosen: WireProfile = profile) -> WireProfile:
+            return chosen
+
+        monkeypatch.setattr(recorder, "profile_for", profile_for)
+        policy = recorder._with_profile_headers(DEFAULT_SCRUB, "converse-test")  # pyright: ignore[reportPrivateUsage]
+        assert response_headers(httpx.Headers(AWS_RESPONSE), policy) == tuple(kept)
