@@ -134,7 +134,9 @@ def test_a_declaration_whose_code_fails_is_one_line_of_error(
     argv = ["mutate", str(source), "--op", "drop-terminal", "-o", str(tmp_path / "x.jsonl")]
     assert main([*argv, "--adapter", "tests.cassettes.test_cassette_framings:BROKEN"]) == 2
     err = capsys.readouterr().err
-    assert err.startswith("cassettes: error: reading the cassette with the api's wire profile failed: ZeroDivisionError")
+    assert err.startswith(
+        "cassettes: error: reading the cassette with the api's wire profile failed: ZeroDivisionError"
+    )
     assert "Traceback" not in err
 
 
