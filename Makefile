@@ -18,8 +18,11 @@ $(STAMP): pyproject.toml Makefile
 	$(PY) -m pip install --quiet -e '.[test,dev]'
 	touch $(STAMP)
 
+# The package's own demo (recorded streams through each adapter, the faux provider), then the agent
+# loop, which is an example of the repository and not part of the installed package.
 demo: $(STAMP)
 	$(PY) -m streamfns.demo
+	$(PY) -m examples.agent_loop --demo
 
 test: lint typecheck unit
 

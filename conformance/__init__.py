@@ -1,7 +1,9 @@
 """The streamfns conformance harness: prove a StreamFn keeps the contract.
 
     import conformance
-    report = await conformance.run(my_stream_fn, capabilities=conformance.Capabilities(api="my-api"))
+    from my_adapter import ADAPTER          # the package's streamfns.kit.Adapter declaration
+
+    report = await conformance.run(ADAPTER)  # or: run(my_stream_fn, capabilities=conformance.Capabilities(...))
     print(report.to_text())
 
 It points the adapter at a loopback HTTP server (``model.base_url``) that replays recordings —
@@ -14,7 +16,7 @@ knows no api by name. Each check has a stable id (see
 and a verdict, and prints the ``cassettes mutate`` command that reproduces each failing scenario's
 bytes. Whatever the adapter does, a run ends with a report within ``Limits.bound_s`` — short of
 ending the process itself with ``os._exit`` (see :mod:`conformance.watchdog`). Front ends:
-``python -m conformance run pkg.module:attr`` (:mod:`conformance.cli`) and the pytest base class
+``python -m conformance run my_adapter:ADAPTER`` (:mod:`conformance.cli`) and the pytest base class
 :class:`conformance.pytest_support.StreamFnConformance`.
 """
 
@@ -23,9 +25,8 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from conformance._version import __version__
-
 if TYPE_CHECKING:
+    from conformance._version import __version__
     from conformance.check import Check, Outcome
     from conformance.checks import CHECK_IDS, CHECKS, get_check
     from conformance.loopback import LoopbackServer, ReceivedRequest, Scripted, refused_url
@@ -33,7 +34,7 @@ if TYPE_CHECKING:
     from conformance.report import CheckResult, Evidence, Report, Status, Verdict
     from conformance.runner import run, run_sync
     from conformance.session import API_KEY
-    from conformance.target import Capabilities, Target, is_factory, load_target
+    from conformance.target import Capabilities, CassetteSource, Target, is_factory, load_target
     from conformance.watchdog import Limits
 
 
@@ -42,6 +43,7 @@ __all__ = [
     "CHECKS",
     "CHECK_IDS",
     "Capabilities",
+    "CassetteSource",
     "Check",
     "CheckResult",
     "Evidence",
@@ -71,6 +73,7 @@ __all__ = [
 # A public name is found in the first of these modules (lightest first) whose ``__all__`` lists it,
 # so ``__all__`` above is the only list of names.
 _MODULES = (
+    "conformance._version",
     "conformance.target",
     "conformance.watchdog",
     "conformance.report",

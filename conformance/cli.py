@@ -77,13 +77,15 @@ def _parser(prog: str) -> argparse.ArgumentParser:
         help="run the checks against an adapter",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog=_examples(
-            f"{prog} run conformance.targets:anthropic",
+            f"{prog} run streamfns.anthropic:ADAPTER",
+            f"{prog} run mypkg:ADAPTER",
             f"{prog} run mypkg.adapter:stream_mine --api my-api --cassettes tests/cassettes --tools --usage",
             f"{prog} run mypkg.adapter:TARGET --cassettes tests/cassettes --format json --report report.json",
             f"{prog} run mypkg.adapter:TARGET --checks T1 H2 --xfail 'U3=server sends no usage'",
         ),
-        description="TARGET is 'pkg.module:attr': a StreamFn, a zero-argument factory returning one, or a "
-        "conformance.Target (which carries its capabilities, so no capability flags are needed). Importing "
+        description="TARGET is 'pkg.module:attr': an adapter's streamfns.kit.Adapter declaration, a StreamFn, "
+        "a zero-argument factory returning one, or a conformance.Target (a declaration and a Target carry their "
+        "capabilities, so no capability flags are needed). Importing "
         f"it may take {IMPORT_BOUND_S:g} s at most; then, whatever the adapter does, the run ends with a report "
         f"within {Limits().bound_s:g} s (unless the adapter ends the process itself, with os._exit).",
     )

@@ -1,9 +1,14 @@
 """The pytest front end: subclass :class:`StreamFnConformance` and get one test per check.
 
-    from conformance import Capabilities
     from conformance.pytest_support import StreamFnConformance
+    from my_adapter import ADAPTER                        # its streamfns.kit.Adapter declaration
 
     class TestMyAdapter(StreamFnConformance):
+        target = ADAPTER                                  # its StreamFn, profile and recordings, every feature
+
+    from conformance import Capabilities
+
+    class TestMyStreamFn(StreamFnConformance):
         target = staticmethod(make_my_stream_fn)          # a StreamFn or a zero-argument factory
         capabilities = Capabilities(api="my-api", tool_calls=True)
         cassettes = "tests/cassettes/my_adapter"          # optional: your own recordings
@@ -25,12 +30,12 @@ from typing import Any, ClassVar
 import pytest
 
 from conformance.checks import CHECK_IDS
-from conformance.recordings import CassetteSource
 from conformance.report import Report
 from conformance.runner import run_sync
-from conformance.target import Capabilities, Target
+from conformance.target import Capabilities, CassetteSource, Target
 from conformance.text import printable
 from conformance.watchdog import Limits
+from streamfns.kit import Adapter
 
 __all__ = ["StreamFnConformance"]
 
@@ -49,11 +54,12 @@ class StreamFnConformance:
     """Base class for a conformance test class (see the module docstring).
 
     Class attributes: ``target`` (required; wrap a plain function in ``staticmethod``),
-    ``capabilities`` (required unless ``target`` is a :class:`~conformance.Target`), ``cassettes``,
+    ``capabilities`` (required unless ``target`` is a :class:`~conformance.Target` or an adapter's
+    :class:`~streamfns.kit.Adapter` declaration, which carry theirs), ``cassettes``,
     ``xfail`` (check id → written reason), ``checks`` (ids to run; default all) and ``limits``.
     """
 
-    target: ClassVar[Callable[..., Any] | Target]
+    target: ClassVar[Callable[..., Any] | Target | Adapter]
     capabilities: ClassVar[Capabilities | None] = None
     cassettes: ClassVar[CassetteSource | None] = None
     xfail: ClassVar[Mapping[str, str]] = {}

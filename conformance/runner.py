@@ -32,10 +32,11 @@ from conformance.profile_guard import ProfileFailure, check_profile
 from conformance.recordings import CassetteSource, NoRecordings, library_recordings, load_recordings
 from conformance.report import CheckResult, Evidence, Report, Status
 from conformance.session import Session
-from conformance.target import Capabilities, Need, Target, is_target
+from conformance.target import Capabilities, Need, Target, is_adapter, is_target
 from conformance.text import describe_exception
 from conformance.watchdog import Limits, Worker
 from normalize.wire import WireProfile, profile_for
+from streamfns.kit import Adapter
 
 __all__ = ["run", "run_sync", "validate_selection"]
 
@@ -160,7 +161,7 @@ def _with_reproduction(result: CheckResult, session: Session) -> CheckResult:
 
 
 async def run(
-    target: Callable[..., Any] | Target,
+    target: Callable[..., Any] | Target | Adapter,
     *,
     capabilities: Capabilities | None = None,
     cassettes: CassetteSource | None = None,
@@ -174,7 +175,8 @@ async def run(
 
     ``target``: a StreamFn or a zero-argument factory returning one (see :mod:`conformance.target`), or
     a :class:`~conformance.target.Target` carrying its capabilities (``capabilities`` then defaults
-    to the target's). Raises ``TypeError`` when no capabilities are given at all.
+    to the target's), or an adapter's :class:`~streamfns.kit.Adapter` declaration (run as the target
+    :meth:`Target.from_adapter` gives). Raises ``TypeError`` when no capabilities are given at all.
     ``cassettes``: the author's recordings (a directory, a file, or a list of files/cassettes); when
     None, the target's own (:attr:`Target.cassettes`), else the bundled recordings the api's wire
     profile names. ``profile``: the api's :class:`~normalize.wire.WireProfile` (default: the target's,
@@ -190,6 +192,8 @@ async def run(
     that loop.
     """
     selected, reasons = validate_selection(checks, xfail)
+    if is_adapter(target):
+        target = Target.from_adapter(target)
     if is_target(target):
         capabilities = capabilities or target.capabilities
         name = name or target.name
@@ -304,6 +308,6 @@ async def _observe(session: Session, target: Callable[..., Any], plan: _Plan, li
         session.harness_failure = f"the harness failed while running the scenarios: {worker.failure}"
 
 
-def run_sync(target: Callable[..., Any] | Target, **kwargs: Any) -> Report:
+def run_sync(target: Callable[..., Any] | Target | Adapter, **kwargs: Any) -> Report:
     """:func:`run` in a fresh event loop (for scripts and the CLI); same arguments."""
     return asyncio.run(run(target, **kwargs))

@@ -9,15 +9,18 @@ bytes look like — framing, terminal marker, error bodies, which recordings sho
 A :class:`Target` is an adapter together with its declared capabilities (and, for an api no installed
 adapter declares, its wire profile) — handy for the CLI (``python -m conformance run pkg.module:TARGET``
 needs no capability flags) and for collecting the adapters a project ships (see
-:mod:`conformance.targets`).
+:mod:`conformance.targets`). An adapter package's own declaration (:class:`streamfns.kit.Adapter`)
+already says all of that, so the harness takes it as is: :meth:`Target.from_adapter` is the target it
+gives, and wherever a target is accepted (``run``, the CLI's ``pkg:ADAPTER``, the pytest class) an
+``Adapter`` is too.
 
 The callable is either a StreamFn or a factory that returns one. They are told apart by signature:
 a StreamFn takes ``(model, context, options=None)`` and so has required parameters; a callable
 whose signature accepts a call with **no arguments** (a zero-argument function, a class whose
 constructor has defaults, …) is a factory, called once per run (it may be ``async``). A callable
 whose signature cannot be read is taken as a StreamFn. A string ``"pkg.module:attr"`` names
-either, importable from ``sys.path`` (:func:`load_target`; :func:`import_target` bounds the import
-in time, for the command line).
+either, or a Target or an Adapter, importable from ``sys.path`` (:func:`load_target`;
+:func:`import_target` bounds the import in time, for the command line).
 """
 
 from __future__ import annotations
@@ -28,14 +31,18 @@ import inspect
 import os
 import re
 import reprlib
+import sys
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
+from importlib import resources
+from pathlib import Path
 from typing import Any, Literal, TypeAlias, TypeGuard
 
-from cassettes import Cassette
+from cassettes import Cassette, library
 from conformance.text import class_name, describe_exception, kind_of
 from normalize.wire import WireProfile
+from streamfns.kit import Adapter
 
 __all__ = [
     "Capabilities",
@@ -44,6 +51,7 @@ __all__ = [
     "Target",
     "adapter_name",
     "import_target",
+    "is_adapter",
     "is_factory",
     "is_target",
     "load_target",
@@ -147,11 +155,75 @@ class Target:
     cassettes: CassetteSource | None = None
     profile: WireProfile | None = None
 
+    @classmethod
+    def from_adapter(
+        cls, adapter: Adapter, *, capabilities: Capabilities | None = None, name: str | None = None
+    ) -> Target:
+        """The target an adapter's declaration gives, so that an adapter package needs no conformance
+        module of its own.
+
+        It runs ``adapter.stream_fn`` with every feature of ``adapter.api`` declared
+        (:meth:`Capabilities.every_feature`, as a full vendor adapter has; pass ``capabilities`` to
+        declare less), ``adapter.profile`` as the wire profile, and the recordings the adapter
+        declares (``Adapter.cassettes``: a file or directory of its package, else a bundled
+        recording's name), or none — then the bundled ones its profile names. ``name`` defaults to
+        the name the adapter's package exports its StreamFn under (``streamfns.anthropic.stream_anthropic``),
+        else the StreamFn's ``module.qualname``.
+
+        Raises ``ValueError`` when a declared cassette is neither in the package nor bundled.
+        """
+        return cls(
+            adapter.stream_fn,
+            capabilities if capabilities is not None else Capabilities.every_feature(adapter.api),
+            name=name if name is not None else _exported_name(adapter),
+            cassettes=_declared_cassettes(adapter) or None,
+            profile=adapter.profile,
+        )
+
+
+def _exported_name(adapter: Adapter) -> str:
+    """``package.attr`` for the name in the package's ``__all__`` that holds the StreamFn itself (not an
+    equal object: nothing of the adapter's runs here but attribute reads), else ``module.qualname``."""
+    package = sys.modules.get(adapter.package)
+    try:
+        for attr in getattr(package, "__all__", ()):
+            if getattr(package, attr, None) is adapter.stream_fn:
+                return f"{adapter.package}.{attr}"
+    except Exception:  # the package's own __getattr__ failing: the qualified name still says who it is
+        pass
+    return adapter_name(adapter.stream_fn)
+
+
+def _declared_cassettes(adapter: Adapter) -> tuple[Path, ...]:
+    """``Adapter.cassettes`` as paths: a file or directory of the package, else a bundled recording."""
+    if not adapter.cassettes:
+        return ()
+    root = resources.files(adapter.package)
+    found: list[Path] = []
+    for entry in adapter.cassettes:
+        local = root.joinpath(entry)
+        if isinstance(local, Path) and local.exists():
+            found.append(local)
+        elif entry in library.names():
+            found.append(library.path(entry))
+        else:
+            raise ValueError(
+                f"the {adapter.api} adapter declares the cassette {entry!r}, which is neither a file or "
+                f"directory of {adapter.package} (installed as plain files) nor a bundled recording"
+            )
+    return tuple(found)
+
 
 def is_target(value: object) -> TypeGuard[Target]:
     """True when ``value`` is a :class:`Target`, asked of its ``type()`` only (``isinstance`` could run
     a ``__class__`` property of the adapter's object)."""
     return issubclass(type(value), Target)
+
+
+def is_adapter(value: object) -> TypeGuard[Adapter]:
+    """True when ``value`` is a :class:`streamfns.kit.Adapter` declaration, asked of its ``type()`` only
+    (as :func:`is_target`)."""
+    return issubclass(type(value), Adapter)
 
 
 def is_factory(obj: Callable[..., Any]) -> bool:
@@ -180,9 +252,11 @@ def adapter_name(obj: object) -> str:
 
 def load_target(spec: str) -> Any:
     """Import ``"pkg.module:attr"`` (``attr`` may be dotted): a StreamFn, a factory or a
-    :class:`Target`. Raises ``ValueError`` with a readable message when the spec is malformed or
-    cannot be imported — whatever the module's code raises while it is imported or read, even
-    ``SystemExit`` — and ``TypeError`` when it names something else."""
+    :class:`Target`; an :class:`~streamfns.kit.Adapter` comes back as :meth:`Target.from_adapter`
+    gives it. Raises ``ValueError`` with a readable message when the spec is malformed or cannot be
+    imported — whatever the module's code raises while it is imported or read, even ``SystemExit`` —
+    or when an adapter's declared cassettes cannot be found, and ``TypeError`` when it names
+    something else."""
     module_name, sep, attr = spec.partition(":")
     if not sep or not module_name or not attr:
         raise ValueError(f"expected 'pkg.module:attr', got {spec!r}")
@@ -197,8 +271,10 @@ def load_target(spec: str) -> Any:
             raise ValueError(f"{module_name!r} has no attribute {attr!r}") from None
         except BaseException as exc:  # a module __getattr__ or a property of the adapter's
             raise ValueError(f"reading {attr!r} of {module_name!r} raised {describe_exception(exc)}") from None
+    if is_adapter(value):
+        return Target.from_adapter(value)
     if not callable(value) and not is_target(value):
-        raise TypeError(f"{spec} is a {class_name(kind_of(value))}, not a StreamFn or a factory")
+        raise TypeError(f"{spec} is a {class_name(kind_of(value))}, not a StreamFn, a factory, a Target or an Adapter")
     return value
 
 

@@ -1,18 +1,18 @@
 """The adapters this project ships, as conformance targets with their declared capabilities.
 
 ``python -m conformance run conformance.targets:faux`` checks the scripted faux provider with no
-flags; every built-in adapter package is reachable by its package name (``conformance.targets:anthropic``,
-``:openai_completions`` …), which resolves to the ``TARGET`` its own ``conformance.py`` declares.
-``faux_target`` is the bare zero-argument factory (then pass the capabilities yourself, e.g.
+flags. Every built-in adapter runs from its own declaration (``python -m conformance run
+streamfns.anthropic:ADAPTER``; :meth:`~conformance.Target.from_adapter`), and is also reachable here by
+its package name (``conformance.targets:anthropic``, ``:openai_completions`` …). ``faux_target`` is the
+bare zero-argument factory (then pass the capabilities yourself, e.g.
 ``run(faux_target, capabilities=FAUX_CAPABILITIES)``). :func:`builtin_targets` maps each built-in wire
 api (and ``faux``) to its target, derived from the adapter packages' declarations: a new built-in
-adapter lists nothing here.
+adapter lists nothing here, and no adapter package imports the harness.
 """
 
 from __future__ import annotations
 
 import importlib
-from typing import Any
 
 from conformance.target import Capabilities, Target
 from normalize import AssistantMessage, AssistantMessageEventStream, Context, Model, StreamOptions
@@ -24,7 +24,6 @@ from streamfns.kit import Adapter
 __all__ = [
     "FAUX_API",
     "FAUX_CAPABILITIES",
-    "adapter_target",
     "builtin_targets",
     "faux",
     "faux_script",
@@ -83,25 +82,9 @@ def faux_target() -> StreamFn:
 faux = Target(faux_target, FAUX_CAPABILITIES, name="streamfns.faux.FauxProvider (conformance.targets.faux_target)")
 
 
-def adapter_target(adapter: Adapter) -> Target:
-    """The conformance target an adapter declares (``Adapter.target``, relative to its package).
-
-    Raises ``LookupError`` when the adapter declares none, ``TypeError`` when it is not a Target.
-    """
-    if adapter.target is None:
-        raise LookupError(f"the {adapter.api} adapter ({adapter.package}) declares no conformance target")
-    module_name, _, attr = adapter.target.partition(":")
-    value: Any = importlib.import_module(f"{adapter.package}.{module_name}")
-    for part in attr.split("."):
-        value = getattr(value, part)
-    if not isinstance(value, Target):
-        raise TypeError(f"{adapter.package}.{adapter.target} is a {type(value).__name__}, not a conformance.Target")
-    return value
-
-
 def builtin_targets() -> dict[str, Target]:
-    """``faux`` and every built-in adapter's declared target, by wire api."""
-    return {"faux": faux, **{api: adapter_target(adapter) for api, adapter in builtin_adapters().items()}}
+    """``faux`` and every built-in adapter's target (:meth:`Target.from_adapter`), by wire api."""
+    return {"faux": faux, **{api: Target.from_adapter(adapter) for api, adapter in builtin_adapters().items()}}
 
 
 def __getattr__(name: str) -> Target:
@@ -110,5 +93,5 @@ def __getattr__(name: str) -> Target:
         package = importlib.import_module(f"streamfns.{name}")
         adapter = getattr(package, "ADAPTER", None)
         if isinstance(adapter, Adapter):
-            return adapter_target(adapter)
+            return Target.from_adapter(adapter)
     raise AttributeError(f"module 'conformance.targets' has no attribute {name!r}")

@@ -1,14 +1,13 @@
 """The ``streamfns`` command.
 
     streamfns chat --model anthropic/claude-sonnet-4-5 "Write a haiku"    stream one live reply
-    streamfns agent --model anthropic/claude-haiku-4-5 "What is 17 * 23?" the example agent loop, live
-    streamfns agent --replay CASSETTE                                     the same, offline, from a recording
     streamfns models [provider] [--json]                                  the model catalog
     streamfns replay CASSETTE [--events | --json]                         any recording through its adapter
     streamfns demo                                                        offline replay demo
     streamfns conformance run pkg.module:attr [...]                       the conformance harness
 
-Only ``chat`` and ``agent --model`` call a real provider, and only when asked to. Every error is
+Only ``chat`` calls a real provider, and only when asked to. The agent loop is an example of the
+repository, not of this package: ``python -m examples.agent_loop`` runs it from a clone. Every error is
 one line on stderr and a non-zero exit status (2 for a usage mistake, 1 for a run that failed,
 130 when interrupted); a closed output pipe (``streamfns models | head``) ends quietly.
 ``STREAMFNS_DEBUG=1`` shows the traceback of an unexpected error.
@@ -28,8 +27,8 @@ from typing import TYPE_CHECKING, NoReturn, TextIO
 from normalize import THINKING_LEVELS, AbortController, Context, Model, StreamOptions, UserMessage
 from normalize.suggest import close_names, did_you_mean
 from streamfns._registry import adapter_problems, stream
-from streamfns._render import format_summary, is_terminal, render_stream, use_color
 from streamfns.catalog import CatalogError, get_model, list_models, list_providers, model_names
+from streamfns.render import format_summary, is_terminal, render_stream, use_color
 
 if TYPE_CHECKING:
     from cassettes import Cassette
@@ -62,11 +61,11 @@ def _command(
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="streamfns",
-        description="Normalized LLM streams that never raise: chat, run an agent, list models, replay recordings.",
+        description="Normalized LLM streams that never raise: chat, list models, replay recordings, check adapters.",
         epilog=_examples(
             "streamfns models anthropic",
             "streamfns replay llma__thinking_sonnet45",
-            "streamfns agent --replay examples/agent_loop/cassettes/anthropic-messages.jsonl",
+            "streamfns conformance run streamfns.anthropic:ADAPTER",
             'streamfns chat --model anthropic/claude-haiku-4-5 "Name a pelican"   # live: needs ANTHROPIC_API_KEY',
             "streamfns <command> --help",
         ),
@@ -84,21 +83,6 @@ def _parser() -> argparse.ArgumentParser:
     _model_options(chat)
     chat.add_argument("--system", default=None, help="a system prompt")
     chat.add_argument("prompt", help="what to ask")
-
-    agent = _command(
-        commands.add_parser,
-        "agent",
-        "run the example agent loop with a calculator and a clock tool (live with --model, offline with --replay)",
-        'streamfns agent --model anthropic/claude-haiku-4-5 "What is 1234 * 5678, and what time is it in Tokyo?"',
-        "streamfns agent --replay examples/agent_loop/cassettes/anthropic-messages.jsonl",
-    )
-    source = agent.add_mutually_exclusive_group(required=True)
-    source.add_argument("--model", help="provider/model-id to run live, e.g. anthropic/claude-haiku-4-5")
-    source.add_argument("--replay", metavar="CASSETTE", help="a multi-turn recording to replay offline")
-    agent.add_argument("--base-url", default=None, help=_BASE_URL_HELP + "; with --model")
-    agent.add_argument("--reasoning", choices=THINKING_LEVELS, default=None, help="thinking level")
-    agent.add_argument("--max-tokens", type=int, default=None, help="output token limit per reply")
-    agent.add_argument("task", nargs="?", help="what to do (with --replay: defaults to the recorded prompt)")
 
     models = _command(
         commands.add_parser,
@@ -132,14 +116,17 @@ def _parser() -> argparse.ArgumentParser:
     replay.add_argument("--timing", choices=("instant", "recorded"), default="instant", help="chunk pacing")
 
     _command(
-        commands.add_parser, "demo", "replay recorded streams and an agent tool round trip offline", "streamfns demo"
+        commands.add_parser,
+        "demo",
+        "replay recorded streams through each adapter, then a scripted one, offline",
+        "streamfns demo",
     )
 
     conformance = _command(
         commands.add_parser,
         "conformance",
         "run the conformance harness on an adapter",
-        "streamfns conformance run examples.compatible_chat.conformance:TARGET",
+        "streamfns conformance run streamfns.anthropic:ADAPTER",
         "streamfns conformance list",
         "streamfns conformance run --help",
     )
@@ -197,7 +184,7 @@ async def _chat(args: argparse.Namespace) -> int:
     return 1 if summary.message.stop_reason in _FAILED else 0
 
 
-# -- agent --------------------------------------------------------------------------------------
+# -- recordings ----------------------------------------------------------------------------------
 
 
 def _load(name_or_path: str) -> Cassette:
@@ -246,48 +233,6 @@ def _recorded_model(cassette: Cassette) -> Model:
         return model_for_cassette(cassette)
     except CassetteError as exc:
         raise UsageError(str(exc)) from None
-
-
-async def _agent(args: argparse.Namespace) -> int:
-    try:  # the example loop lives in the repository's examples/, beside this package
-        from examples.agent_loop import Agent  # noqa: PLC0415
-        from examples.agent_loop.demo_tools import DEMO_SYSTEM_PROMPT, DEMO_TOOLS  # noqa: PLC0415
-        from examples.agent_loop.render import TerminalRenderer  # noqa: PLC0415
-    except ImportError:
-        raise UsageError("streamfns agent runs examples/agent_loop: run it from a clone of the repository") from None
-    options = StreamOptions(reasoning=args.reasoning, max_tokens=args.max_tokens)
-    client = None
-    if args.replay:
-        from streamfns.demo import replay_client  # noqa: PLC0415
-
-        if args.base_url is not None:
-            raise UsageError("--base-url goes with --model; a replay sends nothing anywhere")
-        cassette = _load(args.replay)
-        model = _recorded_model(cassette)
-        recorded_prompt = cassette.extra.get("prompt")
-        task = args.task or (recorded_prompt if isinstance(recorded_prompt, str) else None)
-        if not task:
-            raise UsageError("this recording stores no prompt: give the task after the cassette")
-        client = replay_client(cassette)
-        options.http_client, options.api_key, options.max_retries = client, "offline-replay", 0
-    else:
-        model = _model(args.model, args.base_url)
-        if not args.task:
-            raise UsageError('say what the agent should do: streamfns agent --model provider/id "task"')
-        task = args.task
-    agent = Agent(model, tools=DEMO_TOOLS, system_prompt=DEMO_SYSTEM_PROMPT, options=options)
-    renderer = TerminalRenderer(sys.stdout, color=use_color(sys.stdout), progress=_progress())
-    try:
-        await agent.run(task, renderer)
-    except asyncio.CancelledError:
-        agent.abort()
-        raise
-    finally:
-        if client is not None:
-            await client.aclose()
-    print(renderer.summary())
-    last = renderer.last
-    return 1 if last is None or last.stop_reason in _FAILED else 0
 
 
 # -- models -------------------------------------------------------------------------------------
@@ -398,7 +343,6 @@ def _demo(_args: argparse.Namespace) -> int:
 
 _COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "chat": lambda args: asyncio.run(_chat(args)),
-    "agent": lambda args: asyncio.run(_agent(args)),
     "models": _models,
     "replay": lambda args: asyncio.run(_replay(args)),
     "demo": _demo,

@@ -1,14 +1,14 @@
-"""``make demo``: stream responses offline through the real pipeline and render them.
+"""``streamfns demo``: stream responses offline through the real pipeline and render them.
 
 Part one replays real recorded vendor streams (bundled cassettes) through each adapter — the
-recordings its ``Adapter.demo`` names, through the real adapter, SSE decoder and builder, fed the
-recorded bytes with their timing by a cassette transport; part two runs the example agent loop
-(``examples/agent_loop``) on a bundled multi-turn recording: a tool call, the tool's result sent
-back, the final answer; part three streams a scripted thinking → text → tool call response from
-the faux provider. Nothing touches the network.
+recordings its ``Adapter.demo`` names, through the real adapter, decoder and builder, fed the
+recorded bytes with their timing by a cassette transport; part two streams a scripted thinking →
+text → tool call response from the faux provider. Nothing touches the network. ``make demo`` runs
+this, then the agent loop example on its bundled multi-turn recordings (``python -m
+examples.agent_loop --demo``, from a clone: examples are not part of the package).
 
 The helpers here (:func:`load_cassette`, :func:`model_for_cassette`, :func:`replay_client`) are
-what ``streamfns replay`` and ``streamfns agent --replay`` use too.
+what ``streamfns replay`` and the agent loop example's ``--replay`` use too.
 """
 
 from __future__ import annotations
@@ -26,9 +26,9 @@ import streamfns
 from cassettes import Cassette, CassetteError, ReplayTransport, Timing, library, load
 from normalize import Context, Model, StreamOptions, Tool, UserMessage
 from streamfns._adapters import all_adapters
-from streamfns._render import format_summary, render_stream, use_color
 from streamfns.catalog import get_model, list_providers
 from streamfns.faux import FauxProvider, faux_message, faux_text, faux_thinking, faux_tool_call
+from streamfns.render import format_summary, render_stream, use_color
 
 __all__ = ["load_cassette", "main", "model_for_cassette", "replay_client"]
 
@@ -98,30 +98,6 @@ async def _recorded_part(color: bool) -> None:
             print()
 
 
-async def _agent_part(color: bool) -> None:
-    try:  # examples/ is part of the repository, not of an installed package
-        from examples.agent_loop import Agent  # noqa: PLC0415
-        from examples.agent_loop.demo_tools import DEMO_SYSTEM_PROMPT, DEMO_TOOLS  # noqa: PLC0415
-        from examples.agent_loop.render import TerminalRenderer  # noqa: PLC0415
-        from examples.agent_loop.round_trips import PROMPT, ROUND_TRIPS, cassette_path  # noqa: PLC0415
-    except ImportError:
-        print("== agent loop: skipped (examples/ is not importable; run from a clone of the repository)\n")
-        return
-    for api in sorted(ROUND_TRIPS):
-        path = cassette_path(api)
-        cassette = load(path)
-        print(f"== agent loop on {api}: a tool round trip (examples/agent_loop, replaying {path.name})")
-        async with replay_client(cassette, match="request", timing=0.5) as client:
-            options = StreamOptions(api_key="offline-demo", http_client=client, max_retries=0)
-            agent = Agent(
-                model_for_cassette(cassette), tools=DEMO_TOOLS, system_prompt=DEMO_SYSTEM_PROMPT, options=options
-            )
-            renderer = TerminalRenderer(sys.stdout, color=color)
-            await agent.run(PROMPT, renderer)
-        print(renderer.summary())
-        print()
-
-
 async def _faux_part(color: bool) -> None:
     faux = FauxProvider(tokens_per_second=400).register()
     try:
@@ -152,7 +128,6 @@ async def _faux_part(color: bool) -> None:
 async def _main() -> None:
     color = use_color(sys.stdout)
     await _recorded_part(color)
-    await _agent_part(color)
     await _faux_part(color)
 
 

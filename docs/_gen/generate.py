@@ -136,7 +136,7 @@ def error_kinds() -> str:
 def cli_help() -> str:
     """The ``--help`` text of ``streamfns`` and of each of its commands."""
     parts: list[str] = []
-    for command in ("", "chat", "agent", "models", "replay", "demo", "conformance"):
+    for command in ("", "chat", "models", "replay", "demo", "conformance"):
         out = io.StringIO()
         previous = os.environ.get("COLUMNS")
         os.environ["COLUMNS"] = "100"  # argparse wraps to the terminal: make the page the same everywhere

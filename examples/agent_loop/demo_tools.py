@@ -1,4 +1,4 @@
-"""Two safe tools for demos and ``streamfns agent``: a calculator and the current time.
+"""Two safe tools for demos and ``python -m examples.agent_loop``: a calculator and the current time.
 
 Neither touches files, the network or the shell: the calculator evaluates arithmetic by walking a
 parsed expression (numbers, + - * / // % **, parentheses) and refuses everything else; powers
@@ -99,7 +99,7 @@ CURRENT_TIME = AgentTool(
 
 DEMO_TOOLS: tuple[AgentTool, ...] = (CALCULATOR, CURRENT_TIME)
 
-#: The system prompt ``streamfns agent`` and the bundled round-trip recordings use.
+#: The system prompt ``python -m examples.agent_loop`` and the bundled round-trip recordings use.
 DEMO_SYSTEM_PROMPT = (
     "You are a concise assistant. Use the calculator for any arithmetic and current_time for the date or time; "
     "never guess them."

@@ -4,7 +4,7 @@
     await agent.run("What is 6 * 7?", renderer)
     print(renderer.summary())
 
-Colour is the caller's choice (``streamfns agent`` turns it on only on a terminal). With
+Colour is the caller's choice (``python -m examples.agent_loop`` turns it on only on a terminal). With
 ``progress`` set (a terminal stream, usually stderr) a one-line status says what the agent waits for
 and is erased as soon as output arrives.
 """
@@ -16,7 +16,7 @@ from typing import TextIO
 
 from examples.agent_loop.events import AgentEvent
 from normalize import AssistantMessage, TextContent, ToolCallEndEvent, Usage
-from streamfns._render import terminal_safe
+from streamfns.render import terminal_safe
 
 __all__ = ["TerminalRenderer"]
 

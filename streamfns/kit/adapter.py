@@ -2,8 +2,9 @@
 
 A package that holds an adapter sets ``ADAPTER = Adapter(...)`` in its ``__init__``. Everything
 that lists adapters derives from these declarations: the registry (``streamfns.stream`` dispatches
-on ``model.api``), the model catalog (the package's ``models.json``), ``conformance.targets`` (the
-package's ``conformance.py``) and ``make demo`` (its demo recordings). Built-in adapters are the
+on ``model.api``), the model catalog (the package's ``models.json``), the conformance harness (which
+runs an adapter from its declaration alone: ``conformance run my_adapter:ADAPTER``) and ``make demo``
+(its demo recordings). Built-in adapters are the
 sub-packages of ``streamfns`` that declare one; an installed third-party package makes its adapter
 known through the entry-point group :data:`ENTRY_POINT_GROUP`::
 
@@ -14,6 +15,7 @@ known through the entry-point group :data:`ENTRY_POINT_GROUP`::
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import cast
 
 from normalize.wire import ENTRY_POINT_GROUP, WireProfile
 from streamfns._contract import StreamFn
@@ -26,13 +28,18 @@ class Adapter:
     """An adapter package's declaration.
 
     ``api`` is the wire api it serves and ``stream_fn`` its StreamFn; ``package`` is the package's
-    ``__name__``, where ``catalog`` (a ``models.json`` file, or None) and ``target`` (``"module:attr"``
-    relative to the package naming its conformance :class:`~conformance.Target`, or None) live.
-    ``demo`` names bundled recordings ``make demo`` replays through the adapter (as
-    ``(cassette name, what it shows, the prompt it answered)``). ``profile`` describes the api's bytes
-    for the conformance harness and the cassette tools, which find it by api name through this
-    declaration; when ``stream_fn`` is the ``stream`` of a ``WireApi`` of the same api, it is that
-    declaration's profile.
+    ``__name__``, where ``catalog`` (a ``models.json`` file, or None) lives. ``demo`` names bundled
+    recordings ``make demo`` replays through the adapter (as ``(cassette name, what it shows, the
+    prompt it answered)``). ``profile`` describes the api's bytes for the conformance harness and the
+    cassette tools, which find it by api name through this declaration; when ``stream_fn`` is the
+    ``stream`` of a ``WireApi`` of the same api, it is that declaration's profile.
+
+    ``cassettes`` are the recordings the conformance harness replays for this adapter, in order, in
+    place of the bundled ones its profile names (``WireApi(recordings=...)`` picks one per feature;
+    this is for an adapter whose paths those do not all reach). Each entry is a cassette file or a
+    directory of them, relative to the package, or else the name of a bundled recording
+    (``cassettes.library``); the harness resolves them (``conformance.Target.from_adapter``). Empty:
+    the profile's picks.
     """
 
     api: str
@@ -40,10 +47,16 @@ class Adapter:
     package: str
     profile: WireProfile | None = None
     catalog: str | None = "models.json"
-    target: str | None = "conformance:TARGET"
     demo: tuple[tuple[str, str, str], ...] = ()
+    cassettes: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
+        cassettes = cast("object", self.cassettes)
+        # A bare string would read as one recording per character: say so where it is declared.
+        if not isinstance(cassettes, tuple) or not all(
+            isinstance(entry, str) and entry for entry in cast("tuple[object, ...]", cassettes)
+        ):
+            raise TypeError(f"the {self.api} adapter's cassettes must be a tuple of names, not {cassettes!r}")
         if self.profile is None:
             declared = getattr(getattr(self.stream_fn, "__self__", None), "profile", None)
             # The StreamFn is a WireApi's stream serving this api: its declaration says how the bytes look.

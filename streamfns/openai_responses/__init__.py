@@ -60,4 +60,18 @@ ADAPTER = Adapter(
         ),
         ("pai__phase_commentary_gpt55", "commentary text, then a function call", "What is the capital of PotatoLand?"),
     ),
+    # What the conformance harness replays, beyond one recording per feature: real bodies (text first,
+    # as the text-only checks take the first; a function call; a reasoning summary; raw reasoning with
+    # items ending out of order and a trailing [DONE]; arguments only in `.done`; commentary before a
+    # call) and, since no bundled Responses body holds two calls in one response, one hand-edited from
+    # a real recording (its header and tests/openai_responses/_parallel.py say how).
+    cassettes=(
+        "pai__text_gpt4o",
+        "pai__function_call_gpt4o",
+        "pai__parallel_function_calls_gpt4o_HANDEDITED.jsonl",
+        "mirahar__reasoning_summary_o4mini",
+        "pai__openrouter_raw_cot_gptoss",
+        "vercel__lmstudio_reasoning_function_call",
+        "pai__phase_commentary_gpt55",
+    ),
 )

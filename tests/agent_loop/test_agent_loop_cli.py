@@ -1,17 +1,15 @@
-"""The ``streamfns`` command: the agent replay, the catalog table, replays, help, and clean failures.
+"""The ``streamfns`` command: the catalog table, replays, help, and clean failures.
 
 Every sub-command is run with bad arguments: each mistake is one ``error:`` line on stderr and a
 non-zero status, never a traceback. The console script itself runs in a subprocess where it matters
-(the closed pipe, the offline agent replay without any network).
+(the closed pipe). The agent loop's own command is tested in ``test_agent_loop_command.py``.
 """
 
 from __future__ import annotations
 
-import asyncio
 import io
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -20,14 +18,13 @@ import pytest
 
 import streamfns
 from cassettes import library
-from conformance.loopback import LoopbackServer, ReceivedRequest, Scripted
 from examples.agent_loop import Agent
 from examples.agent_loop.render import TerminalRenderer
-from examples.agent_loop.round_trips import ROUND_TRIPS, cassette_path
+from examples.agent_loop.round_trips import cassette_path
 from normalize import Context
-from streamfns._render import format_summary, render_stream, use_color
 from streamfns.cli import main
 from streamfns.faux import FauxProvider, faux_message, faux_text, faux_tool_call
+from streamfns.render import format_summary, render_stream, use_color
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = str(Path(sys.executable).parent / "streamfns")
@@ -46,39 +43,6 @@ def _run(
         check=False,
         env=env,
     )
-
-
-def _offline_prefix() -> tuple[str, ...]:
-    """``unshare -n`` (no network at all) where this machine allows it."""
-    unshare = shutil.which("unshare")
-    if unshare and subprocess.run([unshare, "-n", "true"], capture_output=True, check=False).returncode == 0:
-        return (unshare, "-n")
-    return ()
-
-
-def test_agent_replay_prints_the_tool_call_the_result_and_the_answer_with_no_network() -> None:
-    done = _run("agent", "--replay", ROUND_TRIP, prefix=_offline_prefix())
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.splitlines() == [
-        "› What is 1234 * 5678?",
-        "I'll work that out with the calculator.",
-        '→ calculator({"expression": "1234 * 5678"})',
-        "← 7006652",
-        "1234 × 5678 = 7,006,652.",
-        "2 turns · 1 tool call · ended stop · tokens in 1301 out 75 cache 0/0 · $0.001676",
-    ]
-    assert "\x1b[" not in done.stdout + done.stderr  # not a terminal: no colour, no progress
-
-
-def test_a_recording_without_a_second_reply_ends_the_run_with_an_error_not_a_traceback() -> None:
-    # One interaction holding two tool calls the demo agent does not have: the tools are answered
-    # "not found", and the second request finds nothing left to replay.
-    done = _run("agent", "--replay", "tl__text_and_2_tools_sonnet35", "Weather and time in San Francisco?")
-    assert done.returncode == 1
-    assert "✗ Tool get_weather not found" in done.stdout
-    assert "✗ Tool get_time not found" in done.stdout
-    assert "all 1 interactions were already played" in done.stdout
-    assert "Traceback" not in done.stdout + done.stderr
 
 
 def test_a_closed_pipe_ends_quietly() -> None:
@@ -128,14 +92,7 @@ def _bad_arguments(tmp: Path) -> list[list[str]]:
         ["chat", "--model", "no-such-provider/gpt-5", "hi"],
         ["chat", "--model", "anthropic/claude-haiku-4-5", "--max-tokens", "many", "hi"],
         ["chat", "--model", "anthropic/claude-haiku-4-5", "--base-url", "ftp://example.invalid", "hi"],
-        ["agent", "--replay", ROUND_TRIP, "--base-url", "http://127.0.0.1:9"],
-        ["agent"],
-        ["agent", "--model", "anthropic/claude-haiku-4-5"],
-        ["agent", "--model", "anthropic/claude-haiku-4-5", "--replay", ROUND_TRIP, "task"],
-        ["agent", "--replay", str(tmp / "missing.jsonl")],
-        ["agent", "--replay", not_json],
-        ["agent", "--replay", str(unknown_api), "task"],
-        ["agent", "--replay", "llma__text_haiku45"],
+        ["agent", "--replay", ROUND_TRIP],  # the agent loop is an example, not a command of the package
         ["models", "no-such-provider"],
         ["models", "--bogus"],
         ["replay"],
@@ -181,7 +138,6 @@ def test_a_run_that_fails_reports_it_and_exits_one(
     [
         None,
         "chat",
-        "agent",
         "models",
         "replay",
         "demo",
@@ -291,41 +247,6 @@ def test_colour_only_on_a_terminal_and_never_with_no_color(monkeypatch: pytest.M
     renderer.summary()
     assert TerminalRenderer(io.StringIO(), color=False)._style["red"] == ""  # pyright: ignore[reportPrivateUsage]
     assert renderer._style["red"] == "\x1b[31m"  # pyright: ignore[reportPrivateUsage]
-
-
-async def test_agent_live_path_runs_against_a_loopback_server_with_the_key_from_the_environment() -> None:
-    """``agent --model`` end to end (catalog, key lookup, real socket), pointed at loopback by --base-url."""
-    replies = iter(ROUND_TRIPS["anthropic-messages"].replies)
-
-    def respond(_request: ReceivedRequest) -> Scripted:
-        return Scripted(chunks=[(0.0, chunk) for chunk in next(replies, ())])
-
-    async with LoopbackServer(respond) as server:
-        env = {**os.environ, "ANTHROPIC_API_KEY": "test-key", "NO_COLOR": "1"}
-        process = await asyncio.create_subprocess_exec(
-            SCRIPT,
-            "agent",
-            "--model",
-            "anthropic/claude-haiku-4-5",
-            "--base-url",
-            server.base_url,
-            "What is 1234 * 5678?",
-            cwd=ROOT,
-            env=env,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-        )
-        stdout, stderr = await asyncio.wait_for(process.communicate(), timeout=120)
-        requests = list(server.requests)
-    assert process.returncode == 0, stderr.decode()
-    assert stdout.decode().splitlines()[2:5] == [
-        '→ calculator({"expression": "1234 * 5678"})',
-        "← 7006652",
-        "1234 × 5678 = 7,006,652.",
-    ]
-    assert [request.headers["x-api-key"] for request in requests] == ["test-key", "test-key"]
-    second = json.loads(requests[1].body)
-    assert second["messages"][-1]["content"][0]["content"] == "7006652"
 
 
 async def test_model_text_cannot_drive_the_terminal() -> None:

@@ -126,8 +126,11 @@ async def test_readme_steps_4_and_5_record_with_a_conformant_adapter_then_pass_t
     server, then run the harness on that cassette: the adapter stops at the terminal marker, so
     the recording must end as the server ended it or M4/T1 fail on the adapter's own recording."""
     if adapter == "anthropic":
+        from conformance import Target
+        from streamfns.anthropic import ADAPTER
         from streamfns.anthropic import stream_anthropic as stream_fn
-        from streamfns.anthropic.conformance import TARGET as target
+
+        target = Target.from_adapter(ADAPTER)
     else:
         from examples.compatible_chat.adapter import stream_compatible_chat as stream_fn
         from examples.compatible_chat.conformance import TARGET as target

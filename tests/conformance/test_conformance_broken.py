@@ -11,10 +11,13 @@ import dataclasses
 import pytest
 
 import conformance
-from streamfns.anthropic.conformance import TARGET as ANTHROPIC
+from streamfns.anthropic import ADAPTER
 from tests.conformance._broken import BrokenAdapter, Defects
 
 pytestmark = pytest.mark.slow
+
+#: The Anthropic adapter as its declaration gives it to the harness.
+ANTHROPIC = conformance.Target.from_adapter(ADAPTER)
 
 #: Shorter bounds than the defaults: the defects make many scenarios wait for a timeout.
 FAST = conformance.Limits(idle_timeout_s=1.0, stall_timeout_s=0.3, grace_s=0.3, scenario_deadline_s=4.0)

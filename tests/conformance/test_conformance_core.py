@@ -21,12 +21,13 @@ from conformance.recordings import load_recordings
 from conformance.targets import FAUX_CAPABILITIES, faux_target
 from normalize import Context, Model, StreamOptions, UserMessage
 from normalize.wire import FEATURES, known_profiles
-from streamfns.anthropic import stream_anthropic
-from streamfns.anthropic.conformance import TARGET as anthropic
+from streamfns.anthropic import ADAPTER, stream_anthropic
 from streamfns.faux import FauxProvider
 from tests.conformance._fakes import NO_HTTP, TARGETS, well_behaved
 
 QUICK = Limits(scenario_deadline_s=0.3)
+#: The Anthropic adapter as its declaration gives it to the harness.
+anthropic = Target.from_adapter(ADAPTER)
 
 
 # -- declarations and arguments ---------------------------------------------------------------------

@@ -21,10 +21,13 @@ from conformance.observe import Scenario
 from conformance.plans import plan, with_reset
 from conformance.recordings import library_recordings, load_recordings
 from conformance.session import Session
-from streamfns.anthropic.conformance import TARGET as ANTHROPIC
+from streamfns.anthropic import ADAPTER
 from tests.conformance._broken import BrokenAdapter, Defects
 
 pytestmark = pytest.mark.slow
+
+#: The Anthropic adapter as its declaration gives it to the harness.
+ANTHROPIC = conformance.Target.from_adapter(ADAPTER)
 
 _COMMAND = re.compile(r"cassettes mutate (\S+) --op '([^']+)' -o (\S+)")
 _AS_RECORDED = re.compile(r"the recording as recorded: (\S+)")

@@ -15,8 +15,14 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("example", ["compatible_chat", "ndjson_chat"])
-def test_the_example_adapter_passes_every_check_from_the_command_line(example: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    "spec",
+    [
+        "examples.compatible_chat.conformance:TARGET",  # a target: it borrows the chat-completions profile
+        "examples.ndjson_chat:ADAPTER",  # the declaration alone: its profile and its own recordings
+    ],
+)
+def test_the_example_adapter_passes_every_check_from_the_command_line(spec: str, tmp_path: Path) -> None:
     """The third-party adapters written on the public kit (server-sent events; JSON lines), through
     ``streamfns conformance run``: a plain verdict, nothing unsupported."""
     report_file = tmp_path / "report.json"
@@ -25,7 +31,7 @@ def test_the_example_adapter_passes_every_check_from_the_command_line(example: s
             str(Path(sys.executable).parent / "streamfns"),
             "conformance",
             "run",
-            f"examples.{example}.conformance:TARGET",
+            spec,
             "--format",
             "json",
             "--report",

@@ -1,7 +1,15 @@
 """Terminal rendering of an event stream: text as it arrives (or one line per event), then a summary.
 
+What the ``streamfns`` command shows, public for any command-line tool built on streamfns (the agent
+loop example's renderer uses it)::
+
+    summary = await render_stream(streamfns.stream(model, context), color=use_color(sys.stdout))
+    print(format_summary(summary))
+
 Colour and progress are for terminals only: callers pass ``color=use_color(out)`` and a
-``progress`` stream only when it is a terminal (:func:`use_color` also honours ``NO_COLOR``).
+``progress`` stream only when it is a terminal (:func:`use_color` also honours ``NO_COLOR``). What
+:func:`render_stream` and :func:`format_summary` write never drives the terminal: text from a model
+or a recording has its control characters escaped (:func:`terminal_safe`).
 """
 
 from __future__ import annotations
