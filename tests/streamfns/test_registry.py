@@ -11,6 +11,7 @@ import pytest
 
 import streamfns
 from normalize import Context, Model, UserMessage
+from normalize.wire import registry as wire_registry
 from streamfns import _adapters, _registry, catalog
 from streamfns.catalog import CatalogError, get_model, list_models, list_providers
 from streamfns.kit import ENTRY_POINT_GROUP
@@ -91,11 +92,18 @@ def plugins(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     _adapters.installed_adapters.cache_clear()
     catalog._index.cache_clear()  # pyright: ignore[reportPrivateUsage]
     monkeypatch.setattr(_registry, "_discovered", False)
+    # The plugins' wire profiles are registered as they are found: put the profile registry back as
+    # it was, so no later test finds an "echo" profile that only this fixture's entry points declare.
+    saved_profiles = dict(wire_registry._registered)  # pyright: ignore[reportPrivateUsage]
+    wire_registry._load_entry_points.cache_clear()  # pyright: ignore[reportPrivateUsage]
     yield
     _adapters.installed_adapters.cache_clear()
     catalog._index.cache_clear()  # pyright: ignore[reportPrivateUsage]
     _adapters._problems[:] = saved_problems  # pyright: ignore[reportPrivateUsage]
     streamfns.unregister_api("echo")
+    wire_registry._registered.clear()  # pyright: ignore[reportPrivateUsage]
+    wire_registry._registered.update(saved_profiles)  # pyright: ignore[reportPrivateUsage]
+    wire_registry._load_entry_points.cache_clear()  # pyright: ignore[reportPrivateUsage]
 
 
 @pytest.mark.usefixtures("plugins")
