@@ -6,8 +6,11 @@ each, and how the body ends — ``eof`` (clean end), ``reset`` (TCP reset mid-bo
 nothing more until the client gives up) or ``hangup`` (close without finishing the chunked body).
 Every request is recorded with its arrival time, and the server notes when each connection was
 closed by the client (or cut by the plan itself, ``reset``/``hangup``), so tests can prove a response
-was released: a connection the server had to give up on after ``linger_s`` does **not** count as
-closed. :func:`refused_url` gives the URL of a port nothing listens on.
+was released. Only that counts, however late it comes: after a finished body the server ends its own
+side of the connection once ``linger_s`` has passed (as ``Connection: close`` promises) but goes on
+watching for the client's close — a client still reading the body on a loaded machine has not leaked
+it, and one that never closes its socket is never taken for one that did. :func:`refused_url` gives
+the URL of a port nothing listens on.
 
 Bodies are sent with ``Transfer-Encoding: chunked`` — one HTTP chunk per scripted chunk, flushed
 at once — and ``Connection: close``, so chunk boundaries and timing reach the client as scripted.
@@ -78,8 +81,9 @@ class LoopbackServer:
 
     ``responder`` picks the plan for each request (a fixed :class:`Scripted` is replayed for every
     request). ``base_url`` is ``http://127.0.0.1:<port>``. After a finished body the server waits up
-    to ``linger_s`` for the client to close the connection, then closes it itself. The server's own
-    tasks are named ``loopback-…`` so a task-leak check can tell them from the client's.
+    to ``linger_s`` for the client to close the connection, then ends its own side (a FIN) and keeps
+    watching until the client closes it or the server is closed. The server's own tasks are named
+    ``loopback-…`` so a task-leak check can tell them from the client's.
     """
 
     def __init__(self, responder: Responder | Scripted, *, linger_s: float = 2.0) -> None:
@@ -162,8 +166,12 @@ class LoopbackServer:
                     request.connection_closed.set()
                 if plan.end == "stall":
                     await request.connection_closed.wait()
-                else:
+                elif plan.end == "eof":
                     await asyncio.wait({watcher}, timeout=self._linger_s)
+                    if not watcher.done():
+                        # Our side is done; the connection is released only when the client closes it.
+                        _end_our_side(writer)
+                        await watcher
             finally:
                 watcher.cancel()
         except (ConnectionError, asyncio.IncompleteReadError):
@@ -207,6 +215,13 @@ async def _read_request(reader: asyncio.StreamReader) -> ReceivedRequest | None:
             await reader.readexactly(2)
         body = b"".join(parts)
     return ReceivedRequest(method=method, path=path, headers=headers, body=body)
+
+
+def _end_our_side(writer: asyncio.StreamWriter) -> None:
+    """Send a FIN (a half-close: the client can still be seen closing its side)."""
+    with contextlib.suppress(Exception):  # the client may have gone already: nothing to end
+        if writer.can_write_eof() and not writer.transport.is_closing():
+            writer.write_eof()
 
 
 async def _watch_close(reader: asyncio.StreamReader, request: ReceivedRequest) -> None:

@@ -14,7 +14,9 @@ the observation holds only events the harness built from the adapter's plain JSO
 :class:`Unreadable` placeholders (a grammar violation) for anything else, so no check, excerpt or
 snapshot ever runs adapter code, and no object of the adapter's reaches the caller's thread. The
 observation is a snapshot taken when the scenario ends: a task the adapter left running cannot
-change it afterwards. A scenario still going after its deadline is cancelled and marked ``hung``;
+change it afterwards. Every time is read, and every bound counted, on the worker thread's
+:class:`~conformance.clock.ThreadClock` (the machine's load does not count). A scenario still going
+after its deadline is cancelled and marked ``hung``;
 one whose consumer ignores that cancellation is left to the session to clean up. A stream that goes
 past ``Limits.max_events`` events or ``Limits.max_stream_size`` (see :class:`~conformance.reading.Read`)
 is no longer read: it is recorded as ``cut_off`` (it never ended), so a flood cannot exhaust memory.
@@ -26,11 +28,11 @@ import asyncio
 import contextlib
 import dataclasses
 import inspect
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
+from conformance.clock import Later, ThreadClock
 from conformance.loopback import LoopbackServer, ReceivedRequest, Scripted
 from conformance.reading import EVENT_TYPES, TERMINAL_TYPES, Unreadable, read_event, read_result
 from conformance.text import class_name, describe_exception, kind_of
@@ -131,7 +133,8 @@ class Scenario:
 
 @dataclass(slots=True, eq=False)
 class Observation:
-    """What one scenario produced. Times are ``time.perf_counter()`` values.
+    """What one scenario produced. Times are readings of the worker thread's
+    :class:`~conformance.clock.ThreadClock` (time the machine's load took does not count).
 
     ``events`` holds events the harness built (their ``partial`` is a placeholder of its own) and
     :class:`Unreadable` placeholders; ``event_json`` the pi JSON of each (a ``{"type": "<unreadable>"}``
@@ -159,6 +162,11 @@ class Observation:
     terminal_at: float | None = None
     abort_at: float | None = None
     requests: list[ReceivedRequest] = field(default_factory=list[ReceivedRequest])
+    #: The numbers (from 1) of the requests whose connection the client had not closed once the
+    #: stream had ended and ``grace_s`` more had passed.
+    unreleased: list[int] = field(default_factory=list[int])
+    #: The grace the adapter was given after the stream ended, to close connections and end tasks.
+    grace_s: float = 0.0
     leaked_tasks: list[str] = field(default_factory=list[str])
     #: Errors the event loop reported while (or just after) this scenario ran, such as a task
     #: whose exception nobody retrieved, or a ``SystemExit`` that escaped an adapter's task.
@@ -266,6 +274,7 @@ class _Run:
     scenario: Scenario
     controller: Any
     timing: Timing
+    clock: ThreadClock
     #: The observation being built (the consumer writes here; the caller gets a snapshot).
     live: Observation
     content: asyncio.Event = field(default_factory=asyncio.Event)
@@ -278,14 +287,14 @@ class _Run:
 
     def fire_abort(self) -> None:
         if self.live.abort_at is None:
-            self.live.abort_at = time.perf_counter()
+            self.live.abort_at = self.clock.now()
             self.controller.abort("aborted by the conformance harness")
 
     def on_content(self) -> None:
         self.content.set()
         if self.scenario.abort == "mid":
             if self.timing.abort_delay_s > 0:
-                asyncio.get_running_loop().call_later(self.timing.abort_delay_s, self.fire_abort)
+                self.clock.call_later(self.timing.abort_delay_s, self.fire_abort)
             else:
                 self.fire_abort()
 
@@ -299,7 +308,7 @@ class _Run:
         events = list(self.live.events)
         return dataclasses.replace(self.live, events=events, event_json=self.live.event_json[: len(events)])
 
-    def _take(self, item: Any, now: float) -> bool:
+    def _take(self, item: Any) -> bool:
         """Read one event into the observation; False once the consumer must stop reading."""
         obs, timing = self.live, self.timing
         if self.stopped:
@@ -318,10 +327,11 @@ class _Run:
         obs.event_json.append(read.data)
         obs.events.append(read.event)
         kind = kind_of(read.event)
+        # The clock is read only for the two events whose time a check needs, not per event.
         if kind in TERMINAL_TYPES:
-            obs.terminal_at = obs.terminal_at or now
+            obs.terminal_at = obs.terminal_at or self.clock.now()
         elif obs.first_content_at is None and kind in _CONTENT_TYPES:
-            obs.first_content_at = now
+            obs.first_content_at = self.clock.now()
             self.on_content()
             if self.scenario.consumer == "break":
                 return False
@@ -347,7 +357,7 @@ class _Run:
             return
         try:
             async for event in produced:
-                if not self._take(event, time.perf_counter()):
+                if not self._take(event):
                     break
         except asyncio.CancelledError:
             if _cancelling():
@@ -364,14 +374,20 @@ class _Run:
     async def _result(self, produced: Any) -> None:
         obs = self.live
         unwind = self.timing.unwind_s
+        loop = asyncio.get_running_loop()
         try:
             result = getattr(produced, "result", None)
             if not callable(result):
                 return
-            async with asyncio.timeout(unwind):
-                value = result()
-                if inspect.isawaitable(value):
-                    value = await value
+            # asyncio.timeout, with its deadline on the clock: expired (now) once unwind_s have passed.
+            async with asyncio.timeout(None) as limit:
+                expire = self.clock.call_later(unwind, lambda: limit.reschedule(loop.time()))
+                try:
+                    value = result()
+                    if inspect.isawaitable(value):
+                        value = await value
+                finally:
+                    expire.cancel()
         except TimeoutError:
             obs.result_problem = f"result() did not return within {unwind:g} s after the stream ended"
         except asyncio.CancelledError:
@@ -385,19 +401,20 @@ class _Run:
 
 
 async def _cancel_when_content(run: _Run, task: asyncio.Task[None], trigger_s: float) -> None:
+    clock = run.clock
     waiter = asyncio.get_running_loop().create_task(run.content.wait(), name="conformance-waiter")
     try:
-        await asyncio.wait({task, waiter}, timeout=trigger_s, return_when=asyncio.FIRST_COMPLETED)
+        await clock.wait({task, waiter}, trigger_s, return_when=asyncio.FIRST_COMPLETED)
     finally:
         waiter.cancel()
     if not task.done() and run.timing.abort_delay_s > 0:
-        await asyncio.wait({task}, timeout=run.timing.abort_delay_s)
+        await clock.wait({task}, run.timing.abort_delay_s)
     obs = run.live
     if task.done():
         obs.cancel_outcome = "finished-first"
         return
     task.cancel()
-    await asyncio.wait({task}, timeout=run.timing.unwind_s)
+    await clock.wait({task}, run.timing.unwind_s)
     if not task.done():
         obs.cancel_outcome = "stuck"
     elif task.cancelled():
@@ -412,8 +429,9 @@ async def _cancel_when_content(run: _Run, task: asyncio.Task[None], trigger_s: f
 class Timing:
     """The bounds :func:`drive` works within: the scenario ``deadline_s``, how long after the first
     content event an abort lands (``abort_delay_s``), the fallback ``trigger_s`` for an abort or a
-    cancellation with no content event, and ``unwind_s`` for a cancelled consumer to finish (seconds);
-    the most events and the largest total size (see :class:`~conformance.reading.Read`) it reads."""
+    cancellation with no content event, and ``unwind_s`` for a cancelled consumer to finish (seconds
+    on the clock :func:`drive` is given); the most events and the largest total size (see
+    :class:`~conformance.reading.Read`) it reads."""
 
     deadline_s: float
     abort_delay_s: float
@@ -433,11 +451,14 @@ async def drive(
     controller: Any,
     timing: Timing,
     server: LoopbackServer | None = None,
+    clock: ThreadClock | None = None,
     on_start: Callable[[Running], None] | None = None,
 ) -> tuple[Observation, asyncio.Task[None]]:
     """Run ``scenario`` once and return its observation and the consumer task (done, unless the
-    adapter refused to stop — the caller must clean such a task up). ``on_start`` receives the
-    :class:`Running` scenario (for a watchdog that has to give up on it)."""
+    adapter refused to stop — the caller must clean such a task up). Times and bounds are read on
+    ``clock`` (default: a new clock of the calling thread, the one the event loop runs in).
+    ``on_start`` receives the :class:`Running` scenario (for a watchdog that has to give up on it)."""
+    clock = clock or ThreadClock()
     live = Observation(scenario, deadline_s=timing.deadline_s)
     if server is not None:
         live.requests = server.requests
@@ -449,6 +470,7 @@ async def drive(
         scenario,
         controller,
         timing,
+        clock,
         live,
     )
     if on_start is not None:
@@ -456,17 +478,17 @@ async def drive(
     loop = asyncio.get_running_loop()
     if scenario.abort == "before":
         run.fire_abort()
-    live.started_at = time.perf_counter()
+    live.started_at = clock.now()
     task = loop.create_task(run.consume(), name="conformance-consumer")
-    fallback = loop.call_later(timing.trigger_s, run.fire_abort) if scenario.abort == "mid" else None
+    fallback: Later | None = clock.call_later(timing.trigger_s, run.fire_abort) if scenario.abort == "mid" else None
     try:
         if scenario.consumer == "cancel":
             await _cancel_when_content(run, task, timing.trigger_s)
-        await asyncio.wait({task}, timeout=timing.deadline_s)
+        await clock.wait({task}, timing.deadline_s)
         if not task.done():
             live.hung = True
             task.cancel()
-            await asyncio.wait({task}, timeout=timing.unwind_s)
+            await clock.wait({task}, timing.unwind_s)
     finally:
         if fallback is not None:
             fallback.cancel()

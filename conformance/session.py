@@ -1,9 +1,15 @@
 """``Session``: one harness run's state — the adapter, its recordings, and every observation.
 
 Checks ask for scenarios; the session runs each distinct scenario once (cached by key), each
-against its own loopback server, and keeps the servers open until the end of the run so that
-"was the connection released?" can be asked afterwards. It also records the tasks an adapter
-left running after its stream ended, and cleans them and the servers up in :meth:`close`.
+against its own loopback server. Once a scenario's stream has ended, the session gives the adapter
+its grace (``Limits.grace_s``) to finish the tasks it started and to close the connections it
+opened — waiting until both have happened, or the grace is over — and records what was still
+running and still open (checks L2 and L1). What counts as closed is what the server saw: the
+client closing the connection, not a time (see :mod:`conformance.loopback`). The session cleans the
+leftovers and the servers up in :meth:`close`.
+
+All times and bounds are read on the worker thread's :class:`~conformance.clock.ThreadClock`, so the
+machine's load lengthens a run without changing what it finds.
 
 The running half (:meth:`start`, :meth:`observe_all`, :meth:`finish`, :meth:`close`) runs in the
 watchdog's worker thread (see :mod:`conformance.watchdog`), reporting each step and its bound; the
@@ -23,6 +29,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from cassettes import header_value
+from conformance.clock import ThreadClock
 from conformance.loopback import LoopbackServer, ReceivedRequest, Scripted, refused_url
 from conformance.observe import Observation, Running, Scenario, Timing, drive
 from conformance.plans import replay
@@ -41,6 +48,8 @@ API_KEY = "conformance-test-key-0000"
 
 _HARNESS_TASK_PREFIXES = ("loopback-", "conformance-")
 _QUICK_GRACE_S = 0.05
+#: How often the grace wait looks for tasks the adapter started meanwhile (seconds).
+_SETTLE_POLL_S = 0.05
 
 
 def _task_label(task: asyncio.Task[Any]) -> str:
@@ -85,15 +94,17 @@ class Session:
         self.interrupted: str | None = None
         #: A bug of the harness that stopped the scenarios (reported as harness-error), else None.
         self.harness_failure: str | None = None
-        #: Monotonic time after which no scenario starts.
+        #: The reading of the worker thread's clock after which no scenario starts (set before the
+        #: thread exists: its clock starts out as time.monotonic(), see ThreadClock).
         self.budget_end = time.monotonic() + limits.run_budget_s
+        self._clock: ThreadClock | None = None
         self._observed: dict[str, Observation] = {}
         self._servers: list[LoopbackServer] = []
         self._stray: set[asyncio.Task[Any]] = set()
+        #: A task left running or a connection left open was seen: later scenarios wait only briefly.
         self._leak_seen = False
         self._hangs = 0
         self._floods = 0
-        self._unreleased: list[tuple[Observation, ReceivedRequest]] | None = None
         self._errors: list[str] = []
         self._running: Scenario | None = None
         self._handle: Running | None = None
@@ -156,10 +167,6 @@ class Session:
         """The observations that hung (or blocked the event loop), in the order they ran."""
         return [obs for obs in self.observations if obs.hung]
 
-    def unreleased(self) -> list[tuple[Observation, ReceivedRequest]]:
-        """Requests whose connection the adapter never closed (computed once, by :meth:`finish`)."""
-        return list(self._unreleased or [])
-
     def reproduce(self, scenario: Scenario) -> str:
         """How to get the bytes ``scenario`` served: the ``cassettes mutate`` command for each response
         that derives from a recording, or what a generic fault is."""
@@ -189,6 +196,13 @@ class Session:
 
     # -- running (in the worker thread) -------------------------------------------------------------
 
+    @property
+    def clock(self) -> ThreadClock:
+        """The worker thread's clock (made on first use, in the worker thread)."""
+        if self._clock is None:
+            self._clock = ThreadClock()
+        return self._clock
+
     def attach(self, step: Callable[[str, float], None]) -> None:
         """Report each step (what, and within how many seconds) to ``step`` (the watchdog)."""
         self._step = step
@@ -206,7 +220,7 @@ class Session:
         deadline = self.limits.scenario_deadline_s
         self._step(f"calling the factory {self.adapter}", self.limits.scenario_bound_s(deadline))
         task = loop.create_task(_call_factory(target), name="conformance-factory")
-        await asyncio.wait({task}, timeout=deadline)
+        await self.clock.wait({task}, deadline)
         if not task.done():
             task.cancel()
             self._stray.add(task)
@@ -227,7 +241,7 @@ class Session:
                 return
             if scenario.key in self._observed:
                 continue
-            if time.monotonic() >= self.budget_end:
+            if self.clock.now() >= self.budget_end:
                 left = sum(1 for s in scenarios if s.key not in self._observed)
                 self.interrupted = (
                     f"the run's budget of {self.limits.run_budget_s:g} s was spent"
@@ -276,6 +290,7 @@ class Session:
             controller=controller,
             timing=timing,
             server=server,
+            clock=self.clock,
             on_start=self._watch,
         )
         obs.loop_errors = self._errors
@@ -285,7 +300,7 @@ class Session:
             self._hangs += 1
         if obs.cut_off is not None:
             self._floods += 1
-        obs.leaked_tasks = await self._leftover_tasks(before)
+        await self._settle(obs, before)
         if not self._stop:
             self._observed[scenario.key] = obs
         self._running = None
@@ -319,23 +334,39 @@ class Session:
             max_retry_delay_s=self.limits.max_retry_delay_s,
         )
 
-    async def _leftover_tasks(self, before: set[asyncio.Task[Any]]) -> list[str]:
-        # Once one leak was seen the check fails anyway; later scenarios then wait only briefly.
+    async def _settle(self, obs: Observation, before: set[asyncio.Task[Any]]) -> None:
+        """The scenario's stream has ended: wait until every task the adapter started meanwhile has
+        finished and every connection of the scenario is closed, or until the grace is over (on the
+        clock: a loaded machine does not shorten it), then record what was left in ``obs``. A
+        well-behaved adapter costs nothing here: the wait ends as soon as the server sees the last
+        close. Once one leak was seen the run fails anyway; later scenarios then wait only briefly."""
         grace = _QUICK_GRACE_S if self._leak_seen else self.limits.grace_s
-        deadline = time.monotonic() + grace
+        clock = self.clock
+        deadline = clock.now() + grace
+        loop = asyncio.get_running_loop()
         while True:
             pending = [
                 task
                 for task in asyncio.all_tasks() - before
                 if not task.done() and not task.get_name().startswith(_HARNESS_TASK_PREFIXES)
             ]
-            if not pending or time.monotonic() >= deadline:
+            open_ = [request for request in obs.requests if not request.connection_closed.is_set()]
+            remaining = deadline - clock.now()
+            if not (pending or open_) or remaining <= 0:
                 break
-            await asyncio.sleep(0.01)
-        if pending:
+            closes = [loop.create_task(r.connection_closed.wait(), name="conformance-close") for r in open_]
+            try:
+                # Bounded by the poll too: the adapter may start tasks while we wait.
+                await asyncio.wait([*pending, *closes], timeout=min(remaining, _SETTLE_POLL_S))
+            finally:
+                for waiter in closes:
+                    waiter.cancel()
+        obs.grace_s = grace
+        obs.unreleased = [number for number, r in enumerate(obs.requests, start=1) if r in open_]
+        obs.leaked_tasks = sorted(_task_label(task) for task in pending)
+        if pending or open_:
             self._leak_seen = True
             self._stray.update(pending)
-        return sorted(_task_label(task) for task in pending)
 
     def _on_loop_error(self, loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
         source = context.get("task") or context.get("future")
@@ -352,19 +383,12 @@ class Session:
         self._errors.append(f"{describe_exception(exc)} escaped the event loop from a task the adapter started")
 
     async def finish(self) -> None:
-        """After the last scenario: wait (one grace period in total) for connections to be released,
-        then let finished adapter objects be collected, so their loop errors are attributed now."""
-        self._step("waiting for the adapter to release its connections", self.limits.grace_s + 1.0)
-        deadline = time.monotonic() + self.limits.grace_s
-        waiting = [(obs, request) for obs in self.observations for request in obs.requests]
-        for _, request in waiting:
-            remaining = deadline - time.monotonic()
-            if request.connection_closed.is_set() or remaining <= 0:
-                continue
-            with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(remaining):
-                    await request.connection_closed.wait()
-        self._unreleased = [(obs, r) for obs, r in waiting if not r.connection_closed.is_set()]
+        """After the last scenario: let finished adapter objects be collected, so their loop errors
+        are attributed now — unless the run was abandoned: its report is written, and a full
+        collection, holding the interpreter's lock, would only slow whatever runs beside this stray
+        worker (another run's adapter, its bounds counted on a clock that such waits do not pause)."""
+        if self._stop:
+            return
         self._step("collecting the adapter's garbage", self.limits.scenario_deadline_s)
         gc.collect()
         await asyncio.sleep(0)
@@ -378,7 +402,7 @@ class Session:
             return
         self._step("closing the adapter (its aclose())", self.limits.unwind_s + 1.0)
         task = asyncio.get_running_loop().create_task(_aclose(fn), name="conformance-aclose")
-        await asyncio.wait({task}, timeout=self.limits.unwind_s)
+        await self.clock.wait({task}, self.limits.unwind_s)
         if not task.done():
             task.cancel()
             self._stray.add(task)
@@ -389,7 +413,7 @@ class Session:
         for task in stray:
             task.cancel()
         if stray:
-            await asyncio.wait(stray, timeout=self.limits.unwind_s)
+            await self.clock.wait(stray, self.limits.unwind_s)
         for task in stray:
             if task.done() and not task.cancelled():
                 with contextlib.suppress(BaseException):
@@ -414,13 +438,12 @@ class Session:
             obs.hung = True
             obs.blocked = reason
             obs.loop_errors = self._errors
+            # No grace can be given (the loop is stuck): what is open now is what was left open.
+            obs.unreleased = [n for n, r in enumerate(obs.requests, start=1) if not r.connection_closed.is_set()]
             self._observed[running.key] = obs
         if self.fn is None and self.target_failure is None:
             self.target_failure = reason
         self.interrupted = reason
-        if self._unreleased is None:
-            waiting = [(obs, request) for obs in self.observations for request in obs.requests]
-            self._unreleased = [(obs, r) for obs, r in waiting if not r.connection_closed.is_set()]
 
     def _hang_note(self) -> str:
         hung = self.hung()

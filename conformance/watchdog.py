@@ -16,9 +16,13 @@ only waits for it and watches. So nothing the adapter does can keep a run from e
 - whatever the adapter leaves running is cancelled at the end within a bound; a loop that still has
   tasks which refuse to end is kept (never closed under them, never garbage-collected mid-run).
 
-``Limits.bound_s`` is the hard bound on a run's wall time (about 76 s with the defaults), stated in the
-report. The watchdog costs nothing per scenario: the caller sleeps until the worker says it is done
-or the current step's deadline passes. Memory is bounded too: a stream is read up to
+Every bound is counted on the worker thread's :class:`~conformance.clock.ThreadClock` — wall time
+minus the time the thread waited for a CPU — by the worker for its own waits and by the caller for
+the steps it watches, so a loaded machine stretches a run's wall time without failing it (see
+:mod:`conformance.clock`). ``Limits.bound_s`` is the hard bound on a run's time on that clock (about
+76 s with the defaults; wall time on a quiet machine), stated in the report. The watchdog costs
+nothing per scenario: the caller sleeps until the worker says it is done or the current step's
+deadline passes. Memory is bounded too: a stream is read up to
 ``Limits.max_events`` events or ``Limits.max_stream_size`` of event data, then no further.
 
 What it cannot bound: the adapter runs in the harness's own process, so ``os._exit()`` (or a crash
@@ -38,6 +42,7 @@ from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, fields
 from typing import Any
 
+from conformance.clock import ThreadClock
 from conformance.text import describe_exception
 
 __all__ = ["Limits", "Worker"]
@@ -54,7 +59,9 @@ _QUARANTINE: list[asyncio.AbstractEventLoop] = []
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Limits:
-    """Timeouts and bounds, in seconds, short on purpose so a run takes seconds.
+    """Timeouts and bounds, in seconds on the harness's clock (:mod:`conformance.clock`: the time the
+    machine's load kept the harness from running does not count), short on purpose so a run takes
+    seconds.
 
     - ``idle_timeout_s``: ``StreamOptions.timeout`` in ordinary scenarios (long enough never to fire);
     - ``stall_timeout_s``: ``StreamOptions.timeout`` in the stall scenarios (C3), which must end
@@ -140,13 +147,20 @@ class Worker:
     :meth:`wait` (in the caller's loop) returns None once the work has finished, or why the watchdog
     gave up on it. ``on_escape`` receives every ``SystemExit``/``KeyboardInterrupt`` that escaped the
     worker's loop from a task other than the work itself (the loop then resumes); ``cleanup`` runs
-    in the worker's loop once the work is done, within ``cleanup_s``.
+    in the worker's loop once the work is done, within ``cleanup_s``. Step bounds are seconds on the
+    worker thread's :class:`~conformance.clock.ThreadClock`, set by the worker on its clock and
+    checked by the caller on its own clock of the worker thread (the two agree).
     """
 
     def __init__(self, *, limits: Limits, on_escape: Callable[[BaseException], None]) -> None:
         self._limits = limits
         self._on_escape = on_escape
+        # Before the thread starts its clock is time.monotonic() (see ThreadClock): a fair first deadline.
         self._state: tuple[str, float] = ("starting", time.monotonic() + limits.scenario_deadline_s)
+        #: The worker thread's clock, read in the worker thread (made there, first thing).
+        self._own: ThreadClock | None = None
+        #: The caller's clock of the worker thread (made once the thread has started).
+        self._watch: ThreadClock | None = None
         self._finished = threading.Event()
         self._notify: Callable[[], None] = lambda: None
         #: An exception raised by the work itself (a harness bug), described in the worker thread
@@ -156,8 +170,10 @@ class Worker:
         self._signal: asyncio.Future[None] | None = None
 
     def step(self, doing: str, seconds: float) -> None:
-        """The work is now ``doing`` something that must be over within ``seconds``."""
-        self._state = (doing, time.monotonic() + seconds)
+        """The work is now ``doing`` something that must be over within ``seconds`` (called in the
+        worker thread)."""
+        own = self._own
+        self._state = (doing, (own.now() if own is not None else time.monotonic()) + seconds)
 
     @property
     def doing(self) -> str:
@@ -185,15 +201,19 @@ class Worker:
         self._notify = wake
         self._thread = threading.Thread(target=self._main, args=(work, cleanup), name="conformance-worker", daemon=True)
         self._thread.start()
+        native_id = self._thread.native_id
+        self._watch = ThreadClock(native_id) if native_id is not None else None
 
     async def wait(self, bound_s: float) -> str | None:
         """Wait for the work; None when it finished, else why the watchdog gave up on it (a step
         overran its bound, or the whole run ``bound_s``). A failure of the work itself is left in
         :attr:`failure` (never raised here: in this thread it could pass for the caller's own)."""
-        hard = time.monotonic() + bound_s
+        watch = self._watch
+        clock: Callable[[], float] = watch.now if watch is not None else time.monotonic
+        hard = clock() + bound_s
         while not self._finished.is_set():
             doing, deadline = self._state
-            now = time.monotonic()
+            now = clock()
             if now >= hard:
                 return f"the run did not end within its bound of {bound_s:g} s (while {doing})"
             if now >= deadline:
@@ -202,6 +222,8 @@ class Worker:
                     "stopped there (a blocking call in the adapter, such as time.sleep or a synchronous request?)"
                 )
             assert self._signal is not None, "start() first"
+            # The worker's clock runs no faster than the wall clock: waking at the wall-clock
+            # deadline is never late, and a load that held the worker back only means another wait.
             await asyncio.wait({self._signal}, timeout=min(deadline, hard) - now)
         return None
 
@@ -212,6 +234,7 @@ class Worker:
         work: Callable[[], Coroutine[Any, Any, None]],
         cleanup: Callable[[], Coroutine[Any, Any, None]],
     ) -> None:
+        self._own = ThreadClock()
         loop = asyncio.new_event_loop()
         try:
             self._attempt(loop, work(), "conformance-main")
@@ -245,23 +268,24 @@ class Worker:
                 return
 
     async def _cleanup(self, cleanup: Callable[[], Coroutine[Any, Any, None]]) -> None:
+        clock = self._own or ThreadClock()
         unwind = self._limits.unwind_s
-        await _bounded(cleanup(), self._limits.grace_s + unwind + _SLACK_S)
+        await _bounded(clock, cleanup(), self._limits.grace_s + unwind + _SLACK_S)
         current = asyncio.current_task()
         left = [task for task in asyncio.all_tasks() if task is not current]
         for task in left:
             task.cancel()
         if left:
-            await asyncio.wait(left, timeout=unwind)
+            await clock.wait(left, unwind)
         loop = asyncio.get_running_loop()
-        await _bounded(loop.shutdown_asyncgens(), unwind)
+        await _bounded(clock, loop.shutdown_asyncgens(), unwind)
 
 
-async def _bounded(work: Coroutine[Any, Any, None], seconds: float) -> None:
-    """Run ``work`` for at most ``seconds``; past that it is cancelled and not waited for (code that
-    ignores cancellation must not hold the harness)."""
+async def _bounded(clock: ThreadClock, work: Coroutine[Any, Any, None], seconds: float) -> None:
+    """Run ``work`` for at most ``seconds`` on ``clock``; past that it is cancelled and not waited for
+    (code that ignores cancellation must not hold the harness)."""
     task = asyncio.get_running_loop().create_task(work, name="conformance-bounded")
-    await asyncio.wait({task}, timeout=seconds)
+    await clock.wait({task}, seconds)
     if not task.done():
         task.cancel()
     else:

@@ -17,10 +17,16 @@ from conformance.observe import Observation, Scenario
 from conformance.session import Session
 from normalize import Context
 
-__all__ = ["A1", "A2", "D1", "N1", "N2"]
+__all__ = [
+    "AbortBeforeTheRequest",
+    "AbortMidStream",
+    "CallNeverRaises",
+    "IterationNeverRaises",
+    "ReplaysAreDeterministic",
+]
 
 
-class N1(Check):
+class CallNeverRaises(Check):
     """Calling the StreamFn (and awaiting it, if it returns an awaitable) must never raise an
     ``Exception``: a bad model, a missing key, ``options=None``, an empty context or an unusable
     ``base_url`` all come back as a stream that ends in ``error``. Catch at the boundary and build an
@@ -61,7 +67,7 @@ class N1(Check):
         return outcome
 
 
-class N2(Check):
+class IterationNeverRaises(Check):
     """Iterating the stream (and ``await stream.result()``) must never raise an ``Exception``: turn
     HTTP errors, malformed bytes and dropped connections into an ``error`` event. But Python's own
     cancellation must pass through: when the consuming task is cancelled mid-stream,
@@ -100,7 +106,7 @@ class N2(Check):
         return outcome
 
 
-class A1(Check):
+class AbortBeforeTheRequest(Check):
     """With ``StreamOptions.signal`` already aborted, the StreamFn must send nothing and end at once
     with exactly ``start`` then ``error`` (reason ``aborted``, ErrorInfo kind ``aborted``) and empty
     content. Check ``signal.aborted`` before building or sending the request."""
@@ -135,12 +141,13 @@ class A1(Check):
         return outcome
 
 
-class A2(Check):
+class AbortMidStream(Check):
     """An abort mid-stream must end the stream ``aborted`` promptly — even while the server is
     silent — keeping the partial content received so far. Race every read against the signal (e.g.
     ``asyncio.wait`` on the read and ``signal.wait()``), not only between chunks, and close the
     response when the abort wins. The harness aborts shortly after the first content event while the
-    server has gone quiet, and allows ``Limits.abort_bound_s`` (200 ms)."""
+    server has gone quiet, and allows ``Limits.abort_bound_s`` (200 ms, on the harness's clock: time
+    the machine's load kept the harness from running does not count)."""
 
     id = "A2"
     title = "an abort mid-stream ends aborted within the bound, partial content kept"
@@ -150,7 +157,7 @@ class A2(Check):
         return [stalled_scenario(session, "a2:abort-mid-stream", abort="mid")]
 
     async def evaluate(self, session: Session, observed: list[Observation]) -> Outcome:
-        """Reason, latency after the abort, and the partial content."""
+        """Reason, latency after the abort (on the harness's clock), and the partial content."""
         obs = observed[0]
         outcome = Outcome()
         if not outcome.expect(obs, obs.complete, f"the stream did not complete: {obs.outcome()}"):
@@ -173,7 +180,7 @@ class A2(Check):
         return outcome
 
 
-class D1(Check):
+class ReplaysAreDeterministic(Check):
     """Replaying the same bytes twice must give the same events (ignoring the message timestamp and
     generated tool-call ids). Nondeterminism usually comes from iterating a set or dict in an
     unspecified order, from random ids written into content, or from time-dependent batching that

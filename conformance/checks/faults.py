@@ -19,7 +19,12 @@ from conformance.plans import (
 from conformance.recordings import Recording
 from conformance.session import Session
 
-__all__ = ["M1", "M3", "M4", "T1"]
+__all__ = [
+    "CutBodyIsAnError",
+    "MalformedJsonIsAProtocolError",
+    "MissingTerminalMarkerIsTruncated",
+    "RechunkingChangesNothing",
+]
 
 _CUT_FRACTIONS = (0.25, 0.5, 0.75)
 #: Bodies up to this size are also replayed one byte per read (larger ones 1–3 bytes per read).
@@ -44,7 +49,7 @@ def _cuts(session: Session, recording: Recording) -> list[int]:
     return cuts
 
 
-class T1(Check):
+class CutBodyIsAnError(Check):
     """A body cut short (a clean EOF at the frame boundaries nearest a quarter, half and three
     quarters of the way to the vendor's terminal marker; and, where the api sends a trailer after the
     marker — Bedrock's usage after ``messageStop`` — right after the marker) must end in ``error``
@@ -74,7 +79,7 @@ class T1(Check):
         return outcome
 
 
-class M1(Check):
+class RechunkingChangesNothing(Check):
     """The same bytes cut differently (one byte per read — 1 to 3 bytes for bodies over 4 KiB —,
     random sizes, CR and LF split apart, multi-byte UTF-8 characters split) must give exactly the
     same events as the recording's own chunking. Buffer partial lines and partial UTF-8 sequences
@@ -121,7 +126,7 @@ class M1(Check):
         return outcome
 
 
-class M3(Check):
+class MalformedJsonIsAProtocolError(Check):
     """A frame whose JSON payload is cut in half (an SSE event's data, one JSON line, an event-stream
     message's payload re-framed with valid CRCs, inside its envelope where it has one) must end the
     stream in ``error`` of kind ``protocol`` (not ``done``, not a silently skipped frame, not an
@@ -152,7 +157,7 @@ class M3(Check):
         return outcome
 
 
-class M4(Check):
+class MissingTerminalMarkerIsTruncated(Check):
     """A body that ends cleanly but without the api's terminal marker, as its wire profile declares
     it (Anthropic ``message_stop``, OpenAI ``[DONE]``/``finish_reason``, Responses
     ``response.completed``, Gemini ``finishReason``, a third party's own) must end in ``error`` of

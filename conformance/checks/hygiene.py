@@ -13,10 +13,10 @@ from conformance.session import API_KEY, Session
 from normalize.wire import generic_error_body
 from streamfns.kit import redact
 
-__all__ = ["L1", "L2", "S1"]
+__all__ = ["ClosesEveryConnection", "LeavesNoTasksBehind", "NeverLeaksTheKey"]
 
 
-class L1(Check):
+class ClosesEveryConnection(Check):
     """Every HTTP connection must be closed by the adapter once its stream has ended — after
     ``done``, after ``error``, after an abort, after the consumer was cancelled and after it broke out
     of the ``async for`` early. Close the response in a ``finally`` around the read loop (an async
@@ -32,18 +32,21 @@ class L1(Check):
         return [stalled_scenario(session, "l1:break-early", consumer="break"), *session.golden()]
 
     async def evaluate(self, session: Session, observed: list[Observation]) -> Outcome:
-        """Every request of every scenario had its connection closed by the client."""
+        """Every request of every scenario had its connection closed by the client once the stream had
+        ended — by the end of the grace that follows it (``Limits.grace_s``, on the harness's clock:
+        the machine's load does not shorten it). What counts is the server seeing the client close
+        the connection, not how soon: a response still being read is not a leak."""
         outcome = Outcome()
-        unreleased = session.unreleased()
         outcome.checked = sum(len(obs.requests) for obs in session.observations)
-        grace = session.limits.grace_s
-        for obs, request in unreleased:
-            number = obs.requests.index(request) + 1
-            outcome.flag(obs, f"the connection of request {number} was still open {grace:g} s after the stream ended")
+        for obs in session.observations:
+            for number in obs.unreleased:
+                outcome.flag(
+                    obs, f"the connection of request {number} was still open {obs.grace_s:g} s after the stream ended"
+                )
         return outcome
 
 
-class L2(Check):
+class LeavesNoTasksBehind(Check):
     """No task the adapter started may outlive its stream: background readers, keep-alive pingers or
     abort watchers must finish (or be cancelled and awaited) before the terminal event is delivered,
     or when the consumer stops early or is cancelled — and none may end with an exception nobody
@@ -88,7 +91,7 @@ def _echo_scenario(session: Session) -> Scenario | None:
     return Scenario(key="s1:401-echoes-key", recording=recording.name, served=(served,))
 
 
-class S1(Check):
+class NeverLeaksTheKey(Check):
     """The API key must never appear in an event, an errorMessage or an exception message — also
     when a vendor's error body quotes it back. Redact the key (``options.api_key``) from any vendor
     text and from HTTP-library error messages (URLs may carry it as a query parameter) before it

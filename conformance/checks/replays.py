@@ -12,7 +12,14 @@ from conformance.recordings import Feature
 from conformance.session import Session
 from normalize import Context, ImageContent, TextContent, ThinkingContent, ToolCall, UserMessage
 
-__all__ = ["I1", "P1", "P2", "P3", "P4", "U1"]
+__all__ = [
+    "ParallelToolCallsReplay",
+    "RecordingsReplayToDone",
+    "ReportsUsage",
+    "SendsImages",
+    "ThinkingReplays",
+    "ToolCallsEndToolUse",
+]
 
 #: A 1×1 transparent PNG.
 _PIXEL = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="
@@ -31,12 +38,14 @@ def _featured(session: Session, observed: list[Observation], features: tuple[Fea
 
 
 class _GoldenCheck(Check):
+    """A check that judges the unmutated replays."""
+
     def scenarios(self, session: Session) -> list[Scenario]:
         """The unmutated replays."""
         return session.golden()
 
 
-class P1(_GoldenCheck):
+class RecordingsReplayToDone(_GoldenCheck):
     """Every successful recording must replay to a ``done`` with content. If a replay ends in
     ``error``, read its errorMessage in the evidence: usually the adapter rejects a vendor event it
     does not know (ignore unknown events instead), insists on a header the loopback server does not
@@ -62,7 +71,7 @@ class P1(_GoldenCheck):
         return outcome
 
 
-class P2(_GoldenCheck):
+class ToolCallsEndToolUse(_GoldenCheck):
     """The tool-call recording must end ``toolUse`` with complete tool calls (non-empty name, dict
     arguments). Map the vendor's tool-call blocks to ``toolcall_start/_delta/_end`` and its stop
     reason (``tool_use``, ``tool_calls``, a function call part) to ``toolUse``."""
@@ -76,7 +85,7 @@ class P2(_GoldenCheck):
         return _expect_some(session, observed, ("tool", "parallel"), 1, "a complete tool call")
 
 
-class P3(_GoldenCheck):
+class ParallelToolCallsReplay(_GoldenCheck):
     """The parallel tool-call recording must end with every tool call it holds, each its own block
     with its own id. Key argument fragments by the vendor's call index or id, not by "the last call"."""
 
@@ -106,7 +115,7 @@ def _expect_some(
     return outcome
 
 
-class P4(_GoldenCheck):
+class ThinkingReplays(_GoldenCheck):
     """The thinking recording must yield a thinking block (``thinking_start/_delta/_end``) with the
     reasoning text, or a redacted one carrying the vendor's opaque data in ``thinkingSignature``."""
 
@@ -134,7 +143,7 @@ class P4(_GoldenCheck):
         return outcome
 
 
-class U1(_GoldenCheck):
+class ReportsUsage(_GoldenCheck):
     """A successful stream must report token usage: input (or cache) tokens and output tokens above
     zero, taken from the vendor's usage fields (Anthropic ``message_start``/``message_delta``, OpenAI's
     final usage chunk — ask for it with ``stream_options.include_usage`` —, Gemini ``usageMetadata``)."""
@@ -160,7 +169,7 @@ class U1(_GoldenCheck):
         return outcome
 
 
-class I1(Check):
+class SendsImages(Check):
     """A user message with an image must be sent (its base64 data in the request body) and the
     response replayed normally. Render ``ImageContent`` in the vendor's image part shape; do not drop
     it when ``model.input`` includes ``"image"``."""

@@ -12,7 +12,13 @@ from conformance.plans import api_of, open_ended, raw_plan, served
 from conformance.session import Session
 from normalize import ErrorKind
 
-__all__ = ["C1", "C2", "C3", "H1", "H2"]
+__all__ = [
+    "ErrorStatusesMapToKinds",
+    "NonStreamBodiesAreErrors",
+    "RefusedIsANetworkError",
+    "ResetIsANetworkError",
+    "SilenceTimesOut",
+]
 
 #: status → (acceptable kinds, retryable)
 _STATUS_KINDS: dict[int, tuple[tuple[ErrorKind, ...], bool]] = {
@@ -33,7 +39,7 @@ _HTML_200 = "a 200 whose body is an HTML sign-in page (text/html)"
 _SILENT = f"a server that accepts the request and then says nothing for {_SILENCE_S:g} s (no status line)"
 
 
-class H1(Check):
+class ErrorStatusesMapToKinds(Check):
     """Each HTTP error status must end the stream in ``error`` whose ErrorInfo has the right kind,
     ``retryable`` flag and ``status``: 400 → invalid_request, 401 → auth, 404 → not_found (not
     retryable); 429 → rate_limit with ``retry_after_s`` from the ``retry-after`` header; 500/502 (an HTML
@@ -99,7 +105,7 @@ class H1(Check):
         return outcome
 
 
-class H2(Check):
+class NonStreamBodiesAreErrors(Check):
     """A 200 whose body is not an event stream must end in ``error``: a JSON body
     (``application/json``) or an HTML page is kind ``protocol`` — check the content type before
     parsing —, and an empty body is ``truncated`` or ``protocol``. Never a ``done`` with no content."""
@@ -138,7 +144,7 @@ class H2(Check):
         return outcome
 
 
-class C1(Check):
+class ResetIsANetworkError(Check):
     """A connection reset (a TCP RST) — right after the response headers, or mid-body after
     content — must end in ``error`` of kind ``network``, retryable, with ``output_started`` telling whether content had
     been emitted, and the partial content kept. Catch the HTTP library's read errors around every
@@ -177,7 +183,7 @@ class C1(Check):
         return outcome
 
 
-class C2(Check):
+class RefusedIsANetworkError(Check):
     """A refused connection (nothing listens on the port) must end in ``error`` of kind ``network``,
     retryable, with ``output_started`` false — not an exception from the HTTP library."""
 
@@ -207,7 +213,7 @@ class C2(Check):
         return outcome
 
 
-class C3(Check):
+class SilenceTimesOut(Check):
     """A server that goes silent — before sending any header, or in the middle of the body — must
     end the stream in ``error`` of kind ``timeout`` (retryable) once ``StreamOptions.timeout`` (the
     idle timeout: the longest wait for the next bytes) has passed, not hang. Apply the idle timeout
@@ -233,7 +239,8 @@ class C3(Check):
         return found
 
     async def evaluate(self, session: Session, observed: list[Observation]) -> Outcome:
-        """Kind timeout, retryable, and ended within the idle timeout plus slack."""
+        """Kind timeout, retryable, and ended within the idle timeout plus slack (an upper bound, on the
+        harness's clock: a loaded machine does not stretch it)."""
         outcome = Outcome()
         limit = session.limits.stall_timeout_s + session.limits.timeout_slack_s
         for obs in observed:

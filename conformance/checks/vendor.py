@@ -13,7 +13,7 @@ from conformance.plans import api_of, frame_ends, marker_offset
 from conformance.session import Session
 from normalize import ERROR_KINDS, ErrorKind
 
-__all__ = ["V1"]
+__all__ = ["VendorErrorsKeepTheirKind"]
 
 #: A vendor's error is neither malformed bytes nor a cut body, nor an abort.
 _VENDOR_KINDS: tuple[ErrorKind, ...] = tuple(
@@ -22,7 +22,7 @@ _VENDOR_KINDS: tuple[ErrorKind, ...] = tuple(
 _RETRIES = 2
 
 
-class V1(Check):
+class VendorErrorsKeepTheirKind(Check):
     """An error frame the vendor sends mid-stream — as the api's wire profile declares it (Anthropic's
     ``event: error``, a chat server's ``{"error": …}`` chunk, an event-stream exception message) —
     as the very first frame and three quarters of the way to the terminal marker, must end the stream

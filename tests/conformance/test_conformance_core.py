@@ -145,13 +145,17 @@ async def test_the_authors_own_cassettes_replace_the_library(tmp_path: Path) -> 
 # -- the loopback server --------------------------------------------------------------------------
 
 
-async def _exchange(url: str, *, hold_s: float) -> None:
+async def _request(url: str) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    """Send one request and read its whole body; the connection is left open."""
     host, port = url.removeprefix("http://").split(":")
     reader, writer = await asyncio.open_connection(host, int(port))
     writer.write(b"POST /v1/x HTTP/1.1\r\nhost: x\r\ncontent-length: 2\r\n\r\n{}")
     await writer.drain()
     await reader.readuntil(b"0\r\n\r\n")
-    await asyncio.sleep(hold_s)
+    return reader, writer
+
+
+async def _close(writer: asyncio.StreamWriter) -> None:
     writer.close()
     await writer.wait_closed()
 
@@ -159,13 +163,19 @@ async def _exchange(url: str, *, hold_s: float) -> None:
 async def test_a_connection_counts_as_released_only_when_the_client_closes_it() -> None:
     plan = Scripted(chunks=[(0.0, b"data: {}\n\n")])
     async with LoopbackServer(plan, linger_s=0.05) as server:
-        await _exchange(server.base_url, hold_s=0.0)
-        await _exchange(server.base_url, hold_s=0.3)  # the server gave up waiting first
-        await asyncio.sleep(0.05)
-        released = [request.connection_closed.is_set() for request in server.requests]
-        assert released == [True, False]
-        assert server.requests[0].received_at <= server.requests[1].received_at
-        assert server.requests[0].path == "/v1/x"
+        _, prompt = await _request(server.base_url)
+        await _close(prompt)
+        reader, slow = await _request(server.base_url)
+        # Past linger_s the server ends its side (the client reads EOF), but that is not a release...
+        assert await asyncio.wait_for(reader.read(), 5) == b""
+        first, second = server.requests
+        await asyncio.wait_for(first.connection_closed.wait(), 5)
+        assert not second.connection_closed.is_set()
+        # ...the client's own close is, however late it comes.
+        await _close(slow)
+        await asyncio.wait_for(second.connection_closed.wait(), 5)
+        assert first.received_at <= second.received_at
+        assert first.path == "/v1/x"
 
 
 async def test_a_refused_url_refuses() -> None:
