@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any, Literal, TypeAlias, TypeGuard
 
 from cassettes import Cassette, library
+from conformance.clock import ThreadClock
 from conformance.text import class_name, describe_exception, kind_of
 from normalize.wire import WireProfile
 from streamfns.kit import Adapter
@@ -279,7 +280,8 @@ def load_target(spec: str) -> Any:
 
 
 def import_target(spec: str, *, within_s: float) -> Any:
-    """:func:`load_target` in a daemon thread of its own, given ``within_s`` seconds: a module whose
+    """:func:`load_target` in a daemon thread of its own, given ``within_s`` seconds on that thread's
+    :class:`~conformance.clock.ThreadClock` (a loaded machine does not shorten them): a module whose
     import hangs cannot hang the caller. Raises what :func:`load_target` raises, and ``ValueError``
     when the import did not finish in time (the thread is then left behind, still importing).
 
@@ -305,7 +307,11 @@ def import_target(spec: str, *, within_s: float) -> Any:
 
     thread = threading.Thread(target=work, name="conformance-import", daemon=True)
     thread.start()
-    thread.join(within_s)
+    clock = ThreadClock(thread.native_id)
+    deadline = clock.now() + within_s
+    # The wall clock runs at least as fast as the thread's: a join of the time left is never late.
+    while thread.is_alive() and (left := deadline - clock.now()) > 0:
+        thread.join(left)
     if failure:
         raise failure[0]
     if not outcome:
