@@ -9,6 +9,7 @@ Two different questions, kept apart on purpose (a salvaged object must never be 
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any, cast
 
@@ -139,12 +140,32 @@ def repair_json(text: str) -> str:
 
 
 def _strict(text: str) -> Any:
-    return jiter.from_json(text.encode("utf-8", "surrogatepass"))
+    # NaN and Infinity are not JSON: no vendor accepts them back, and a tool must never see them.
+    return jiter.from_json(text.encode("utf-8", "surrogatepass"), allow_inf_nan=False)
+
+
+def _non_finite(value: Any) -> bool:
+    """Whether a parsed JSON value holds a float that is not finite: a number too large for a float
+    (``1e999``) parses as infinity even when ``NaN``/``Infinity`` literals are refused. Iterative: the
+    depth of what the parser accepted never becomes Python recursion."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        kind = item.__class__
+        if kind is float:
+            if not math.isfinite(item):
+                return True
+        elif kind is dict:
+            stack.extend(item.values())
+        elif kind is list:
+            stack.extend(item)
+    return False
 
 
 def parse_strict(text: str) -> dict[str, Any]:
     """Parse complete tool-call arguments exactly as given (no repair): blank text is ``{}``;
-    anything else must be one JSON object. Raises :class:`ArgumentsError`."""
+    anything else must be one JSON object of strict JSON — ``NaN``, ``Infinity`` and numbers out of a
+    float's range are refused. Raises :class:`ArgumentsError`."""
     if not text or text.isspace():
         return {}
     try:
@@ -155,6 +176,10 @@ def parse_strict(text: str) -> dict[str, Any]:
         raise ArgumentsError(f"tool-call arguments are not complete JSON ({exc})", incomplete=incomplete) from None
     if not isinstance(value, dict):
         raise ArgumentsError("tool-call arguments are not a JSON object", incomplete=False)
+    if _non_finite(value):
+        raise ArgumentsError(
+            "tool-call arguments hold a number JSON cannot carry (out of a float's range)", incomplete=False
+        )
     return cast("dict[str, Any]", value)
 
 
@@ -172,12 +197,17 @@ def parse_arguments(text: str) -> dict[str, Any]:
 
 def partial_object(text: str) -> dict[str, Any] | None:
     """The JSON object that the prefix ``text`` starts, as far as it goes (no repair); None when the
-    prefix is not the start of a JSON object."""
+    prefix is not the start of a strict JSON object (``NaN``, ``Infinity`` and out-of-range numbers
+    are not JSON: a preview never shows a value the final parse would refuse)."""
     try:
-        value = jiter.from_json(text.encode("utf-8", "surrogatepass"), partial_mode="trailing-strings")
+        value = jiter.from_json(
+            text.encode("utf-8", "surrogatepass"), partial_mode="trailing-strings", allow_inf_nan=False
+        )
     except ValueError:
         return None
-    return cast("dict[str, Any]", value) if isinstance(value, dict) else None
+    if not isinstance(value, dict) or _non_finite(value):
+        return None
+    return cast("dict[str, Any]", value)
 
 
 def parse_partial(text: str) -> dict[str, Any]:

@@ -28,7 +28,8 @@ What is read, and how it lands in the normalized message:
   A new id *and* name at an index whose arguments already look complete is a new call (servers
   that number every call 0). A call's arguments are raw JSON fragments, parsed strictly once at
   the end; fragments that arrive before the call's name are held until it comes, and a call that
-  never gets a name is a ``protocol`` error. The legacy ``delta.function_call`` is one more call.
+  never gets a name is a ``protocol`` error. The legacy ``delta.function_call`` is one more call, in a
+  slot of its own (no ``tool_calls`` index, ``-1`` included, reaches it).
 - Text and thinking form sequential blocks: a new kind of content (or a tool call) ends the open
   text or thinking block, and later text starts a new one. Tool calls stay open until the end.
 - Usage comes from ``chunk.usage``, else — in the chunk that finishes choice 0 or a chunk without
@@ -43,7 +44,9 @@ a *new* response follows it: a chunk whose ``id`` differs from the response id (
 two responses into one body). Content after the ``finish_reason`` in a chunk of the *same* (or no)
 id means that finish_reason was not final (some gateways put ``"stop"`` on every chunk): it is
 forgotten and the content read, so only a finish_reason that no content follows ends the message
-(a tool call after a ``"stop"`` needs its own finish_reason). EOF after the ``finish_reason``
+(a tool call after a ``"stop"`` needs its own finish_reason). A failure is never forgotten: the first
+finish_reason that is not a normal stop (``content_filter``, ``error``, an unknown word) ends the
+message as that failure, whatever ``stop`` or content follows it. EOF after the ``finish_reason``
 but before any usage is ``truncated`` when the profile asked for usage in the stream
 (``usage_in_stream``: the usage chunk was cut off); a ``[DONE]`` still ends such a stream ``done``
 (a server may ignore the request). ``[DONE]`` without a ``finish_reason`` is ``truncated`` — unless
@@ -114,6 +117,9 @@ _DONE: Final = b"[DONE]"
 _from_json = jiter.from_json  # bound once: looked up per chunk otherwise
 _OPEN_BRACE: Final = ord("{")
 _TEXT, _THINKING, _REFUSAL = 1, 2, 3
+#: The slot of the legacy ``delta.function_call``: a key no vendor index can equal (``tool_calls``
+#: indexes are ints, -1 included), so the two protocols never share a call.
+_LEGACY: Final = "legacy function_call"
 
 
 class _Call:
@@ -171,6 +177,7 @@ class CompletionsDecoder(Decoder[ServerSentEvent]):
         "_by_id",
         "_by_index",
         "_calls",
+        "_failure",
         "_fields",
         "_finish",
         "_kind",
@@ -200,6 +207,8 @@ class CompletionsDecoder(Decoder[ServerSentEvent]):
         self._stops = STOP_REASONS.with_stops(cast("dict[str, StopReason]", compat.finish_reasons))
         #: The raw finish reason of choice 0 once it came ("" for a [DONE] that stands in for it).
         self._finish: str | None = None
+        #: The first finish reason that is not a normal stop (an error or an unknown word); it stands.
+        self._failure: str | None = None
         #: The open text/thinking/refusal block: its kind and builder key.
         self._kind = 0
         # Builder keys are ints (cheap to hash on every delta): text, thinking and refusal blocks
@@ -207,7 +216,8 @@ class CompletionsDecoder(Decoder[ServerSentEvent]):
         self._block = 0
         self._seq = 0
         self._calls: list[_Call] = []
-        self._by_index: dict[int, _Call] = {}
+        #: Calls by ``tool_calls`` index (and the legacy call under ``_LEGACY``, matched by identity).
+        self._by_index: dict[int | str, _Call] = {}
         self._by_id: dict[str, _Call] = {}
         self._last_call: _Call | None = None
         #: Encrypted reasoning waiting for the tool call it names.
@@ -270,7 +280,7 @@ class CompletionsDecoder(Decoder[ServerSentEvent]):
         if reason or chunk.get("usage"):
             self._chunk_usage(chunk, choice)
             if reason:
-                self._finish = str(reason)
+                self._finish_reason(str(reason))
 
     def _unplaceable(self, choice: dict[str, Any]) -> StreamFailure:
         delta = choice.get("delta")
@@ -279,6 +289,14 @@ class CompletionsDecoder(Decoder[ServerSentEvent]):
         else:
             what = f"a delta that is not an object: {delta!r:.100}"
         return StreamFailure.protocol(f"{VENDOR} sent {what}")
+
+    def _finish_reason(self, raw: str) -> None:
+        """Record choice 0's finish reason. The first failure wins: a ``content_filter`` or ``error``
+        followed by a bare ``stop`` (or a usage chunk saying ``stop``) still ends the message as that
+        failure — a later word must never turn a failed response into success."""
+        if self._failure is None and raw not in self._stops.stops:
+            self._failure = raw
+        self._finish = raw
 
     def _after_finish(self, chunk: dict[str, Any]) -> bool:
         """Content after choice 0 finished. A chunk whose id differs from the response id starts
@@ -312,10 +330,11 @@ class CompletionsDecoder(Decoder[ServerSentEvent]):
     def on_eof(self) -> None:
         """The body ended without ``[DONE]``: a stream whose choice finished is complete, unless the
         usage it asked for never came (the body was cut before the usage chunk: ``truncated``);
-        otherwise nothing is concluded (the kit reports ``truncated``)."""
-        if self._finish is None:
+        otherwise nothing is concluded (the kit reports ``truncated``). A failure reason, once sent,
+        ends the stream as that failure whatever followed it."""
+        if self._finish is None and self._failure is None:
             return
-        if self._usage_expected and not self._usage_seen:
+        if self._failure is None and self._usage_expected and not self._usage_seen:
             raise StreamFailure.of(
                 "truncated", f"{VENDOR} stream ended after the finish_reason but before the usage it was asked for"
             )
@@ -379,7 +398,7 @@ class CompletionsDecoder(Decoder[ServerSentEvent]):
         function_call = _dict(delta.get("function_call"))
         if function_call:
             # The legacy single-function protocol: one call, no id, continued by name-less deltas.
-            self._tool_delta({"index": -1, "function": function_call})
+            self._tool_delta({"index": _LEGACY, "function": function_call})
 
     def _content_parts(self, parts: list[Any]) -> None:
         for part in parts:
@@ -457,7 +476,7 @@ class CompletionsDecoder(Decoder[ServerSentEvent]):
             raise StreamFailure.protocol(f"{VENDOR} sent a tool-call delta that is not an object: {value!r:.100}")
         entry: dict[str, Any] = value
         index: Any = entry.get("index")
-        if index.__class__ is not int:
+        if index.__class__ is not int and index is not _LEGACY:
             index = None
         call = self._by_index.get(index) if index is not None else None
         if call is not None and call.started and len(entry) == 2:
@@ -528,7 +547,7 @@ class CompletionsDecoder(Decoder[ServerSentEvent]):
     # -- the end ------------------------------------------------------------------------------------
 
     def _on_done(self) -> None:
-        if self._finish is None:
+        if self._finish is None and self._failure is None:
             if self._reliable:
                 raise StreamFailure.of(
                     "truncated",
@@ -546,7 +565,7 @@ class CompletionsDecoder(Decoder[ServerSentEvent]):
         unnamed = next((call for call in self._calls if not call.started), None)
         if unnamed is not None:
             raise StreamFailure.protocol(f"{VENDOR} sent a tool call ({unnamed.id or 'no id'}) that never got a name")
-        raw = self._finish or ""
+        raw = self._failure or self._finish or ""
         if self._refusal:
             refusal = "".join(self._refusal).strip()
             builder.stop(

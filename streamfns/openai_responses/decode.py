@@ -26,7 +26,10 @@ reasoning text that does (a summary joined differently) keeps what streamed — 
 the item itself. Deltas after an item ended are ignored: its final payload decided. Deltas (or
 final argument and input payloads) for an output item never announced by ``output_item.added`` cannot
 be placed: the stream ends as a ``protocol`` error naming the item at its terminal event (the vendor's
-own error still wins), never as a ``done`` message with that content missing.
+own error still wins), never as a ``done`` message with that content missing. A payload aimed at an
+item of another kind (a text delta for a function call, arguments for a message) cannot be placed
+either: a ``protocol`` error at once. Built-in tool items take no payloads of ours: ones aimed at them
+are ignored like the late ones.
 
 Tool calls are executable only when their arguments arrived: a ``function_call`` without a name is a
 ``protocol`` error, and one that ends (``output_item.done``) or reaches ``response.completed`` without
@@ -186,6 +189,8 @@ class OpenAIResponsesDecoder(Decoder[ServerSentEvent]):
         elif slot.kind == _TEXT:
             delta = data.get("delta")
             self._builder.text_delta(slot.key, delta if type(delta) is str else "")
+        elif slot.kind != _SKIP:
+            raise _misaimed(kind, slot)
 
     def _arguments_delta(self, kind: str, data: dict[str, Any]) -> None:
         # One event per token: the slot by output_index without a call (``_slot`` for the rest).
@@ -196,6 +201,8 @@ class OpenAIResponsesDecoder(Decoder[ServerSentEvent]):
         elif slot.kind == _CALL:
             delta = data.get("delta")
             self._builder.tool_call_delta(slot.key, delta if type(delta) is str else "")
+        elif slot.kind != _SKIP:
+            raise _misaimed(kind, slot)
 
     def _summary_delta(self, kind: str, data: dict[str, Any]) -> None:
         self._thinking_delta(kind, data, "summary", "summary_index")
@@ -211,6 +218,8 @@ class OpenAIResponsesDecoder(Decoder[ServerSentEvent]):
             if self._refusal is None:
                 self._refusal = ""
             self._builder.text_delta(slot.key, text(data.get("delta")))
+        elif slot.kind != _SKIP:
+            raise _misaimed(kind, slot)
 
     def _input_delta(self, kind: str, data: dict[str, Any]) -> None:
         slot = self._slot(data)
@@ -220,6 +229,8 @@ class OpenAIResponsesDecoder(Decoder[ServerSentEvent]):
             fragment = text(data.get("delta"))
             slot.streamed_input.append(fragment)
             self._builder.tool_call_delta(slot.key, _escaped(fragment))
+        elif slot.kind != _SKIP:
+            raise _misaimed(kind, slot)
 
     def _input_done(self, kind: str, data: dict[str, Any]) -> None:
         slot = self._slot(data)
@@ -227,6 +238,8 @@ class OpenAIResponsesDecoder(Decoder[ServerSentEvent]):
             self._unannounced(kind, data)
         elif slot.kind == _CUSTOM:
             self._settle_input(slot, text(data.get("input")))
+        elif slot.kind != _SKIP:
+            raise _misaimed(kind, slot)
 
     def _item_added_event(self, kind: str, data: dict[str, Any]) -> None:
         del kind
@@ -369,6 +382,8 @@ class OpenAIResponsesDecoder(Decoder[ServerSentEvent]):
             self._unannounced(kind, data)
             return
         if slot.kind != _THINKING:
+            if slot.kind != _SKIP:
+                raise _misaimed(kind, slot)
             return
         if slot.source is None:
             slot.source = source
@@ -424,6 +439,8 @@ class OpenAIResponsesDecoder(Decoder[ServerSentEvent]):
             self._unannounced(kind, data)
             return
         if slot.kind != _CALL:
+            if slot.kind != _SKIP:
+                raise _misaimed(kind, slot)
             return
         self._settle_arguments(slot.key, self._arguments_of(data.get("arguments"), slot.key), authoritative=True)
         slot.args_final = True
@@ -620,6 +637,22 @@ class OpenAIResponsesDecoder(Decoder[ServerSentEvent]):
         "response.failed": _terminal_event,
         "error": _error_event,
     }
+
+
+_KIND_NAMES: Final = {
+    _TEXT: "a message",
+    _THINKING: "a reasoning item",
+    _CALL: "a function call",
+    _CUSTOM: "a custom tool call",
+}
+
+
+def _misaimed(kind: str, slot: _Slot) -> StreamFailure:
+    """A payload aimed at an output item of another kind (a text delta for a function call …): it
+    cannot be placed, and dropping it would end a shortened message ``done``."""
+    return StreamFailure.protocol(
+        f"{_VENDOR} sent {kind} for output item {slot.key}, which is {_KIND_NAMES.get(slot.kind, 'another kind')}"
+    )
 
 
 def _same_json(a: str, b: str) -> bool:

@@ -1,0 +1,45 @@
+"""Tool-call arguments are strict JSON: ``NaN``, ``Infinity`` and numbers out of a float's range are
+refused by the final parse (so no adapter can hand a tool a nan) and never shown in a preview."""
+
+from __future__ import annotations
+
+import pytest
+
+from normalize import MessageBuilder
+from normalize.partial_json import ArgumentsError, parse_strict, partial_object
+
+
+@pytest.mark.parametrize(
+    "text", ['{"a": NaN}', '{"a": Infinity}', '{"a": -Infinity}', '{"a": 1e999}', '{"a": [1, {"b": -1e400}]}']
+)
+def test_parse_strict_refuses_numbers_json_cannot_carry(text: str) -> None:
+    with pytest.raises(ArgumentsError) as caught:
+        parse_strict(text)
+    assert not caught.value.incomplete  # malformed, not cut off: no retry makes it valid
+
+
+def test_parse_strict_keeps_large_finite_numbers_and_big_integers() -> None:
+    assert parse_strict('{"a": 1e308, "b": 123456789012345678901234567890, "c": -0.0}') == {
+        "a": 1e308,
+        "b": 123456789012345678901234567890,
+        "c": -0.0,
+    }
+
+
+def test_a_preview_never_shows_a_non_json_number() -> None:
+    assert partial_object('{"a": 1, "b": 1e999') is None
+    assert partial_object('{"a": 1, "b": NaN') is None
+    assert partial_object('{"a": 1, "b": 2') == {"a": 1, "b": 2}
+
+
+def test_the_builder_never_ends_a_call_with_a_non_json_number_as_tool_use() -> None:
+    builder = MessageBuilder()
+    builder.tool_call_start("c", "call_1", "f")
+    builder.tool_call_delta("c", '{"x": 1e999}')
+    builder.block_end("c")
+    builder.stop("tool_calls", "toolUse")
+    builder.finish()
+    message = builder.message
+    assert message.stop_reason == "error"
+    assert message.error_info is not None
+    assert message.error_info.kind == "protocol"
