@@ -33,8 +33,12 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(VENV)/bin/pyright
 
+# Tests marked `parallel` (blind to the clock) run on every core at once; then the rest (loopback
+# servers and timeouts, the conformance harness, soaks) run alone, so that no parallel load can move
+# a timing. Plain `pytest` runs everything in one process.
 unit: $(STAMP)
-	$(VENV)/bin/pytest -q
+	$(VENV)/bin/pytest -q -m parallel -n auto
+	$(VENV)/bin/pytest -q -m "not parallel"
 
 bench: $(STAMP)
 	$(PY) -m bench

@@ -15,6 +15,7 @@ The module-level functions read a final message (:func:`texts`, :func:`thinking`
 from __future__ import annotations
 
 import copy
+import functools
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -69,8 +70,10 @@ CONTEXT = Context(messages=[UserMessage(content="Say hello.", timestamp=0)])
 Replayed: TypeAlias = tuple[list[AssistantMessageEvent], AssistantMessage]
 
 
+@functools.cache
 def response_of(name: str) -> RecordedResponse:
-    """The recorded response of bundled recording ``name`` (its one interaction)."""
+    """The recorded response of bundled recording ``name`` (its one interaction), read once per process:
+    parametrizations and module constants ask for every recording of an api."""
     return library.load(name).interactions[0].response
 
 

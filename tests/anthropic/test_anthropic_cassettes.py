@@ -7,7 +7,6 @@ from typing import Any, cast
 
 import jiter
 import pytest
-from anthropic.lib.streaming._messages import accumulate_event  # pyright: ignore[reportPrivateUsage]
 
 from cassettes import library
 from cassettes.mutations import corrupt_json, drop_terminal, rechunk, truncate
@@ -22,6 +21,8 @@ from normalize import (
 )
 from normalize.wire.sse import SSEDecoder
 from tests.adapters import ANTHROPIC
+
+pytestmark = pytest.mark.parallel
 
 STREAMS = ANTHROPIC.stream_names()
 ERRORS = ANTHROPIC.error_names()
@@ -38,6 +39,9 @@ EXPECTED_ERRORS = {
 
 def sdk_final(body: bytes) -> Any:
     """What the anthropic SDK's own accumulator builds from the same bytes."""
+    # Imported here: the SDK takes seconds to import, and only this oracle needs it.
+    from anthropic.lib.streaming._messages import accumulate_event  # pyright: ignore[reportPrivateUsage]
+
     decoder = SSEDecoder()
     snapshot: Any = None
     json_bufs: dict[int, bytes] = {}

@@ -21,6 +21,8 @@ from streamfns.anthropic import build_request
 from streamfns.catalog import get_model
 from tests.adapters import ANTHROPIC
 
+pytestmark = pytest.mark.parallel
+
 STREAMS = ANTHROPIC.stream_names()
 
 

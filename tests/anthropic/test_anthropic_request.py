@@ -35,6 +35,8 @@ from streamfns.anthropic.request import (
 from streamfns.catalog import get_model, list_models
 from streamfns.kit import CompatError, WireRequest
 
+pytestmark = pytest.mark.parallel
+
 FIXTURES = Path(__file__).parent / "fixtures"
 GOLDEN = FIXTURES / "anthropic_request_multiturn.json"
 PNG = "iVBORw0KGgo="

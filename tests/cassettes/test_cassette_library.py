@@ -13,6 +13,8 @@ from cassettes.secret_scan import scan_path
 from tests.sse_events import split_events
 from tools import build_cassette_library as _build
 
+pytestmark = pytest.mark.parallel
+
 SOURCE = _build.DEFAULT_SOURCE.resolve()
 APIS = ["anthropic-messages", "google-generative-ai", "openai-completions", "openai-responses"]
 

@@ -9,7 +9,7 @@ import pytest
 
 pytest_plugins = ["pytester"]
 # Every test here runs an inner pytest session in a subprocess (about a second each).
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.parallel]
 
 # Once the project is installed the entry point loads the plugin by itself; loading it twice
 # would be an error, so only ask for it explicitly when it is not installed.

@@ -13,6 +13,8 @@ from hypothesis import strategies as st
 
 from streamfns.google.args import ArgumentsConflict, ArgumentsWriter, parse_json_path
 
+pytestmark = pytest.mark.parallel
+
 _keys = st.text(min_size=1, max_size=5)
 _leaves = st.one_of(
     st.none(),

@@ -7,11 +7,9 @@ import base64
 import dataclasses
 import json
 import re
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import pytest
-from google.genai import models as genai_models
-from google.genai import types as genai_types
 
 from cassettes import Cassette, library
 from cassettes.model import Chunk
@@ -27,6 +25,11 @@ from normalize import (
     validate_events,
 )
 from tests.adapters import GOOGLE, response_of
+
+if TYPE_CHECKING:
+    from google.genai import types as genai_types
+
+pytestmark = pytest.mark.parallel
 
 STREAMS = GOOGLE.stream_names()
 ERRORS = GOOGLE.error_names()
@@ -85,6 +88,10 @@ async def test_every_recording_is_grammar_clean_and_identical_in_three_chunkings
 
 def sdk_chunks(body: bytes) -> list[genai_types.GenerateContentResponse]:
     """Every chunk as google-genai's stream parses it (its own converter and pydantic model)."""
+    # Imported here: only this oracle needs the SDK, which is slow to import.
+    from google.genai import models as genai_models
+    from google.genai import types as genai_types
+
     parsed: list[genai_types.GenerateContentResponse] = []
     for block in re.split(rb"\r?\n\r?\n", body):
         line = block.strip()

@@ -12,6 +12,8 @@ from streamfns.google.decode import CONTENT_FILTER_REASONS, FINISH_REASONS
 from tests.adapters import GOOGLE, calls, first_text
 from tests.google._google import chunk, run_chunks, sse, usage
 
+pytestmark = pytest.mark.parallel
+
 SIG_A = "c2lnbmF0dXJlLWE="
 SIG_B = "c2lnbmF0dXJlLWI="
 

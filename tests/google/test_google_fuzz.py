@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -21,6 +22,8 @@ from normalize import (
 from streamfns.google.decode import GoogleDecoder
 from streamfns.kit import ServerSentEvent, StreamFailure
 from tests.adapters import GOOGLE
+
+pytestmark = pytest.mark.parallel
 
 _TARGET = GOOGLE.model(id="gemini-3-flash-preview", reasoning=True)
 

@@ -14,6 +14,8 @@ from normalize import Context, Message, TextContent, ThinkingContent, ToolCall, 
 from streamfns.google import build_request
 from tests.adapters import GOOGLE
 
+pytestmark = pytest.mark.parallel
+
 STREAMS = GOOGLE.stream_names()
 
 

@@ -30,6 +30,8 @@ from streamfns.google.request import SKIP_THOUGHT_SIGNATURE, build_request, goog
 from streamfns.kit import CompatError
 from tests.adapters import GOOGLE
 
+pytestmark = pytest.mark.parallel
+
 PNG = "iVBORw0KGgo="
 SIG = "c2lnbmF0dXJl"
 GEMINI = "https://generativelanguage.googleapis.com/v1beta"

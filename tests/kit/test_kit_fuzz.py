@@ -20,6 +20,8 @@ from normalize import AssistantMessageEvent, Context, Model, StreamOptions, User
 from streamfns._adapters import builtin_adapters
 from tests.sse_events import split_events
 
+pytestmark = pytest.mark.parallel
+
 APIS = sorted(builtin_adapters())
 CONTEXT = Context(messages=[UserMessage(content="fuzz")])
 _SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -25,6 +25,8 @@ from normalize import (
 from normalize.model import ModelCost
 from normalize.partial_json import JsonRepairer
 
+pytestmark = pytest.mark.parallel
+
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers(-(10**6), 10**6) | st.text(max_size=12),
     lambda children: st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=6), children, max_size=3),

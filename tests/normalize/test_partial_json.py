@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from normalize import parse_arguments, repair_json
 from normalize.partial_json import JsonRepairer
+
+pytestmark = pytest.mark.parallel
 
 _VALID = frozenset('"\\/bfnrt')
 _HEX = frozenset("0123456789abcdefABCDEF")

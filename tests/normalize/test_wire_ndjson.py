@@ -14,6 +14,8 @@ from hypothesis import strategies as st
 from cassettes import load
 from normalize.wire import NDJSON, FrameTooLarge, NDJSONDecoder
 
+pytestmark = pytest.mark.parallel
+
 CASSETTES = Path(__file__).resolve().parents[2] / "examples" / "ndjson_chat" / "cassettes"
 BODIES = {path.stem: load(path).interactions[0].response.body for path in sorted(CASSETTES.glob("*.jsonl"))}
 

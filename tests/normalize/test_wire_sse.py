@@ -25,6 +25,8 @@ from normalize.wire.sse import (
     SSEEventTooLarge,
 )
 
+pytestmark = pytest.mark.parallel
+
 # (event, data as text, id with None shown as "", retry): the shape httpx-sse can express.
 Key = tuple[str, str, str, int | None]
 

@@ -13,6 +13,8 @@ from normalize import AssistantMessageEvent, ThinkingContent, event_to_json, val
 from tests.adapters import OPENAI_COMPLETIONS as OC
 from tests.adapters import calls, texts, thinking
 
+pytestmark = pytest.mark.parallel
+
 SUCCESS = OC.stream_names()
 ERROR_BODIES = OC.error_names()
 

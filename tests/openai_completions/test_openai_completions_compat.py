@@ -16,6 +16,8 @@ from streamfns.openai_completions import stream_openai_completions
 from streamfns.openai_completions.compat import PROFILES, api_key_for, compat_for, profile_name_for
 from tests.adapters import OPENAI_COMPLETIONS as OC
 
+pytestmark = pytest.mark.parallel
+
 
 @pytest.mark.parametrize(
     ("provider", "base_url", "expected"),

@@ -13,6 +13,8 @@ from tests.adapters import OPENAI_COMPLETIONS as OC
 from tests.adapters import calls, texts, thinking
 from tests.openai_completions._oc import chunk, decode, sse_body, usage_chunk
 
+pytestmark = pytest.mark.parallel
+
 
 def _clean(result: Any) -> None:
     assert validate_events(result.events) == [], validate_events(result.events)

@@ -11,6 +11,8 @@ import pytest
 from normalize import ErrorKind
 from streamfns.openai_completions.errors import ERRORS
 
+pytestmark = pytest.mark.parallel
+
 JSON = {"content-type": "application/json"}
 
 

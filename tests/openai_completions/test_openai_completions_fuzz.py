@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -15,6 +16,8 @@ from normalize.wire.sse import SSEDecoder
 from streamfns.kit import ServerSentEvent, StreamFailure
 from streamfns.openai_completions.decode import CompletionsDecoder
 from tests.adapters import OPENAI_COMPLETIONS as OC
+
+pytestmark = pytest.mark.parallel
 
 SETTINGS = settings(max_examples=200, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 

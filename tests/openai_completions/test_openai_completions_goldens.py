@@ -34,6 +34,8 @@ from normalize import (
 from streamfns import get_model
 from streamfns.openai_completions.request import build_request
 
+pytestmark = pytest.mark.parallel
+
 GOLDENS = Path(__file__).parent / "goldens"
 PIXEL = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
 WEATHER = Tool(

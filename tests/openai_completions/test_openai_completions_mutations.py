@@ -19,6 +19,8 @@ from tests.adapters import OPENAI_COMPLETIONS as OC
 from tests.adapters import calls, texts, thinking
 from tests.sse_events import SSEEvent, split_events
 
+pytestmark = pytest.mark.parallel
+
 SUCCESS = OC.stream_names()
 #: Recordings that end in an `event: error` and have no terminal marker to drop.
 NO_MARKER = {"pai__groq_midstream_error_after_text", "pai__groq_midstream_error_event_tool_use_failed"}

@@ -24,6 +24,8 @@ from streamfns.kit import CompatError, prompt_cache_key
 from streamfns.openai_completions.request import build_request, mistral_tool_call_id, openai_tool_call_id
 from tests.adapters import OPENAI_COMPLETIONS as OC
 
+pytestmark = pytest.mark.parallel
+
 TOOL = Tool(name="lookup", description="Look something up", parameters={"type": "object", "properties": {}})
 
 

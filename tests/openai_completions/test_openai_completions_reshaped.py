@@ -27,6 +27,8 @@ from normalize import AssistantMessage, validate_events
 from tests.adapters import OPENAI_COMPLETIONS as OC
 from tests.sse_events import split_events
 
+pytestmark = pytest.mark.parallel
+
 Reshape = Callable[[list[Any]], list[Any]]
 #: The recordings that end in a vendor error event, not a finish: their end cannot be reshaped.
 ERRORING = {"pai__groq_midstream_error_after_text", "pai__groq_midstream_error_event_tool_use_failed"}

@@ -12,14 +12,14 @@ import json
 from typing import Any, cast
 
 import pytest
-from openai.lib.streaming.chat import ChatCompletionStreamState
-from openai.types.chat import ChatCompletionChunk
 
 from cassettes import library
 from normalize import AssistantMessage, TextContent
 from normalize.wire.sse import SSEDecoder
 from tests.adapters import OPENAI_COMPLETIONS as OC
 from tests.adapters import calls, texts, thinking
+
+pytestmark = pytest.mark.parallel
 
 #: Recordings the SDK's accumulator cannot represent, and why.
 SDK_CANNOT_EXPRESS = {
@@ -78,6 +78,10 @@ def response_chunks(body: bytes) -> list[dict[str, Any]]:
 
 def sdk_snapshot(body: bytes) -> Any:
     """What the openai SDK's accumulator builds from the response's chunks."""
+    # Imported here: only this oracle needs the SDK, which is slow to import.
+    from openai.lib.streaming.chat import ChatCompletionStreamState
+    from openai.types.chat import ChatCompletionChunk
+
     state: ChatCompletionStreamState[Any] = ChatCompletionStreamState()
     for data in response_chunks(body):
         state.handle_chunk(ChatCompletionChunk.construct(**data))  # pyright: ignore[reportDeprecated]

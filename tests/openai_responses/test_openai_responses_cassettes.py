@@ -21,6 +21,8 @@ from tests.openai_responses._responses import (
     terminal_event,
 )
 
+pytestmark = pytest.mark.parallel
+
 STREAMS = RESPONSES.stream_names()
 ERRORS = RESPONSES.error_names()
 

@@ -13,6 +13,8 @@ from streamfns import cli
 from streamfns.catalog import get_model, list_models
 from streamfns.openai_responses.request import AZURE_BASE_URL_PLACEHOLDER
 
+pytestmark = pytest.mark.parallel
+
 CATALOG = Path(__file__).resolve().parents[2] / "streamfns" / "openai_responses" / "models.json"
 #: OpenAI's chat models belong to the chat-completions catalog, never here.
 CHAT_MODELS = ("gpt-4o", "gpt-4o-mini", "gpt-4.1", "gpt-4.1-mini", "gpt-4.1-nano")

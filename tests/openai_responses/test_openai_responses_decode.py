@@ -12,6 +12,8 @@ from streamfns.openai_responses.request import CUSTOM_TOOL_CALL
 from tests.adapters import OPENAI_RESPONSES as RESPONSES
 from tests.openai_responses._responses import decode
 
+pytestmark = pytest.mark.parallel
+
 RESPONSE_ID = "resp_test"
 
 

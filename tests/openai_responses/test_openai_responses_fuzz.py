@@ -7,12 +7,15 @@ import asyncio
 import json
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from normalize import AssistantMessageEvent, validate_events
 from tests.adapters import OPENAI_RESPONSES as RESPONSES
 from tests.openai_responses._responses import decode
+
+pytestmark = pytest.mark.parallel
 
 EVENT_TYPES = [
     "response.created",

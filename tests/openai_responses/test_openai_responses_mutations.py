@@ -18,6 +18,8 @@ from tests.adapters import response_of
 from tests.openai_responses._responses import TERMINALS, event_kind, terminal_event
 from tests.sse_events import split_events
 
+pytestmark = pytest.mark.parallel
+
 WITH_TERMINAL = [name for name in RESPONSES.stream_names() if terminal_event(response_of(name).body)]
 CUT_SAMPLES = [
     "pai__text_gpt4o",

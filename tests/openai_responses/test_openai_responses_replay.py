@@ -25,6 +25,8 @@ from streamfns.catalog import get_model
 from streamfns.openai_responses.request import CUSTOM_TOOL_CALL, build_request, split_tool_call_id
 from tests.adapters import OPENAI_RESPONSES as RESPONSES
 
+pytestmark = pytest.mark.parallel
+
 STREAMS = RESPONSES.stream_names()
 SAME = RESPONSES.model(id="gpt-5.2")
 

@@ -40,6 +40,8 @@ from streamfns.openai_responses.request import (
 )
 from tests.adapters import OPENAI_RESPONSES as RESPONSES
 
+pytestmark = pytest.mark.parallel
+
 FIXTURES = Path(__file__).parent / "fixtures"
 PNG = "iVBORw0KGgo="
 #: Set to rewrite the golden files from the current code (then read the diff before committing).

@@ -3,6 +3,8 @@ parallel calls whose committed bytes are exactly its documented derivation."""
 
 from __future__ import annotations
 
+import pytest
+
 from cassettes import library, load
 from cassettes.format import dumps
 from conformance import Capabilities, Target
@@ -10,6 +12,8 @@ from normalize import ToolCall, validate_events
 from streamfns.openai_responses import ADAPTER, WIRE
 from tests.adapters import OPENAI_RESPONSES as RESPONSES
 from tests.openai_responses._parallel import NAME, PATH, SOURCE, derive
+
+pytestmark = pytest.mark.parallel
 
 TARGET = Target.from_adapter(ADAPTER)
 

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.parallel
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
