@@ -6,7 +6,8 @@ Statuses: ``pass``; ``fail`` (the adapter broke the contract — evidence says w
 and the author declared it would, with a written reason); ``harness-error`` (the harness itself
 could not run the check — a bug to report, never the adapter's pass).
 
-Verdict: any ``fail`` or ``harness-error`` → ``non-conformant``; otherwise any ``xfail`` or any
+Verdict: any ``fail`` or ``harness-error``, or no check that was run at all (no result, or every
+one ``unsupported``: nothing was examined) → ``non-conformant``; otherwise any ``xfail`` or any
 ``unsupported`` that marks a missing *feature* → ``conformant-with-limitations``; otherwise
 ``conformant``. A check that is unsupported only because the adapter has no HTTP transport
 (``Capabilities.http=False``) is not a limitation: there is no transport to be limited in.
@@ -116,6 +117,10 @@ class CheckResult:
 def verdict_of(results: tuple[CheckResult, ...]) -> Verdict:
     """The verdict rule (see the module docstring)."""
     if any(r.status in ("fail", "harness-error") for r in results):
+        return "non-conformant"
+    if all(r.status == "unsupported" for r in results):
+        # Fail closed: a report that examined nothing (``run`` refuses such selections; a report built
+        # by hand may still hold one) must not read as a pass.
         return "non-conformant"
     if any(r.status == "xfail" or (r.status == "unsupported" and r.limitation) for r in results):
         return "conformant-with-limitations"

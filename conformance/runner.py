@@ -6,14 +6,17 @@ scenario once, one after another, each against its own loopback server) in a wat
 :class:`~conformance.report.Report`. ``run`` never raises for anything the adapter does — hangs,
 blocking calls, exits and interrupts are the adapter's failures, reported — and always returns within
 ``Limits.bound_s``; it raises ``ValueError``/``TypeError`` for bad arguments (unknown check ids, an
-xfail without a reason, missing capabilities, unusable cassettes). The one thing it cannot outlast is
-the adapter ending the process itself (``os._exit``, a crash of the interpreter): the adapter runs in
-this process (see :mod:`conformance.watchdog`). Everything the checks read is the harness's own copy
-of what the adapter produced, made in the worker thread (:mod:`conformance.reading`).
+xfail without a reason, missing capabilities, unusable cassettes, a selection with nothing to run).
+The one thing it cannot outlast is the adapter ending the process itself (``os._exit``, a crash of
+the interpreter): the adapter runs in this process (see :mod:`conformance.watchdog`). Everything the
+checks read is the harness's own copy of what the adapter produced, made in the worker thread
+(:mod:`conformance.reading`).
 
-A check fails — never passes — when it examined no case at all, or when some of its scenarios could
-not be run (the run's budget was spent on hangs, the event loop was blocked, the factory failed); the
-evidence then names what hung.
+A run never passes on nothing. It refuses (``ValueError``, before the adapter is called) an empty
+selection and a selection none of whose checks the declared capabilities support — either would be
+reported ``conformant`` with nothing examined. A check fails — never passes — when it examined no
+case at all, or when some of its scenarios could not be run (the run's budget was spent on hangs,
+the event loop was blocked, the factory failed); the evidence then names what hung.
 """
 
 from __future__ import annotations
@@ -52,8 +55,21 @@ _NEED_TEXT: dict[str, str] = {
 def validate_selection(
     checks: Iterable[str] | None, xfail: Mapping[str, str] | None
 ) -> tuple[list[str], dict[str, str]]:
-    """Check ids and xfail reasons, validated: ``ValueError`` for an unknown id or an empty reason."""
+    """Check ids and xfail reasons, validated: ``ValueError`` for an unknown id, an empty reason, or a
+    selection that names no check (``checks=[]``); ``TypeError`` for ``checks`` given as one string.
+
+    ``None`` selects every check. An empty selection is refused rather than run: a run of no checks
+    would report ``conformant`` having examined nothing.
+    """
+    if isinstance(checks, str | bytes):
+        # A string is an iterable of characters: "G1" would be read as the ids "G" and "1".
+        raise TypeError(f"checks must be a collection of check ids such as ['G1'], not the string {checks!r}")
     selected = list(CHECK_IDS) if checks is None else list(dict.fromkeys(checks))
+    if not selected:
+        raise ValueError(
+            "no checks selected (checks is empty): a run of no checks examines nothing and cannot vouch for "
+            "the adapter; pass checks=None for every check, or name the ids to run"
+        )
     unknown = [item for item in [*selected, *(xfail or {})] if item not in CHECK_IDS]
     if unknown:
         raise ValueError(f"unknown check id(s) {', '.join(sorted(set(unknown)))}; known: {', '.join(CHECK_IDS)}")
@@ -72,6 +88,19 @@ def _missing(check: Check, session: Session) -> list[Need]:
 def _unsupported(check: Check, missing: list[Need]) -> CheckResult:
     reason = "; ".join(_NEED_TEXT.get(need, f"needs Capabilities.{need}=True") for need in missing)
     return _result(check, "unsupported", reason=reason, limitation="http" not in missing)
+
+
+def _nothing_runs(chosen: list[Check], session: Session) -> str:
+    """Why a selection is refused when none of its checks can run with the declared capabilities."""
+    why = "; ".join(
+        f"{check.id} " + " and ".join(_NEED_TEXT.get(need, f"needs Capabilities.{need}=True") for need in missing)
+        for check in chosen
+        for missing in [_missing(check, session)]
+    )
+    return (
+        f"none of the selected checks can run with these capabilities, so the run would examine nothing: {why}; "
+        "select checks the adapter supports (checks=None: every check), or declare what the adapter does"
+    )
 
 
 def _result(check: Check, status: Status, **fields: Any) -> CheckResult:
@@ -186,6 +215,10 @@ async def run(
     bounds (:class:`~conformance.watchdog.Limits`); the run ends within ``limits.bound_s``. ``name``
     labels the adapter in the report (default: the target's ``module.qualname``).
 
+    Fails closed: ``checks=[]`` and a selection none of whose checks the capabilities support raise
+    ``ValueError`` before the adapter is called (the command line exits 2 on them), so a returned
+    report always holds at least one check the capabilities support.
+
     The adapter runs in a worker thread on its own event loop: it must not share objects bound to
     the caller's loop (create clients inside the StreamFn or the factory). A StreamFn object with an
     ``aclose()`` method (one that owns a client) has it awaited once after the last scenario, in
@@ -227,7 +260,11 @@ async def run(
         recordings = []
     session = Session(capabilities, recordings, limits, profile)
     chosen = [check for check in CHECKS if check.id in selected]
-    plan = _Plan([check for check in chosen if not _missing(check, session)])
+    runnable = [check for check in chosen if not _missing(check, session)]
+    if not runnable:
+        # Every selected check would be ``unsupported``: the verdict would rest on nothing examined.
+        raise ValueError(_nothing_runs(chosen, session))
+    plan = _Plan(runnable)
     await _observe(session, target, plan, limits)
     results: list[CheckResult] = []
     for check in chosen:
