@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import TextIO
 
 from cassettes import library, mutation_specs
-from cassettes.errors import CassetteError, command_line_text
+from cassettes.errors import CassetteError, NotACassetteFile, command_line_text
 from cassettes.files import load, save
 from cassettes.format import dumps
 from cassettes.model import Cassette, Interaction, header_value
@@ -221,6 +221,10 @@ def _scan(files: Sequence[Path], out: TextIO, err: TextIO) -> int:
             findings, problem = scan_file(file)
         except FileNotFoundError:
             err.write(f"cassettes: error: {name}: file not found\n")  # as `show` and `mutate` say it
+            unchecked = True
+            continue
+        except NotACassetteFile as exc:  # a FIFO, a directory: refused unread; the other files still scanned
+            err.write(f"cassettes: error: {printable(exc)}\n")
             unchecked = True
             continue
         except OSError as exc:

@@ -16,6 +16,7 @@ __all__ = [
     "CassetteIncomplete",
     "CassetteLocked",
     "CassetteMissing",
+    "NotACassetteFile",
     "RequestNotRecorded",
     "SecretFinding",
     "SecretFound",
@@ -26,6 +27,18 @@ __all__ = [
 
 class CassetteError(Exception):
     """Base class of every error raised by `cassettes`."""
+
+
+class NotACassetteFile(CassetteError):
+    """A cassette path names something that is not a regular file: a FIFO, a directory, a socket or a
+    device. Such a path is refused before it is read (a FIFO would block the reader for ever).
+
+    `path` is the path as given, `kind` what it names ("a FIFO (named pipe)", "a directory", …)."""
+
+    def __init__(self, path: str, kind: str) -> None:
+        self.path = path
+        self.kind = kind
+        super().__init__(f"{path}: not a cassette file: it is {kind}, and only a regular file is read as a cassette")
 
 
 class CassetteFormatError(CassetteError):

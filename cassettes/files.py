@@ -2,8 +2,10 @@
 
 Promises:
 
-* `load(path)` checks the file's size before reading it (`MAX_FILE_BYTES`), then parses it with
-  `cassettes.format.loads`; a missing or unreadable file raises the `OSError`.
+* `load(path)` reads only a regular file: a FIFO, a directory, a socket or a device raises
+  `NotACassetteFile` (a `CassetteError`) before anything is read, and the open never blocks (see
+  `cassettes.regular_files`). It checks the file's size before reading it (`MAX_FILE_BYTES`), then
+  parses it with `cassettes.format.loads`; a missing or unreadable file raises the `OSError`.
 * Every writer of `path` (`save`, the recorder) first creates and locks `<path>.partial` with an
   exclusive, non-blocking `flock`. A second writer — another task, thread or process — fails at
   once with `CassetteLocked`; it never waits and never interleaves its records with the first.
@@ -39,6 +41,7 @@ from pathlib import Path
 from cassettes.errors import CassetteError, CassetteFormatError, CassetteLocked
 from cassettes.format import MAX_FILE_BYTES, MAX_LINE_BYTES, dumps, loads
 from cassettes.model import Cassette
+from cassettes.regular_files import open_regular
 from cassettes.secret_scan import raise_if_secrets, scan_cassette
 
 if sys.platform == "win32":
@@ -60,9 +63,12 @@ def load(
     max_file_bytes: int = MAX_FILE_BYTES,
 ) -> Cassette:
     """Read and validate the cassette file at `path` (errors name the path and line; see
-    `cassettes.format.loads` for `allow_incomplete` and the limits)."""
+    `cassettes.format.loads` for `allow_incomplete` and the limits).
+
+    Raises `NotACassetteFile` when `path` is not a regular file (a FIFO is refused, never waited
+    on), the `OSError` when it is missing or unreadable."""
     source = str(path)
-    with Path(path).open("rb") as handle:
+    with open_regular(path) as handle:
         size = os.fstat(handle.fileno()).st_size
         if size > max_file_bytes:
             raise CassetteFormatError(source, 0, f"{size} bytes is more than the limit of {max_file_bytes} bytes")

@@ -23,11 +23,11 @@ import base64
 import os
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from pathlib import Path
 
 from cassettes.errors import CassetteFormatError, SecretFinding, SecretFound
 from cassettes.format import dump_line, dumps, header_record, loads
 from cassettes.model import Cassette, Headers
+from cassettes.regular_files import open_regular
 from cassettes.scrub import ScrubPolicy, stored_credentials
 from normalize.secret_forms import MIN_SECRET_BYTES, View, needles, views
 
@@ -350,10 +350,12 @@ def scan_file(
     """(findings, the format problem or None) for a cassette file.
 
     Every line is scanned as bytes whatever the file holds; the decoded bodies are scanned as well
-    when the file is a valid cassette (an incomplete recording included).
+    when the file is a valid cassette (an incomplete recording included). A path that is not a
+    regular file raises `NotACassetteFile` before it is read.
     """
     chosen = secrets if secrets is not None else SecretSet.from_env(env)
-    raw = Path(path).read_bytes()
+    with open_regular(path) as file:  # a FIFO or a device is refused (NotACassetteFile), never waited on
+        raw = file.read()
     try:
         cassette = loads(raw, source=str(path), allow_incomplete=True)
     except CassetteFormatError as problem:

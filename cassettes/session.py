@@ -17,6 +17,9 @@ Modes (the vcrpy / pytest-recording vocabulary):
                    (an existing file is left alone when nothing is recorded).
 =================  ===================================================================================
 
+In every mode a path that exists but is not a regular file (a FIFO, a directory, a device) raises
+`NotACassetteFile` when the session is made, before anything is replayed, sent or recorded.
+
 Matching is on method + URL + canonical JSON body, ignoring `ignore_paths` (e.g.
 ``["metadata.user_id"]``); `match="any"` plays interactions in order whatever the request.
 Recording goes through `real_transport` (default: a fresh `httpx.AsyncHTTPTransport`), which is
@@ -37,6 +40,7 @@ from cassettes.errors import CassetteMissing, RequestNotRecorded, SecretFound
 from cassettes.files import load
 from cassettes.model import JSONValue
 from cassettes.recorder import CassetteWriter, RecordingTransport
+from cassettes.regular_files import is_cassette_file
 from cassettes.replay import Match, ReplayTransport, Timing
 from cassettes.scrub import DEFAULT_SCRUB, ScrubPolicy
 
@@ -76,7 +80,9 @@ class CassetteSession:
         self.allow_unplayed = allow_unplayed
         self.replay: ReplayTransport | None = None
         self.writer: CassetteWriter | None = None
-        exists = self.path.exists()
+        # A FIFO, a directory or a device is neither a cassette to replay nor a file to record over:
+        # refused here in every mode (NotACassetteFile), not after a whole recording was made.
+        exists = is_cassette_file(self.path)
         replaying = mode in ("none", "once", "new_episodes") and exists
         if mode == "none" and not exists:
             raise CassetteMissing(

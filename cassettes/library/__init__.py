@@ -16,11 +16,12 @@ from functools import cache
 from importlib.resources import files
 from importlib.resources.abc import Traversable
 from pathlib import Path
-from typing import cast
+from typing import IO, cast
 
 from cassettes.errors import CassetteError
 from cassettes.format import loads
 from cassettes.model import Cassette, JSONValue, synthetic_parts
+from cassettes.regular_files import open_regular
 
 __all__ = ["apis", "counts", "load", "names", "path", "synthetic"]
 
@@ -33,7 +34,9 @@ def _index() -> dict[str, tuple[str, Traversable]]:
         if not folder.is_dir() or folder.name.startswith(("_", ".")):
             continue
         for item in folder.iterdir():
-            if item.name.endswith(".jsonl"):
+            # Only regular files are cassettes: a directory or FIFO named *.jsonl is not listed (and
+            # `_read`/`_open` refuse one swapped in later).
+            if item.name.endswith(".jsonl") and item.is_file():
                 found[item.name.removesuffix(".jsonl")] = (folder.name, item)
     return dict(sorted(found.items()))
 
@@ -65,16 +68,27 @@ def path(name: str) -> Path:
     return Path(str(_entry(name)[1]))
 
 
+def _open(item: Traversable) -> IO[bytes]:
+    """`item` opened for reading; on disk through `open_regular` (a regular file, an open that cannot
+    block), inside an archive (a zip import, where no FIFO can exist) through the resource API."""
+    if isinstance(item, Path):
+        return open_regular(item)
+    return item.open("rb")
+
+
 def load(name: str) -> Cassette:
-    """The bundled cassette `name`, loaded and validated."""
+    """The bundled cassette `name`, loaded and validated (`NotACassetteFile` if its file has been
+    replaced by something that is not a regular file)."""
     api, item = _entry(name)
-    return loads(item.read_bytes(), source=f"cassettes/library/{api}/{name}.jsonl")
+    with _open(item) as file:
+        data = file.read()
+    return loads(data, source=f"cassettes/library/{api}/{name}.jsonl")
 
 
 def synthetic(name: str) -> dict[str, str]:
     """What bundled cassette `name` marks as not real (`Cassette.synthetic`), read from its header
     line alone."""
     _, item = _entry(name)
-    with item.open("rb") as file:
+    with _open(item) as file:
         header: object = json.loads(file.readline())
     return synthetic_parts(cast("dict[str, JSONValue]", header) if isinstance(header, dict) else {})
