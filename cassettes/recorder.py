@@ -395,8 +395,10 @@ class _TeeStream(httpx.AsyncByteStream):
 
 
 def _tagged_secrets(request: httpx.Request) -> list[tuple[str, str]]:
-    """The credentials the adapter said the request was made with (a signer's secret key, its
-    session token), beyond what its headers show."""
+    """The secret set the adapter tagged the request with (`normalize.wire.tags.SECRETS_EXTENSION`): the
+    key as given, every secret header value the kit saw, and what a signer signed with (a secret key, a
+    session token) that no header shows. Values the recorder's own header scan also finds keep its
+    more precise label (they are added first); the others are labelled as signing secrets."""
     tagged = request.extensions.get(SECRETS_EXTENSION)
     if not isinstance(tagged, tuple | list):
         return []
@@ -448,6 +450,8 @@ class RecordingTransport(httpx.AsyncBaseTransport):
         api = request.extensions.get(API_EXTENSION)
         scrub = _with_profile_headers(self._scrub, api)
         recorded = capture_request(request, scrub)
+        # The union of the recorder's own fail-closed scan (the same rule the kit follows, so a third
+        # party's untagged request is covered) and the kit's tag (which adds what no header shows).
         credentials = [*request_credentials(request, scrub), *_tagged_secrets(request)]
         start = time.monotonic()
         response = await self._wrapped.handle_async_request(request)

@@ -10,7 +10,16 @@ credentials without anyone listing them. A few names the pattern misses are adde
 (`code` and `sig` query parameters), and a few it matches are known not to be credentials
 (`prompt_cache_key`, which vendors echo back). Names are compared lower-case.
 
-* Only allow-listed headers are ever stored, and a credential header can not be allow-listed.
+The secrets a live request's headers carry are found fail-closed, by the rule the adapter kit
+follows (`normalize.wire.tags`): the value of every header is one unless the header is on a short
+public list (`content-type`, `accept`, `user-agent`, `anthropic-version`, `x-stainless-*`, ...),
+whatever it is called (`x-gw-pass`, `x-upstream-pwd`, `authorization: Api-Key ...`); values too short
+or too plain to tell from innocent text (under 8 characters, a date, a version number) are left out.
+So a request from any client — the kit's, which also tags its secrets on the request, or a third
+party's, which tags nothing — has every header secret looked for in what is recorded.
+
+* Only allow-listed headers are ever stored, and neither a credential header nor a header holding
+  a secret by the rule above can be allow-listed.
 * Credential query parameters and URL user info are removed from the URL.
 * Credential body fields are removed wherever they appear, at any depth (nested `headers`
   objects, and `headers` lists of `[name, value]` pairs, included), when they hold a string, or
@@ -35,16 +44,15 @@ one would give away.
 The same functions run on live requests at replay time (and on the stored requests, so a cassette
 recorded under narrower rules still matches), so a live request carrying a real key still matches
 the scrubbed recording. `request_credentials` lists every credential value a live request carries
-(with the token after an auth scheme, the decoded parts of HTTP Basic credentials, and cookie
-values): the recorder adds them to the secrets it refuses to write, so an echo of any of them in a
-response — in any spelling — stops the recording. `stored_credentials` names the credentials a
+(every secret header value by the rule above, with the token after an auth scheme, each auth
+parameter's value, the decoded parts of HTTP Basic credentials and cookie values; credential query
+parameters and body fields): the recorder adds them to the secrets it refuses to write, so an echo
+of any of them in a response — in any spelling — stops the recording. `stored_credentials` names the credentials a
 stored request still carries, for the secret scan.
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
 import json
 import re
 from collections.abc import Iterable, Mapping
@@ -57,6 +65,15 @@ from cassettes.canonical import NotJSON, canonical_json, canonical_json_lenient,
 from cassettes.errors import CassetteError
 from cassettes.line_checks import MAX_DEPTH, depth_within
 from cassettes.model import Headers, JSONValue, RecordedRequest, header_value
+from normalize.wire.tags import (
+    CREDENTIAL_NAME,
+    CREDENTIAL_QUERY_PARAMS,
+    NOT_CREDENTIALS,
+    guarded,
+    names_credential,
+    public_header,
+    secret_parts,
+)
 
 __all__ = [
     "CREDENTIAL_HEADERS",
@@ -73,11 +90,6 @@ __all__ = [
     "scrub_url",
     "stored_credentials",
 ]
-
-#: A header, query parameter or body field whose name matches holds a credential.
-CREDENTIAL_NAME = re.compile(
-    r"key|token|secret|auth(?!or(?!i[sz]))|passw(?:or)?d|credential|signature|session|cookie", re.IGNORECASE
-)
 
 #: Request headers known to hold credentials (lower case); every one matches `CREDENTIAL_NAME` too.
 CREDENTIAL_HEADERS = frozenset(
@@ -119,12 +131,11 @@ _RESPONSE_HEADERS = frozenset(
 # Rate limits (OpenAI-style, Anthropic) and Google's request metadata (`x-goog-*`; a credential header
 # of that family, `x-goog-api-key`, is never stored).
 _RESPONSE_PREFIXES = ("x-ratelimit-", "anthropic-ratelimit-", "x-goog-")
-# Credentials the name pattern misses: an Azure Functions key (`code`), a SAS signature (`sig`).
-_QUERY_PARAMS = frozenset({"code", "sig", "pwd"})
+# Credentials the name pattern misses (an Azure Functions key `code`, a SAS signature `sig`, `pwd`),
+# and names it matches that are not credentials (a cache routing hint, a retry key): the kit's too.
+_QUERY_PARAMS = CREDENTIAL_QUERY_PARAMS
 _BODY_FIELDS = frozenset({"pwd"})
-# Names the pattern matches that are not credentials: a cache routing hint and a retry key, which
-# servers echo back (as secrets they would make every such recording fail).
-_NOT_CREDENTIALS = frozenset({"prompt_cache_key", "idempotency-key", "idempotency_key"})
+_NOT_CREDENTIALS = NOT_CREDENTIALS
 # Subtrees that are data, not configuration (compared lower-case without `_` and `-`).
 _DATA_FIELDS = frozenset(
     {
@@ -390,9 +401,19 @@ def scrub_body(body: bytes, content_type: str | None, policy: ScrubPolicy | None
     return _scrub_body(body, content_type, policy or DEFAULT_SCRUB)[0]
 
 
+def _storable_request_header(name: str, value: str, policy: ScrubPolicy) -> bool:
+    """True for an allow-listed request header that may be stored: not a credential by name (the
+    policy's or the kit's wider one, which adds `pass` and `pwd`), and either public or holding no
+    value the secret set guards (a wire profile's `x-amzn-bedrock-*` keeps a short flag like
+    `ENABLED`, never a value the recorder would then refuse)."""
+    if policy.credential_header(name) or names_credential(name):
+        return False
+    return not _header_credentials([(name, value)], policy)  # always empty for a public header
+
+
 def _request_headers(headers: Iterable[tuple[str, str]], policy: ScrubPolicy) -> Headers:
     allowed = filter_headers(headers, policy.request_headers, policy.request_header_prefixes)
-    return tuple((name, value) for name, value in allowed if not policy.credential_header(name))
+    return tuple((name, value) for name, value in allowed if _storable_request_header(name, value, policy))
 
 
 def capture_request(request: httpx.Request, policy: ScrubPolicy | None = None) -> RecordedRequest:
@@ -416,37 +437,41 @@ def scrub_recorded(request: RecordedRequest, policy: ScrubPolicy | None = None) 
         body = scrub_body(request.body, header_value(request.headers, "content-type"), policy)
     except CassetteError:
         body = request.body
-    headers = tuple((name, value) for name, value in request.headers if not policy.credential_header(name))
+    headers = tuple(
+        (name, value)
+        for name, value in request.headers
+        if not (policy.credential_header(name) or names_credential(name))
+    )
     return replace(request, url=scrub_url(request.url, policy), headers=headers, body=body)
 
 
-# An HTTP auth scheme (RFC 9110 token): `Bearer`, `Basic`, `AWS4-HMAC-SHA256`.
-_AUTH_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9._-]*")
+def _labelled(where: str, parts: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
+    return [(f"{where}, {part}" if part else where, value) for part, value in parts]
 
 
-def _credential_values(where: str, value: str, *, cookie: bool = False) -> list[tuple[str, str]]:
-    """The value, and the parts of it an echo may show alone: the token after an auth scheme, each
-    auth parameter's value (SigV4's `Credential` and `Signature`), the decoded HTTP Basic
-    credentials, or each cookie's value."""
-    if cookie:
-        return [(f"{where} cookie {k.strip()}", v) for k, _, v in (c.partition("=") for c in value.split(";"))]
-    found = [(where, value)]
-    scheme, _, token = value.strip().partition(" ")
-    if token and _AUTH_SCHEME.fullmatch(scheme):
-        found.append((where, token.strip()))
-        # Auth parameters (`AWS4-HMAC-SHA256 Credential=AKIA…/…/aws4_request, SignedHeaders=…,
-        # Signature=…`): each value, and the part of a scoped credential before its first `/`.
-        for name, _, param in (part.strip().partition("=") for part in token.split(",")):
-            if param.strip('"=') and name.isidentifier():  # not the `=` padding of a base64 token
-                found.append((f"{where}, {name}", param.strip('"')))
-                if "/" in param:
-                    found.append((f"{where}, {name}", param.partition("/")[0]))
-        if scheme.lower() == "basic":
-            try:
-                decoded = base64.b64decode(token.strip(), validate=True).decode("utf-8")
-            except (binascii.Error, UnicodeDecodeError):
-                decoded = ""
-            found += [(where, decoded), (where, decoded.partition(":")[2])]
+def _credential_values(where: str, value: str) -> list[tuple[str, str]]:
+    """The value, and the parts of it an echo may show alone (`normalize.wire.tags.secret_parts`):
+    the token after an auth scheme, each auth parameter's value (SigV4's `Credential` and
+    `Signature`), the decoded HTTP Basic credentials; those worth guarding (`guarded`: not too short,
+    not a date or a version number), as the kit keeps them."""
+    return _labelled(where, [(part, text) for part, text in secret_parts(value) if guarded(text)])
+
+
+def _secret_header(name: str, policy: ScrubPolicy) -> bool:
+    """True when the value of request header `name` is a secret: every header not on the public list
+    (`normalize.wire.tags.PUBLIC_HEADERS`, the rule the kit follows), and any the policy names."""
+    return not public_header(name) or policy.credential_header(name)
+
+
+def _header_credentials(headers: Iterable[tuple[str, str]], policy: ScrubPolicy) -> list[tuple[str, str]]:
+    """(where, value) of every secret in request headers, by the kit's fail-closed rule
+    (`normalize.wire.tags.header_secrets`): values too short or too plain to guard are left out."""
+    found: list[tuple[str, str]] = []
+    for name, value in headers:
+        lower = name.lower()
+        if _secret_header(lower, policy):
+            parts = secret_parts(value, cookie=lower == "cookie")
+            found += _labelled(f"request credential ({lower} header)", [(p, t) for p, t in parts if guarded(t)])
     return found
 
 
@@ -456,11 +481,7 @@ def request_credentials(request: httpx.Request, policy: ScrubPolicy | None = Non
     `where` names the header, parameter or field, never the value.
     """
     policy = policy or DEFAULT_SCRUB
-    found: list[tuple[str, str]] = []
-    for name, value in request.headers.multi_items():
-        lower = name.lower()
-        if policy.credential_header(lower):
-            found += _credential_values(f"request credential ({lower} header)", value, cookie=lower == "cookie")
+    found = _header_credentials(request.headers.multi_items(), policy)
     for where, value in _url_parts(request.url, policy)[1]:
         found += _credential_values(f"request credential ({where})", value)
     _, fields = _scrub_body(request.content, request.headers.get("content-type"), policy)
@@ -481,7 +502,9 @@ def stored_credentials(request: RecordedRequest, policy: ScrubPolicy | None = No
     except (httpx.InvalidURL, ValueError, TypeError):
         url = httpx.URL("")
     places = [where for where, value in _url_parts(url, policy)[1] if value]
-    places += [f"{name} header" for name, _ in request.headers if policy.credential_header(name)]
+    places += [
+        f"{name} header" for name, _ in request.headers if policy.credential_header(name) or names_credential(name)
+    ]
     try:
         _, fields = _scrub_body(request.body, header_value(request.headers, "content-type"), policy)
     except CassetteError:

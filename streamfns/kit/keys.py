@@ -6,6 +6,13 @@ quote it. Every error message a stream ends with is passed through :func:`redact
 key in every spelling the cassette recorder refuses to write: raw, re-cased, hex, base64 at any
 alignment, escaped for JSON, Python, URL or HTML (in part, in full, or twice).
 
+The key is not the only secret: :func:`credentials_in` gives every secret a request's headers carry,
+by the fail-closed rule of :mod:`normalize.wire.tags` (the value of every header not on a short
+public list — ``x-gw-pass``, ``helicone-auth``, ``authorization: Api-Key …`` alike — and the parts
+an echo may show alone), and :func:`credentials_in_url` those of its URL (``?key=…``, user info);
+the cassette recorder applies the same rules. The kit redacts every error message of that set and
+tags each request with it, so a message and a recording guard the same secrets.
+
 Two naming rules shared by adapters: :func:`provider_key_env` (the ``<PROVIDER>_API_KEY`` variable
 of a provider without a known one) and :func:`prompt_cache_key` (a session id as a length-capped
 prompt-cache key).
@@ -23,23 +30,20 @@ from dataclasses import dataclass
 from urllib.parse import quote, quote_plus
 
 from normalize.secret_forms import needles, views
+from normalize.wire.tags import header_secrets, query_secrets
 from streamfns.kit.failure import StreamFailure
 
 __all__ = [
-    "CREDENTIAL_HEADERS",
     "PROMPT_CACHE_KEY_MAX",
     "ApiKey",
     "credentials_in",
+    "credentials_in_url",
     "prompt_cache_key",
     "provider_key_env",
     "redact",
     "secret_forms",
 ]
 
-#: Request headers whose values are credentials (lower case).
-CREDENTIAL_HEADERS = frozenset(
-    {"authorization", "proxy-authorization", "x-api-key", "api-key", "x-goog-api-key", "ocp-apim-subscription-key"}
-)
 #: Shorter strings are not redacted: blanking every "test" in a message would help nobody.
 _MIN_SECRET = 8
 _REDACTED = "[redacted]"
@@ -120,16 +124,24 @@ def prompt_cache_key(session_id: str, max_length: int = PROMPT_CACHE_KEY_MAX) ->
 
 
 def credentials_in(headers: Mapping[str, str]) -> list[str]:
-    """The credential values among ``headers``: whole values, and the token after an auth scheme."""
-    found: list[str] = []
-    for name, value in headers.items():
-        if name.lower() not in CREDENTIAL_HEADERS or not value:
-            continue
-        found.append(value)
-        scheme, _, token = value.partition(" ")
-        if token and scheme.isalpha():
-            found.append(token.strip())
-    return found
+    """Every secret ``headers`` carry, in order, each once (:func:`normalize.wire.tags.header_secrets`).
+
+    Fail-closed: the value of every header is a secret unless its name is public (``content-type``,
+    ``accept``, ``user-agent``, ``anthropic-version``, ``anthropic-beta``, ``openai-beta``,
+    ``x-stainless-*``, … — :data:`normalize.wire.tags.PUBLIC_HEADERS`), with the parts an echo may
+    show alone: the token after any auth scheme (``Bearer``, ``Api-Key``, ``Token``), each
+    ``name=value`` parameter (``Token token=…``), the decoded HTTP Basic credentials, each cookie's
+    value. Values under 8 characters, dates and version numbers are left out: they cannot be told
+    from innocent text, and a credential is never only that.
+    """
+    return list(dict.fromkeys(secret.value for secret in header_secrets(headers.items())))
+
+
+def credentials_in_url(url: str) -> list[str]:
+    """The credentials ``url`` carries, in order, each once (:func:`normalize.wire.tags.query_secrets`):
+    its user info, and each query parameter whose name says it holds one (``?key=…``, ``?api-key=…``,
+    ``?code=…``), as the cassette recorder finds them."""
+    return list(dict.fromkeys(value for _, value in query_secrets(url)))
 
 
 def _base64_forms(secret: bytes) -> set[str]:

@@ -52,7 +52,7 @@ from streamfns.kit.decoder import Decoder, DecoderFactory
 from streamfns.kit.errors import ErrorTable
 from streamfns.kit.failure import StreamFailure
 from streamfns.kit.hooks import call_hook
-from streamfns.kit.keys import ApiKey, credentials_in, redact
+from streamfns.kit.keys import ApiKey, credentials_in, credentials_in_url, redact
 from streamfns.kit.signing import Signature, Signer, SigningRequest
 
 __all__ = ["Decoder", "DecoderFactory", "RequestBuilder", "WireApi", "WireRequest"]
@@ -213,7 +213,14 @@ async def _run(
     headers = _merge_headers(wire, [key_headers, request.headers, model.headers or {}, opts.headers or {}])
     from streamfns.kit.http import StreamCall, run_stream  # noqa: PLC0415 - httpx loads on the first call, not at import
 
-    secrets = [*(given for given in (key, opts.api_key) if given), *credentials_in(headers)]
+    # One secret set, fail-closed (normalize.wire.tags): the key as given and as sent, every header value
+    # the key rule, the builder, model.headers or options.headers supplied that is not on the public
+    # list, and the URL's credentials. Every message is redacted of it and the request tagged with it.
+    secrets = [
+        *(given for given in (key, opts.api_key) if given),
+        *credentials_in(headers),
+        *credentials_in_url(request.url),
+    ]
     call = StreamCall(
         api=wire.api,
         url=request.url,
@@ -269,7 +276,8 @@ def _signing(
         problem = _signature_problem(signature)
         if problem is not None:
             raise StreamFailure.of("config", f"the {wire.vendor} signer returned {problem}")
-        # A token the signer put in a credential header (Authorization: Bearer …) is a secret too.
+        # Every header value the signer supplied is a secret too, by the same fail-closed rule (a token in
+        # Authorization, a gateway password in a header of its own), whether or not it lists it.
         carried = credentials_in(signature.headers)
         return Signature(dict(signature.headers), (*signature.secrets, *carried))
 
