@@ -17,7 +17,15 @@ It prints:
 - streams that did not end in exactly one terminal — must be 0;
 - faulted streams that ended ``done`` — must be 0 (a retried 429/529 is not a fault: it must end done).
 
-Exit status 1 when a must-be-0 figure is not 0. ``--streams N`` and ``--seed S`` change the run.
+Exit status 1 when a must-be-0 figure is not 0, after naming each stream that failed one (api,
+fault, recording, index) and how it ended (its error message). ``--streams N`` and ``--seed S`` change
+the run.
+
+Its own setup must not fail it on a loaded machine: every stream of a phase connects at once, so the
+server listens with a backlog of two per stream (asyncio's default of 100 made connects beyond it
+wait for SYN retransmits) and the client's connect timeout (``--connect-timeout``, 30 s) is its own,
+not the 2 s idle timeout it used to default to, which ended retried 429/529 streams in
+``ConnectTimeout``.
 """
 
 from __future__ import annotations
@@ -63,6 +71,9 @@ _FAULTS: dict[Fault, int] = {
 #: Faults after which a stream must still end ``done`` (the adapter retries the status away).
 _ENDS_DONE: frozenset[Fault] = frozenset({"ok", "slow", "retry-429", "retry-529"})
 _IDLE_TIMEOUT_S = 2.0  # the client's idle timeout: a stalled stream ends this long after its last byte
+#: The client's connect timeout: a thousand connects at once on a loaded machine take seconds, and a
+#: connect that times out is the soak's own doing, not the adapter's.
+_CONNECT_TIMEOUT_S = 30.0
 _SLOW_CHUNK_S = 0.002  # the delay before each chunk of a "slow" stream
 _PLAN_HEADER = "x-soak-plan"
 
@@ -144,18 +155,39 @@ def _plan_for(name: str, fault: str, attempt: int, slow_chunk_s: float = _SLOW_C
     return plan(cassette)
 
 
-def _serve(port_pipe: Any, stop: Any, slow_chunk_s: float = _SLOW_CHUNK_S) -> None:
+def _backlog(streams: int) -> int:
+    """The server's listen backlog: every stream of a phase connects at once, retries on top."""
+    return max(100, 2 * streams)
+
+
+def _serve(port_pipe: Any, stop: Any, slow_chunk_s: float = _SLOW_CHUNK_S, backlog: int = 100) -> None:
     attempts: Counter[str] = Counter()
+    recordings = _recordings()
+    # Every plan is derived once, before the server says where it listens: deriving one costs a few
+    # milliseconds, and a thousand requests at once queued the last ones (the retries) seconds behind
+    # the first, past the client's idle timeout. The plans are only read while played.
+    plans = {
+        (name, fault, retried): _plan_for(name, fault, int(retried), slow_chunk_s)
+        for names in recordings.values()
+        for name in names
+        for fault in _FAULTS
+        for retried in (False, True)
+    }
 
     def respond(request: ReceivedRequest) -> Scripted:
         spec = request.headers.get(_PLAN_HEADER, "")
         name, _, fault = spec.partition("|")
+        fault = fault.split("#")[0]
         attempt = attempts[spec]
         attempts[spec] += 1
-        return _plan_for(name, fault.split("#")[0], attempt, slow_chunk_s)
+        cached = plans.get((name, fault, attempt > 0))
+        return cached if cached is not None else _plan_for(name, fault, attempt, slow_chunk_s)
+
+    for api in recordings:
+        _plan_for(f"long:{api}", "ok", 0)  # the long bodies too
 
     async def run() -> None:
-        async with LoopbackServer(respond, linger_s=5.0) as server:
+        async with LoopbackServer(respond, linger_s=5.0, backlog=backlog) as server:
             port_pipe.send(server.base_url)
             # The stop flag is a multiprocessing Event (another process sets it): poll it.
             while not stop.is_set():  # noqa: ASYNC110
@@ -174,10 +206,17 @@ class Outcome:
     api: str
     fault: Fault
     recording: str = ""
+    index: int = 0
     events: int = 0
     terminals: int = 0
     result: str = ""
+    #: How it ended, when not well: the final message's error message.
+    detail: str = ""
     problems: list[str] = field(default_factory=list[str])
+
+    def label(self) -> str:
+        """Which stream: ``api/fault (recording) #index``."""
+        return f"{self.api}/{self.fault} ({self.recording}) #{self.index}"
 
 
 def _open_fds() -> int:
@@ -201,8 +240,9 @@ async def _one(
     base_url: str,
     rng: random.Random,
     idle_timeout_s: float,
+    connect_timeout_s: float = _CONNECT_TIMEOUT_S,
 ) -> Outcome:
-    outcome = Outcome(api=api, fault=fault, recording=name)
+    outcome = Outcome(api=api, fault=fault, recording=name, index=index)
     model_id = "soak-model" if name.startswith("long:") else library.load(name).model or "soak-model"
     model = Model(id=model_id, api=api, provider="soak", base_url=base_url)
     controller = AbortController()
@@ -210,6 +250,7 @@ async def _one(
         api_key="soak-test-key",
         signal=controller.signal,
         timeout=idle_timeout_s,
+        connect_timeout=connect_timeout_s,
         max_retries=2,
         headers={_PLAN_HEADER: f"{name}|{fault}#{index}"},
     )
@@ -235,8 +276,13 @@ async def _one(
     except asyncio.CancelledError:
         if fault != "cancel":
             raise
-    message = await asyncio.wait_for(stream.result(), idle_timeout_s * 4)
+    try:
+        message = await asyncio.wait_for(stream.result(), idle_timeout_s * 4)
+    except TimeoutError:
+        outcome.problems.append(f"result() did not return within {idle_timeout_s * 4:g}s of the loop's end")
+        return outcome
     outcome.result = message.stop_reason
+    outcome.detail = message.error_message or ""
     finished_loop = fault not in ("cancel", "break")
     if finished_loop and outcome.terminals != 1:
         outcome.problems.append(f"{outcome.terminals} terminal events")
@@ -265,7 +311,14 @@ async def _phase(jobs: list[Any]) -> _Phase:
     return _Phase(outcomes, elapsed, (_peak_rss_kib() - rss_before) / max(1, len(jobs)))
 
 
-async def soak(streams: int, seed: int, base_url: str, *, idle_timeout_s: float = _IDLE_TIMEOUT_S) -> dict[str, Any]:
+async def soak(
+    streams: int,
+    seed: int,
+    base_url: str,
+    *,
+    idle_timeout_s: float = _IDLE_TIMEOUT_S,
+    connect_timeout_s: float = _CONNECT_TIMEOUT_S,
+) -> dict[str, Any]:
     """Run both phases with ``streams`` streams each against ``base_url``; returns the figures."""
     rng = random.Random(seed)
     targets = {api: target for api, target in builtin_targets().items() if api != "faux"}
@@ -291,6 +344,7 @@ async def soak(streams: int, seed: int, base_url: str, *, idle_timeout_s: float 
                 base_url=base_url,
                 rng=random.Random(index),
                 idle_timeout_s=idle_timeout_s,
+                connect_timeout_s=connect_timeout_s,
             )
             for index in range(streams)
             for api in [apis[index % len(apis)]]
@@ -311,6 +365,7 @@ async def soak(streams: int, seed: int, base_url: str, *, idle_timeout_s: float 
                 base_url=base_url,
                 rng=random.Random(rng.random()),
                 idle_timeout_s=idle_timeout_s,
+                connect_timeout_s=connect_timeout_s,
             )
         )
     faulted = await _phase(jobs)
@@ -335,15 +390,22 @@ async def soak(streams: int, seed: int, base_url: str, *, idle_timeout_s: float 
             if outcome.fault in _ENDS_DONE and outcome.result not in ("stop", "toolUse", "length")
         ),
         "faults": Counter(outcome.fault for outcome in faulted.outcomes),
-        "problems": [
-            *(f"{o.api}/{o.fault}: {p}" for o in outcomes for p in o.problems),
-            *(
-                f"{o.api}/{o.fault} ({o.recording}): ended {o.result}"
-                for o in outcomes
-                if o.fault not in _ENDS_DONE and o.result in ("stop", "toolUse")
-            ),
-        ][:12],
+        "problems": _problems(outcomes),
     }
+
+
+def _problems(outcomes: list[Outcome]) -> list[str]:
+    """One line per stream that failed a must-be-0 figure: which stream, and how it ended."""
+    found: list[str] = [f"{o.label()}: {p}" for o in outcomes for p in o.problems]
+    for o in outcomes:
+        if o.fault not in _ENDS_DONE and o.result in ("stop", "toolUse"):
+            found.append(f"{o.label()}: ended {o.result} on a fault")
+        elif o.fault in _ENDS_DONE and o.result not in ("stop", "toolUse", "length"):
+            found.append(f"{o.label()}: ended {o.result or 'without a result'}: {o.detail or '(no error message)'}")
+    return found
+
+
+_SHOWN_PROBLEMS = 20
 
 
 def _report(figures: dict[str, Any]) -> int:
@@ -372,8 +434,11 @@ def _report(figures: dict[str, Any]) -> int:
         ok = value == 0
         failed = failed or not ok
         print(f"{label:<22}: {value}   {'ok' if ok else 'MUST BE 0'}")
-    for problem in figures["problems"]:
+    problems: list[str] = figures["problems"]
+    for problem in problems[:_SHOWN_PROBLEMS]:
         print(f"  problem: {problem}")
+    if len(problems) > _SHOWN_PROBLEMS:
+        print(f"  … and {len(problems) - _SHOWN_PROBLEMS} more")
     return 1 if failed else 0
 
 
@@ -386,6 +451,13 @@ def main(argv: list[str] | None = None) -> int:
         "--idle-timeout", type=float, default=_IDLE_TIMEOUT_S, metavar="S", help="the client's idle timeout (stalls)"
     )
     parser.add_argument(
+        "--connect-timeout",
+        type=float,
+        default=_CONNECT_TIMEOUT_S,
+        metavar="S",
+        help="the client's connect timeout (its own: every stream of a phase connects at once)",
+    )
+    parser.add_argument(
         "--slow-ms", type=float, default=_SLOW_CHUNK_S * 1000, metavar="MS", help="delay per chunk of a slow stream"
     )
     args = parser.parse_args(argv)
@@ -394,11 +466,21 @@ def main(argv: list[str] | None = None) -> int:
     context = multiprocessing.get_context("spawn")
     receiver, sender = context.Pipe(duplex=False)
     stop = context.Event()
-    server = context.Process(target=_serve, args=(sender, stop, args.slow_ms / 1000), daemon=True)
+    server = context.Process(
+        target=_serve, args=(sender, stop, args.slow_ms / 1000, _backlog(args.streams)), daemon=True
+    )
     server.start()
     try:
         base_url = receiver.recv()
-        figures = asyncio.run(soak(args.streams, args.seed, base_url, idle_timeout_s=args.idle_timeout))
+        figures = asyncio.run(
+            soak(
+                args.streams,
+                args.seed,
+                base_url,
+                idle_timeout_s=args.idle_timeout,
+                connect_timeout_s=args.connect_timeout,
+            )
+        )
     finally:
         stop.set()
         server.join(10)

@@ -83,16 +83,20 @@ class LoopbackServer:
     request). ``base_url`` is ``http://127.0.0.1:<port>``. After a finished body the server waits up
     to ``linger_s`` for the client to close the connection, then ends its own side (a FIN) and keeps
     watching until the client closes it or the server is closed. The server's own tasks are named
-    ``loopback-…`` so a task-leak check can tell them from the client's.
+    ``loopback-…`` so a task-leak check can tell them from the client's. ``backlog`` is the listening
+    socket's queue of connections not yet accepted (asyncio's default, 100, unless given; the kernel
+    may cap it, ``net.core.somaxconn``): a load that opens more connections at once than the server
+    accepts in time needs a longer one, or its connects wait for a SYN retransmit.
     """
 
-    def __init__(self, responder: Responder | Scripted, *, linger_s: float = 2.0) -> None:
+    def __init__(self, responder: Responder | Scripted, *, linger_s: float = 2.0, backlog: int = 100) -> None:
         self._responder: Responder = responder if callable(responder) else (lambda _request: responder)
         self._server: asyncio.Server | None = None
         self.requests: list[ReceivedRequest] = []
         self._handlers: set[asyncio.Task[None]] = set()
         self._connections: set[asyncio.Task[Any]] = set()
         self._linger_s = linger_s
+        self._backlog = backlog
 
     @property
     def base_url(self) -> str:
@@ -102,7 +106,7 @@ class LoopbackServer:
         return f"http://{host}:{port}"
 
     async def __aenter__(self) -> Self:
-        self._server = await asyncio.start_server(self._on_connection, "127.0.0.1", 0)
+        self._server = await asyncio.start_server(self._on_connection, "127.0.0.1", 0, backlog=self._backlog)
         return self
 
     async def __aexit__(self, *exc_info: object) -> None:

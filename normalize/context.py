@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from normalize.model import Model
 
 __all__ = [
+    "DEFAULT_PROGRESS_TIMEOUT_S",
     "THINKING_LEVELS",
     "CacheRetention",
     "Context",
@@ -35,6 +36,10 @@ __all__ = [
 ThinkingLevel = Literal["off", "minimal", "low", "medium", "high", "xhigh", "max"]
 THINKING_LEVELS: tuple[ThinkingLevel, ...] = ("off", "minimal", "low", "medium", "high", "xhigh", "max")
 CacheRetention = Literal["none", "short", "long"]
+#: How long a response may go without content by default (``StreamOptions.progress_timeout``): longer
+#: than the idle timeout, so it only ends streams kept open by keep-alives, and long enough for a model
+#: that streams nothing while it thinks behind keep-alives.
+DEFAULT_PROGRESS_TIMEOUT_S = 300.0
 
 
 @dataclass(slots=True, kw_only=True)
@@ -164,13 +169,23 @@ class StreamOptions:
     """Per-call options. A plain dataclass (not pydantic): it carries live objects.
 
     ``signal`` aborts the call; ``http_client`` replaces the adapter's own client (cassettes pass
-    one); ``timeout`` is the idle timeout in seconds (the longest wait for the next bytes),
-    ``connect_timeout`` bounds connecting and ``total_timeout`` (off by default) bounds the whole
-    call, retries included — a server that dribbles a byte at a time never trips the idle timeout;
-    ``max_retries`` bounds retries before any output (default 2); ``on_payload`` may inspect or
-    replace the vendor payload; ``on_response`` sees the HTTP status and headers before the body is
-    read. ``session_id`` lets vendors that key prompt caches by session (OpenAI's
-    ``prompt_cache_key``) route related calls together.
+    one). The bounds, in seconds (adapters on the kit honour them all):
+
+    - ``timeout``, the idle timeout: the longest wait for the next bytes (None: 120 s);
+    - ``connect_timeout`` bounds connecting (None: 15 s, or the idle timeout when shorter);
+    - ``progress_timeout`` (default :data:`DEFAULT_PROGRESS_TIMEOUT_S`, 300 s; None turns it off) bounds
+      the time a response goes without content — keep-alive comments, ``ping`` frames and other frames
+      that give the consumer no event do not extend it, so a server that only keeps the connection
+      alive cannot hold a stream open;
+    - ``total_timeout`` (off by default) bounds the whole call, retries included — the one bound a
+      server that keeps sending content, however slowly, cannot outlast;
+    - ``max_retries`` bounds retries before any output (default 2) and ``max_retry_delay_s`` every wait
+      before one (default 60): a server asking for a longer wait ends the stream at once; 0 means
+      never wait (retry at once when the server asks for no delay, else end the stream).
+
+    ``on_payload`` may inspect or replace the vendor payload; ``on_response`` sees the HTTP status and
+    headers before the body is read. ``session_id`` lets vendors that key prompt caches by session
+    (OpenAI's ``prompt_cache_key``) route related calls together.
     """
 
     signal: AbortSignal | None = None
@@ -186,6 +201,7 @@ class StreamOptions:
     timeout: float | None = None
     connect_timeout: float | None = None
     total_timeout: float | None = None
+    progress_timeout: float | None = DEFAULT_PROGRESS_TIMEOUT_S
     max_retries: int = 2
     max_retry_delay_s: float = 60.0
     on_payload: Callable[[dict[str, Any], Model], dict[str, Any] | Awaitable[dict[str, Any] | None] | None] | None = (

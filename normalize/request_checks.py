@@ -76,11 +76,12 @@ def _options_problem(options: object) -> str | None:
         return f"options must be a normalize.StreamOptions or None, not {type(options).__name__}"
     if options.temperature is not None and not _finite_number(options.temperature):
         return f"options.temperature must be a finite number, not {options.temperature!r}"
-    for name in ("timeout", "connect_timeout", "total_timeout"):
+    for name in ("timeout", "connect_timeout", "total_timeout", "progress_timeout"):
         value = getattr(options, name)
         if value is not None and (not _finite_number(value) or value <= 0):
             return f"options.{name} must be a positive number of seconds, not {value!r}"
     if not _finite_number(options.max_retry_delay_s) or options.max_retry_delay_s < 0:
+        # 0 is allowed and means "never wait" (the kit's retry_delay): no value turns the cap off.
         return f"options.max_retry_delay_s must be a non-negative number, not {options.max_retry_delay_s!r}"
     for name in ("max_tokens", "max_retries"):
         value = getattr(options, name)

@@ -4,9 +4,14 @@
 framing: server-sent events, JSON lines, event-stream messages) to the api's decoder, yielding the
 builder's events as they come. It owns the rules every adapter shares:
 
-- an abort at any point — while connecting, while backing off between retries, or while waiting for
-  the next bytes of a silent server — ends the stream ``aborted`` at once, with the partial content;
-  ``StreamOptions.total_timeout`` ends it the same way, as ``timeout``, across every attempt;
+- an abort at any point — while connecting, while backing off between retries, while waiting for
+  the next bytes of a silent server or while working through a large read — ends the stream
+  ``aborted`` at once, with the partial content; ``StreamOptions.total_timeout`` ends it the same way,
+  as ``timeout``, across every attempt;
+- ``StreamOptions.progress_timeout`` (default 300 s) bounds the time a 2xx body may go without content:
+  its clock restarts only when the decoder turns frames into events for the consumer, so keep-alive
+  comments, ``ping`` frames and other frames without content cannot extend it; when it runs out the
+  attempt ends ``timeout`` naming it (retried like an idle timeout, only before any output);
 - a signing step (when the api has one) runs before each attempt, on the final bytes; its failure ends
   the stream before anything is sent;
 - a non-2xx status becomes an ``error`` built by the api's :class:`~streamfns.kit.ErrorTable`; a 2xx
@@ -14,8 +19,13 @@ builder's events as they come. It owns the rules every adapter shares:
   but looks like a document, is a ``protocol`` error quoting it;
 - retries (``max_retries``) happen only before any content block: on retryable statuses, network
   errors, timeouts, vendor errors the decoder marks retryable and streams cut before their terminal
-  marker; the delay honours ``retry-after-ms`` / ``retry-after``, is capped by ``max_retry_delay_s``
-  (a longer requested delay fails at once) and is abortable;
+  marker; the delay honours ``retry-after-ms`` / ``retry-after`` and is abortable; every wait is
+  capped by ``max_retry_delay_s`` — a server asking for longer ends the stream at once, and 0 means
+  never wait (retry at once, unless the server asks for a delay, which then ends the stream);
+- the body is read raw and decoded by :mod:`streamfns.kit.decoding` (the kit asks for
+  ``accept-encoding: gzip, deflate`` unless the caller's headers say otherwise): in pieces of at most
+  64 KiB, letting the loop run between the pieces of one read, at most 256 MiB in all for a
+  compressed body; stacked or unknown content codings and a body over that cap are ``protocol``;
 - the decoder stops the read at the vendor's terminal marker; EOF before it is ``truncated``; bytes
   the framing refuses (a bad CRC, a frame over the size limit) are ``protocol``, a body that ends inside
   a frame is ``truncated``; an exception escaping the decoder is a ``protocol`` error that keeps every
@@ -23,7 +33,7 @@ builder's events as they come. It owns the rules every adapter shares:
 - the response is closed on every path, including a consumer that stops iterating early.
 
 Transport outcomes, settled: a refused or reset connection and a body that fails to decompress
-(gzip CRC) are ``network`` (retryable: the bytes were damaged in transit); a connect or idle timeout
+(a gzip CRC) are ``network`` (retryable: the bytes were damaged in transit); a connect or idle timeout
 is ``timeout``; a URL or header that cannot be sent is ``config``; a 3xx is ``config`` naming the
 ``location`` (redirects are not followed: a POST must not be silently re-sent elsewhere).
 """
@@ -33,7 +43,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
-import inspect
+import math
 import random
 import ssl
 from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
@@ -43,13 +53,14 @@ from typing import TYPE_CHECKING, Any, cast
 import httpx
 
 from normalize import AssistantMessageEvent, ErrorInfo, ErrorKind, MessageBuilder, Model, StreamOptions
-from normalize.abort import AbortSignal
 from normalize.wire import FrameTooLarge, Framing, FramingError
 from normalize.wire.tags import API_EXTENSION, SECRETS_EXTENSION
 from streamfns.kit.decoder import Decoder, DecoderFactory
+from streamfns.kit.decoding import ACCEPT_ENCODING, BodyReader, BodyRefused, ContentDecoder, OnceRead, content_decoder
 from streamfns.kit.failure import StreamFailure
 from streamfns.kit.hooks import call_hook
 from streamfns.kit.keys import redact
+from streamfns.kit.scope import Aborted, Expired, Scope, Stalled
 from streamfns.kit.signing import Signature
 
 if TYPE_CHECKING:
@@ -87,81 +98,6 @@ class StreamCall:
     secrets: list[str] = field(default_factory=list[str])
 
 
-class _Aborted(Exception):
-    pass
-
-
-class _Expired(Exception):
-    pass
-
-
-class _Scope:
-    """Turns an abort or the total deadline into an exception at whichever of our awaits is pending.
-
-    On abort (or at the deadline) it cancels the task that is awaiting :meth:`run` — only while it
-    awaits there, so the cancellation always lands in our read and never in the consumer's own code —
-    then takes the cancellation back (``Task.uncancel``). This is the mechanism of ``asyncio.timeout``;
-    it costs nothing per read, where racing every read against the signal would cost a task per chunk.
-    """
-
-    __slots__ = ("_deadline", "_fired", "_loop", "_remove", "_signal", "_task", "_timer")
-
-    def __init__(self, signal: AbortSignal | None, total_timeout: float | None) -> None:
-        self._signal = signal
-        self._loop = asyncio.get_running_loop()
-        self._task: asyncio.Task[Any] | None = None
-        self._fired: type[Exception] | None = None
-        self._remove = signal.add_callback(self._on_abort) if signal is not None else None
-        self._deadline = self._loop.time() + total_timeout if total_timeout else None
-        self._timer = self._loop.call_at(self._deadline, self._fire, _Expired) if self._deadline is not None else None
-
-    def _on_abort(self, _signal: AbortSignal) -> None:
-        # abort() may run on another thread; the cancellation itself happens on the loop.
-        if not self._loop.is_closed():
-            self._loop.call_soon_threadsafe(self._fire, _Aborted)
-
-    def _fire(self, reason: type[Exception]) -> None:
-        if self._fired is not None:
-            return
-        self._fired = reason
-        if self._task is not None:
-            self._task.cancel()
-
-    def _pending(self) -> type[Exception] | None:
-        if self._signal is not None and self._signal.aborted:
-            return _Aborted
-        if self._deadline is not None and self._loop.time() >= self._deadline:
-            return _Expired
-        return self._fired
-
-    async def run(self, awaitable: Awaitable[Any]) -> Any:
-        """Await ``awaitable``; raise ``_Aborted``/``_Expired`` instead if that happens first (or did)."""
-        if self._signal is None and self._deadline is None:
-            return await awaitable
-        pending = self._pending()
-        if pending is not None:
-            if inspect.iscoroutine(awaitable):
-                awaitable.close()
-            raise pending
-        task = self._task = asyncio.current_task()
-        try:
-            return await awaitable
-        except asyncio.CancelledError:
-            fired = self._fired
-            if fired is not None and task is not None and task.uncancel() == 0:
-                raise fired from None
-            raise
-        finally:
-            self._task = None
-
-    def close(self) -> None:
-        """Stop listening to the signal and the clock."""
-        if self._remove is not None:
-            self._remove()
-        if self._timer is not None:
-            self._timer.cancel()
-
-
 @functools.cache
 def _ssl_context() -> ssl.SSLContext:
     # Building a verifying SSL context costs ~50 ms; every client this module creates shares one.
@@ -191,14 +127,19 @@ def _backoff(attempt: int) -> float:
 
 def retry_delay(info: ErrorInfo, attempt: int, options: StreamOptions) -> tuple[float | None, str]:
     """``(seconds, "")`` to wait before retrying after ``info`` on ``attempt`` (0-based), or
-    ``(None, note)`` when the failure must end the stream; ``note`` explains a refusal worth saying."""
+    ``(None, note)`` when the failure must end the stream; ``note`` explains a refusal worth saying.
+
+    Every wait is at most ``options.max_retry_delay_s``, 0 included (0: never wait): our own back-off
+    is shortened to it, and a longer delay the server asks for ends the stream at once (waiting less
+    than it asked would only be refused again)."""
     if not info.retryable or attempt >= options.max_retries:
         return None, ""
-    requested = info.retry_after_s
-    if requested is None:
-        return _backoff(attempt), ""
     cap = options.max_retry_delay_s
-    if cap and requested > cap:
+    requested = info.retry_after_s
+    if requested is None or math.isnan(requested):  # none asked (NaN orders nothing: read as none)
+        return min(_backoff(attempt), cap), ""
+    requested = max(0.0, requested)
+    if requested > cap:
         return None, f" (the server asked to retry after {requested:g}s, over the {cap:g}s cap)"
     return requested, ""
 
@@ -212,7 +153,7 @@ async def run_stream(
     timeout = httpx.Timeout(connect=connect, read=idle, write=idle, pool=connect)
     owned = options.http_client is None
     client = options.http_client or httpx.AsyncClient(timeout=timeout, verify=_ssl_context())
-    scope = _Scope(options.signal, options.total_timeout)
+    scope = Scope(options.signal, options.total_timeout, options.progress_timeout)
     try:
         attempt = 0
         while True:
@@ -236,7 +177,13 @@ async def run_stream(
                 )
             except StreamFailure as exc:
                 failure = exc
-            except (_Aborted, _Expired) as interruption:
+            except Stalled:
+                failure = StreamFailure.of(
+                    "timeout",
+                    f"{call.vendor} stream sent no content for {options.progress_timeout:g}s (the progress_timeout; "
+                    "keep-alives and frames without content do not extend it)",
+                )
+            except (Aborted, Expired) as interruption:
                 _interrupted(builder, call, options, interruption, None)
                 yield builder.drain()
                 return
@@ -247,7 +194,7 @@ async def run_stream(
                 return
             try:
                 await scope.run(asyncio.sleep(delay))
-            except (_Aborted, _Expired) as interruption:
+            except (Aborted, Expired) as interruption:
                 _interrupted(builder, call, options, interruption, failure)
                 yield builder.drain()
                 return
@@ -276,7 +223,7 @@ def _interrupted(
     builder: MessageBuilder, call: StreamCall, options: StreamOptions, reason: Exception, waiting: StreamFailure | None
 ) -> None:
     """End the stream for an abort, or for the total timeout (``waiting``: the failure being retried)."""
-    if isinstance(reason, _Aborted):
+    if isinstance(reason, Aborted):
         builder.abort(options.signal.reason if options.signal else None)
         return
     message = f"{call.vendor} stream exceeded the total timeout of {options.total_timeout:g}s"
@@ -293,10 +240,14 @@ async def _attempt(
     options: StreamOptions,
     client: httpx.AsyncClient,
     timeout: httpx.Timeout,
-    scope: _Scope,
+    scope: Scope,
 ) -> AsyncGenerator[Sequence[AssistantMessageEvent], None]:
     vendor = call.vendor
     headers = call.headers
+    if "accept-encoding" not in headers:
+        # Said explicitly, so no client default (httpx adds br or zstd when their packages are
+        # installed) asks for a coding the kit does not decode; a caller's own value is kept.
+        headers = {**headers, "accept-encoding": ACCEPT_ENCODING}
     if call.sign is not None:
         signature = await scope.run(call.sign())
         call.secrets.extend(secret for secret in signature.secrets if secret not in call.secrets)
@@ -316,7 +267,7 @@ async def _attempt(
         if options.on_response is not None:
             try:
                 await scope.run(call_hook(options.on_response, response.status_code, response.headers, model))
-            except (_Aborted, _Expired):
+            except (Aborted, Expired):
                 raise
             except Exception as exc:  # a caller's hook failing is reported, not raised
                 raise StreamFailure.of("config", f"on_response raised {type(exc).__name__}: {exc}") from None
@@ -362,18 +313,31 @@ def _a(noun: str) -> str:
     return f"{'an' if noun[:1] in 'aeiou' else 'a'} {noun}"
 
 
-async def _read_limited(response: httpx.Response, scope: _Scope, vendor: str) -> bytes:
+def _body(response: httpx.Response, scope: Scope) -> BodyReader:
+    """The response body as decoded pieces (:mod:`streamfns.kit.decoding`); raises ``BodyRefused``
+    for a content coding the kit does not decode."""
+    if response.is_stream_consumed:
+        # A transport that built its response from bytes in memory: httpx has read (and decoded) it.
+        return BodyReader(OnceRead(response.content), ContentDecoder("identity"), scope.run)
+    decoder = content_decoder(response.headers.get_list("content-encoding"))
+    return BodyReader(response.aiter_raw(), decoder, scope.run)
+
+
+async def _read_limited(response: httpx.Response, scope: Scope, vendor: str) -> bytes:
+    """The head of a body that is not a stream (an error body, a document), at most 64 KiB. The status
+    says what happened: a body that cannot be decoded is quoted as far as it could be (maybe not at all)."""
     chunks: list[bytes] = []
     size = 0
-    iterator = response.aiter_bytes()
     try:
+        body = _body(response, scope)
         while size < _MAX_ERROR_BODY:
-            try:
-                chunk: bytes = await scope.run(anext(iterator))
-            except StopAsyncIteration:
+            piece = await body.next()
+            if piece is None:
                 break
-            chunks.append(chunk)
-            size += len(chunk)
+            chunks.append(piece)
+            size += len(piece)
+    except BodyRefused:
+        pass
     except httpx.HTTPError as exc:
         raise _transport_failure(exc, vendor) from None
     return b"".join(chunks)[:_MAX_ERROR_BODY]
@@ -383,7 +347,7 @@ async def _read_events(
     response: httpx.Response,
     call: StreamCall,
     builder: MessageBuilder,
-    scope: _Scope,
+    scope: Scope,
     content_type: str,
     *,
     decoder: Decoder[Any],
@@ -394,29 +358,40 @@ async def _read_events(
         raise _framing_bug(call, exc) from None
     head = bytearray()
     seen = False
-    iterator = response.aiter_bytes()
-    while True:
-        try:
-            chunk: bytes = await scope.run(anext(iterator))
-        except StopAsyncIteration:
-            break
-        except httpx.HTTPError as exc:
-            raise _transport_failure(exc, call.vendor) from None
-        if not seen and len(head) < _HEAD_BYTES:
-            head += chunk[: _HEAD_BYTES - len(head)]
-        try:
-            frames = framer.feed(chunk)
-        except Exception as exc:
-            _framing_failed(exc, call, decoder, builder, seen=seen, head=head, response=response)
-            yield builder.drain()
-            return
-        if frames:
-            seen = True
-            _deliver(frames, call, decoder, builder)
-            if builder.events:
+    try:
+        body = _body(response, scope)
+    except BodyRefused as exc:
+        raise StreamFailure.of(exc.kind, f"{call.vendor} {exc}") from None
+    scope.watch_progress()
+    try:
+        while True:
+            try:
+                chunk = await body.next()
+            except httpx.HTTPError as exc:
+                raise _transport_failure(exc, call.vendor) from None
+            except BodyRefused as exc:
+                raise StreamFailure.of(exc.kind, f"{call.vendor} {exc}") from None
+            if chunk is None:
+                break
+            if not seen and len(head) < _HEAD_BYTES:
+                head += chunk[: _HEAD_BYTES - len(head)]
+            try:
+                frames = framer.feed(chunk)
+            except Exception as exc:
+                _framing_failed(exc, call, decoder, builder, seen=seen, head=head, response=response)
                 yield builder.drain()
-            if builder.finished:
                 return
+            if frames:
+                seen = True
+                _deliver(frames, call, decoder, builder)
+                if builder.events:
+                    scope.progress()
+                    yield builder.drain()
+                    scope.progress()
+                if builder.finished:
+                    return
+    finally:
+        scope.unwatch_progress()
     try:
         frames = framer.flush()
     except Exception as exc:

@@ -1,0 +1,156 @@
+"""The scope of one streaming call: an abort, the total deadline and the progress clock, landed as
+exceptions at whichever of the kit's awaits is pending (see :class:`Scope`)."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections.abc import Awaitable
+from typing import Any
+
+from normalize.abort import AbortSignal
+
+__all__ = ["Aborted", "Expired", "Scope", "Stalled"]
+
+
+class Aborted(Exception):
+    """The call's signal was aborted."""
+
+
+class Expired(Exception):
+    """``total_timeout`` ran out."""
+
+
+class Stalled(Exception):
+    """The progress timeout ran out (see :meth:`Scope.watch_progress`)."""
+
+
+class Scope:
+    """Turns an abort or the total deadline into an exception at whichever of our awaits is pending.
+
+    On abort (or at the deadline) it cancels the task that is awaiting :meth:`run` — only while it
+    awaits there, so the cancellation always lands in our read and never in the consumer's own code —
+    then takes the cancellation back (``Task.uncancel``). This is the mechanism of ``asyncio.timeout``;
+    it costs nothing per read, where racing every read against the signal would cost a task per chunk.
+    The progress clock (:meth:`watch_progress`) lands the same way, as ``Stalled``.
+    """
+
+    __slots__ = (
+        "_deadline",
+        "_fired",
+        "_loop",
+        "_progress_at",
+        "_progress_s",
+        "_progress_timer",
+        "_remove",
+        "_signal",
+        "_task",
+        "_timer",
+        "_watching",
+    )
+
+    def __init__(
+        self, signal: AbortSignal | None, total_timeout: float | None, progress_timeout: float | None = None
+    ) -> None:
+        self._signal = signal
+        self._loop = asyncio.get_running_loop()
+        self._task: asyncio.Task[Any] | None = None
+        self._fired: type[Exception] | None = None
+        self._remove = signal.add_callback(self._on_abort) if signal is not None else None
+        self._deadline = self._loop.time() + total_timeout if total_timeout else None
+        self._timer = self._loop.call_at(self._deadline, self._fire, Expired) if self._deadline is not None else None
+        self._progress_s = progress_timeout
+        self._progress_at = 0.0
+        self._progress_timer: asyncio.TimerHandle | None = None
+        self._watching = False
+
+    def _on_abort(self, _signal: AbortSignal) -> None:
+        # abort() may run on another thread; the cancellation itself happens on the loop.
+        if not self._loop.is_closed():
+            self._loop.call_soon_threadsafe(self._fire, Aborted)
+
+    def _fire(self, reason: type[Exception]) -> None:
+        if self._fired is not None:
+            return
+        self._fired = reason
+        if self._task is not None:
+            self._task.cancel()
+
+    def _pending(self) -> type[Exception] | None:
+        if self._signal is not None and self._signal.aborted:
+            return Aborted
+        if self._deadline is not None and self._loop.time() >= self._deadline:
+            return Expired
+        return self._fired
+
+    async def run(self, awaitable: Awaitable[Any]) -> Any:
+        """Await ``awaitable``; raise ``Aborted``/``Expired``/``Stalled`` instead if that happens first (or did)."""
+        if self._signal is None and self._deadline is None and not self._watching:
+            return await awaitable
+        pending = self._pending()
+        if pending is not None:
+            if inspect.iscoroutine(awaitable):
+                awaitable.close()
+            raise pending
+        task = self._task = asyncio.current_task()
+        try:
+            return await awaitable
+        except asyncio.CancelledError:
+            fired = self._fired
+            if fired is not None and task is not None and task.uncancel() == 0:
+                raise fired from None
+            raise
+        finally:
+            self._task = None
+
+    def watch_progress(self) -> None:
+        """Start the progress clock: ``Stalled`` lands unless :meth:`progress` is called at least
+        every ``progress_timeout`` seconds, until :meth:`unwatch_progress`."""
+        if self._progress_s is None:
+            return
+        self._watching = True
+        self._progress_at = self._loop.time()
+        self._arm_progress()
+
+    def progress(self) -> None:
+        """Restart the progress clock: content arrived, or the consumer, which held the stream since
+        it was handed content, asks for more (its own time is not the server's)."""
+        # One clock read and a store per batch of events: the timer reads the time when it fires
+        # instead of being moved each time.
+        self._progress_at = self._loop.time()
+        if self._fired is Stalled:
+            # It ran out while the consumer held the stream, not while we waited on the server.
+            self._fired = None
+            self._arm_progress()
+
+    def _arm_progress(self) -> None:
+        assert self._progress_s is not None
+        self._progress_timer = self._loop.call_at(self._progress_at + self._progress_s, self._check_progress)
+
+    def _check_progress(self) -> None:
+        assert self._progress_s is not None
+        if self._loop.time() < self._progress_at + self._progress_s:
+            self._arm_progress()
+            return
+        self._progress_timer = None
+        self._fire(Stalled)
+
+    def unwatch_progress(self) -> None:
+        """Stop the progress clock; a stall it raised is over (the next attempt starts a new clock)."""
+        self._watching = False
+        if self._progress_timer is not None:
+            self._progress_timer.cancel()
+            self._progress_timer = None
+        if self._fired is Stalled:
+            # An abort or a deadline that came meanwhile was not lost: _pending reads the signal and
+            # the clock themselves.
+            self._fired = None
+
+    def close(self) -> None:
+        """Stop listening to the signal and the clocks."""
+        if self._remove is not None:
+            self._remove()
+        if self._timer is not None:
+            self._timer.cancel()
+        if self._progress_timer is not None:
+            self._progress_timer.cancel()

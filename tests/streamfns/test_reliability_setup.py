@@ -1,0 +1,55 @@
+"""The soak's own setup cannot fail it: its connect timeout and backlog are sized for its load, and a
+stream that fails a must-be-0 figure is named with how it ended."""
+
+from __future__ import annotations
+
+import random
+
+from bench import reliability
+from normalize import AssistantMessageEventStream, Context, Model, StreamOptions
+from streamfns.faux import FauxProvider, faux_message
+
+
+async def test_each_stream_gets_its_own_connect_timeout_not_the_idle_one() -> None:
+    faux = FauxProvider()
+    faux.set_responses([faux_message("fine")])
+    seen: list[StreamOptions] = []
+
+    def stream_fn(model: Model, context: Context, options: StreamOptions | None) -> AssistantMessageEventStream:
+        assert options is not None
+        seen.append(options)
+        return faux(faux.model(), context, options)
+
+    outcome = await reliability._one(  # pyright: ignore[reportPrivateUsage]
+        stream_fn,
+        "faux",
+        "long:faux",
+        "ok",
+        index=4,
+        base_url="http://127.0.0.1:9",
+        rng=random.Random(0),
+        idle_timeout_s=0.5,
+    )
+    assert (outcome.result, outcome.problems) == ("stop", [])
+    assert [(options.timeout, options.connect_timeout) for options in seen] == [(0.5, 30.0)]
+
+
+def test_the_backlog_holds_every_stream_of_a_phase_twice_over() -> None:
+    assert [reliability._backlog(n) for n in (10, 40, 1000)] == [100, 100, 2000]  # pyright: ignore[reportPrivateUsage]
+
+
+def test_a_failed_stream_is_named_with_how_it_ended() -> None:
+    healthy = reliability.Outcome(api="anthropic-messages", fault="retry-429", recording="llma__text", index=17)
+    healthy.result = "error"
+    healthy.detail = "Anthropic timed out: ConnectTimeout: "
+    faulted = reliability.Outcome(api="google-generative-ai", fault="truncate", recording="gem__text", index=3)
+    faulted.result = "stop"
+    silent = reliability.Outcome(api="openai-completions", fault="ok", recording="long:openai-completions", index=-2)
+    silent.problems.append("0 terminal events")
+    fine = reliability.Outcome(api="openai-responses", fault="slow", recording="resp__text", index=5, result="stop")
+    assert reliability._problems([healthy, faulted, silent, fine]) == [  # pyright: ignore[reportPrivateUsage]
+        "openai-completions/ok (long:openai-completions) #-2: 0 terminal events",
+        "anthropic-messages/retry-429 (llma__text) #17: ended error: Anthropic timed out: ConnectTimeout: ",
+        "google-generative-ai/truncate (gem__text) #3: ended stop on a fault",
+        "openai-completions/ok (long:openai-completions) #-2: ended without a result: (no error message)",
+    ]
