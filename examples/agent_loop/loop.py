@@ -21,9 +21,22 @@ loop goes on while the reply asked for tools or steering messages wait.
   reply cut by the output limit (``length``) has its calls answered with an error, never run: their
   arguments may be incomplete.
 
-The loop never raises for what a provider or a tool does (the StreamFn is called through
-``streamfns.guarded_call``); an exception raised by the ``on_event`` listener propagates, after the
-stream has been closed and running tools cancelled.
+The loop never raises for what a provider or a tool does wrong (the StreamFn is called through
+``streamfns.guarded_call``; a tool's ``Exception``, or a ``CancelledError`` it raises by itself, is
+an error result the model sees). Three things do end a run by propagating out of :meth:`Agent.run`,
+each only after the stream has been closed, the other tools cancelled and awaited (each given
+``tools.CLEANUP_S`` to clean up), the run's signal aborted and the agent reset (``running`` is
+False, a new run may start):
+
+- an exception raised by the ``on_event`` listener;
+- a cancellation of the task awaiting :meth:`Agent.run` (its ``CancelledError``);
+- a tool's ``KeyboardInterrupt`` or ``SystemExit`` (any ``BaseException`` that is not an
+  ``Exception``): an interrupt is the program's, not a tool failure to show the model, so it goes
+  through — raised as itself from ``await agent.run(...)``, never thrown out of the event loop with
+  the run left suspended. It wins over an abort, a cancellation and a listener's exception.
+
+No ``turn_end`` or ``agent_end`` follows; the transcript keeps the reply, whose unanswered tool calls
+``normalize.transform_messages`` answers ``No result provided`` when the transcript is sent again.
 """
 
 from __future__ import annotations
@@ -44,7 +57,7 @@ from examples.agent_loop.events import (
     TurnEnd,
     TurnStart,
 )
-from examples.agent_loop.tools import AgentTool, error_result, prepare_tool_call, run_tool_call
+from examples.agent_loop.tools import AgentTool, ToolInterrupt, error_result, prepare_tool_call, run_tool_call
 from normalize import (
     AbortController,
     AbortSignal,
@@ -147,6 +160,11 @@ class Agent:
             emit(AgentStart())
             await self._turns(pending, controller.signal, emit, added)
             emit(AgentEnd(messages=added))
+        except BaseException as exc:
+            # Whatever still holds the signal (a tool that ignored cancellation and was left to finish)
+            # learns that the run is over.
+            controller.abort(f"the run ended: {type(exc).__name__}")
+            raise
         finally:
             self._controller = None
         return added
@@ -230,7 +248,10 @@ class Agent:
                 else:
                     running.append(asyncio.ensure_future(_indexed(index, run_tool_call(prepared, call, signal))))
             for finished in asyncio.as_completed(running):
-                index, result = await finished
+                try:
+                    index, result = await finished
+                except ToolInterrupt:
+                    break  # raised as itself below, once the other tools are cancelled and awaited
                 results[index] = result
                 emit(ToolExecutionEnd(tool_call_id=result.tool_call_id, tool_name=result.tool_name, result=result))
         finally:
@@ -238,6 +259,12 @@ class Agent:
                 task.cancel()
             if running:
                 await asyncio.wait(running)
+            interrupt = _first_interrupt(running)
+            if interrupt is not None:
+                # As itself, in the run's own task (the first in call order, if several tools raised
+                # one); it wins over a listener's exception or a cancellation on its way out, as in
+                # run_tool_call.
+                raise interrupt.error
         return [result for result in results if result is not None]
 
 
@@ -249,4 +276,20 @@ def _replace(messages: list[Message], old: Message, new: Message) -> None:
 
 
 async def _indexed(index: int, work: Awaitable[ToolResultMessage]) -> tuple[int, ToolResultMessage]:
-    return index, await work
+    try:
+        return index, await work
+    except (Exception, asyncio.CancelledError):
+        raise
+    except BaseException as exc:  # raised as itself it would leave this task through the event loop
+        raise ToolInterrupt(exc) from None
+
+
+def _first_interrupt(tasks: list[asyncio.Future[tuple[int, ToolResultMessage]]]) -> ToolInterrupt | None:
+    """The first interrupt among the finished ``tasks``, in call order; every task's outcome is
+    retrieved, so a second interrupt (dropped: one goes through) is never reported as unretrieved."""
+    found: ToolInterrupt | None = None
+    for task in tasks:
+        failure = None if task.cancelled() else task.exception()
+        if found is None and isinstance(failure, ToolInterrupt):
+            found = failure
+    return found

@@ -9,7 +9,18 @@ call into a :class:`~normalize.ToolResultMessage` carrying the call's id, and ne
   field, then ``Received arguments:`` echoing what the model sent; ``execute`` never runs;
 - an exception inside ``execute`` → an error result whose text is the exception's message;
 - an abort (before, during or right after ``execute``) → ``Operation aborted``, never a success;
-  a tool still running when the signal fires is cancelled.
+  a tool still running when the signal fires is cancelled;
+- a ``CancelledError`` the tool raises by itself (the run neither aborted nor cancelled: nobody
+  stopped it) → an error result saying so (:func:`cancelled_text`), not ``Operation aborted``;
+- the caller being cancelled → the tool is cancelled (and given :data:`CLEANUP_S` to clean up),
+  then the ``CancelledError`` propagates;
+- a ``BaseException`` that is not an ``Exception`` (``KeyboardInterrupt``, ``SystemExit``, …) is
+  not a tool failure to show the model: it is raised again, as itself, once the tool's task has
+  ended — it wins over an abort and over the caller's own cancellation.
+
+Inside the tool's task such an exception travels as :class:`ToolInterrupt`: raised as itself from a
+task, asyncio would not end the task with it but throw it out of the event loop, leaving the caller
+suspended and the task's exception never retrieved.
 
 The schema check covers the JSON Schema keywords tools use in practice (listed in ``_KEYWORDS``);
 a schema using any other keyword is refused when the tool is defined, so no rule is silently skipped.
@@ -29,8 +40,11 @@ from normalize import AbortSignal, ImageContent, TextContent, Tool, ToolCall, To
 
 __all__ = [
     "ABORTED_TEXT",
+    "CLEANUP_S",
     "AgentTool",
     "Execute",
+    "ToolInterrupt",
+    "cancelled_text",
     "error_result",
     "not_found_text",
     "prepare_tool_call",
@@ -41,7 +55,7 @@ __all__ = [
 
 ABORTED_TEXT = "Operation aborted"
 #: How long an aborted tool gets to clean up before the agent answers "Operation aborted" without it.
-_CLEANUP_S = 1.0
+CLEANUP_S = 1.0
 
 Execute = Callable[[str, dict[str, Any], AbortSignal], Awaitable[str | Sequence[ToolResultContent]]]
 
@@ -234,6 +248,22 @@ def not_found_text(name: str) -> str:
     return f"Tool {name} not found"
 
 
+def cancelled_text(name: str, error: BaseException) -> str:
+    """The result text for a tool that raised ``CancelledError`` although nobody cancelled it."""
+    detail = f" ({error})" if str(error) else ""
+    return f'Tool "{name}" failed: it raised CancelledError{detail}, but the run was neither aborted nor cancelled'
+
+
+class ToolInterrupt(Exception):
+    """A tool's ``BaseException`` that is not an ``Exception`` (``error``: ``KeyboardInterrupt``,
+    ``SystemExit``, …), carried as an ordinary exception out of the task it was raised in, to be raised
+    again as itself where the run awaits that task (see the module docstring)."""
+
+    def __init__(self, error: BaseException) -> None:
+        super().__init__(f"{type(error).__name__} from a tool")
+        self.error = error
+
+
 def _validation_text(call: ToolCall, problems: list[str]) -> str:
     listed = "\n".join(f"  - {problem}" for problem in problems)
     received = json.dumps(call.arguments, indent=2, ensure_ascii=False)
@@ -253,7 +283,12 @@ def _content(output: object) -> list[ToolResultContent]:
 
 async def _call(tool: AgentTool, call: ToolCall, signal: AbortSignal) -> list[ToolResultContent]:
     # Inside a task, so even a synchronous raise in ``execute`` becomes the task's exception.
-    return _content(await tool.execute(call.id, call.arguments, signal))
+    try:
+        return _content(await tool.execute(call.id, call.arguments, signal))
+    except (Exception, asyncio.CancelledError):
+        raise
+    except BaseException as exc:  # KeyboardInterrupt, SystemExit: must end this task, not the event loop
+        raise ToolInterrupt(exc) from None
 
 
 def prepare_tool_call(tools: Mapping[str, AgentTool], call: ToolCall, signal: AbortSignal) -> AgentTool | str:
@@ -270,7 +305,10 @@ def prepare_tool_call(tools: Mapping[str, AgentTool], call: ToolCall, signal: Ab
 
 
 async def run_tool_call(tool: AgentTool, call: ToolCall, signal: AbortSignal) -> ToolResultMessage:
-    """Run a prepared call and answer it; never raises an ``Exception`` (see the module docstring)."""
+    """Run a prepared call and answer it (see the module docstring): never raises an ``Exception``;
+    raises ``CancelledError`` when the caller is cancelled, and a tool's ``KeyboardInterrupt``,
+    ``SystemExit`` (any ``BaseException`` that is not an ``Exception``) as itself. Await it in the task
+    that should see those: run in a task of its own, carry them out with :class:`ToolInterrupt`."""
     work = asyncio.ensure_future(_call(tool, call, signal))
     aborted = asyncio.ensure_future(signal.wait())
     try:
@@ -281,10 +319,44 @@ async def run_tool_call(tool: AgentTool, call: ToolCall, signal: AbortSignal) ->
             work.cancel()  # the abort came first (or we are being cancelled): stop the tool
             # and let its cleanup run — for a while: a tool that ignores cancellation must not hold
             # the agent after an abort (it is left to finish on its own; its result is dropped).
-            await asyncio.wait((work,), timeout=_CLEANUP_S)
-    if signal.aborted or work.cancelled():
+            await asyncio.wait((work,), timeout=CLEANUP_S)
+        failure = _settled(work)
+        if isinstance(failure, ToolInterrupt):
+            # An interrupt wins over everything, the caller's own cancellation included.
+            raise failure.error  # the interrupt itself, its traceback still reaching into the tool
+    if signal.aborted:
         return error_result(call, ABORTED_TEXT)
-    failure = work.exception()
+    if work.cancelled():
+        # Not aborted, and not cancelled by us (a cancellation of the caller has propagated above):
+        # the tool raised CancelledError by itself. That is its failure, not an abort.
+        return error_result(call, cancelled_text(call.name, _cancellation(work)))
     if failure is not None:
         return error_result(call, str(failure) or type(failure).__name__)
     return ToolResultMessage(tool_call_id=call.id, tool_name=call.name, content=work.result())
+
+
+def _settled(work: asyncio.Future[list[ToolResultContent]]) -> BaseException | None:
+    """The exception ``work`` ended with (retrieved, so asyncio never reports it as never retrieved),
+    or None. A tool still running (it ignored cancellation past ``CLEANUP_S``) is abandoned: what it
+    ends with later is retrieved then (:func:`_abandoned`)."""
+    if not work.done():
+        work.add_done_callback(_abandoned)
+        return None
+    return None if work.cancelled() else work.exception()
+
+
+def _abandoned(work: asyncio.Future[list[ToolResultContent]]) -> None:
+    """The end of a tool the run stopped waiting for: its result or error is dropped, except an
+    interrupt, which nobody awaits any more and so goes where asyncio sends it, out of the event loop."""
+    failure = None if work.cancelled() else work.exception()
+    if isinstance(failure, ToolInterrupt):
+        raise failure.error
+
+
+def _cancellation(work: asyncio.Future[list[ToolResultContent]]) -> asyncio.CancelledError:
+    """The ``CancelledError`` a cancelled ``work`` holds (its message, if the tool gave one)."""
+    try:
+        work.result()
+    except asyncio.CancelledError as exc:
+        return exc
+    return asyncio.CancelledError()  # unreachable for a cancelled future; keeps the type exact
