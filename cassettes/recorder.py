@@ -42,7 +42,7 @@ import zlib
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Literal, cast
+from typing import Final, Literal, cast
 
 import httpx
 
@@ -63,7 +63,7 @@ from cassettes.format import (
 from cassettes.model import Cassette, Chunk, End, EndKind, Headers, JSONValue, RecordedRequest, RecordedResponse
 from cassettes.scrub import DEFAULT_SCRUB, ScrubPolicy, capture_request, request_credentials, response_headers
 from cassettes.secret_scan import BodyScanner, SecretSet, scan_bytes, scan_decoded, scan_lines
-from normalize.wire import profile_for
+from normalize.wire import DEFAULT_MAX_FRAME_BYTES, profile_for
 from normalize.wire.tags import API_EXTENSION, SECRETS_EXTENSION
 
 __all__ = ["CassetteWriter", "RecordingTransport"]
@@ -279,9 +279,44 @@ def _decoders(content_encoding: str | None) -> tuple[Decoder, Callable[[], bytes
             f"can not record a body with content-encoding {content_encoding!r}; the server ignored "
             "accept-encoding: identity and only gzip/deflate can be decoded here"
         )
-    wbits = zlib.MAX_WBITS | 16 if encodings[0] != "deflate" else zlib.MAX_WBITS
-    decoder = zlib.decompressobj(wbits)
-    return decoder.decompress, decoder.flush
+    inflater = _BoundedInflater(zlib.MAX_WBITS | 16 if encodings[0] != "deflate" else zlib.MAX_WBITS)
+    return inflater.feed, inflater.flush
+
+
+#: The most a compressed body may decode to for the record: as much as the kit itself reads (sixteen of
+#: the largest frames a framing accepts). A server that ignored ``accept-encoding: identity`` and sent a
+#: compression bomb costs bounded memory; the recording fails with :class:`CassetteError`.
+MAX_DECODED_BYTES: Final = 16 * DEFAULT_MAX_FRAME_BYTES
+
+
+class _BoundedInflater:
+    """zlib decompression that never produces more than ``limit`` bytes in all (one call included)."""
+
+    __slots__ = ("_left", "_zlib")
+
+    def __init__(self, wbits: int) -> None:
+        self._zlib = zlib.decompressobj(wbits)
+        self._left = MAX_DECODED_BYTES
+
+    def _take(self, produced: bytes) -> bytes:
+        self._left -= len(produced)
+        if self._left < 0:
+            raise CassetteError(
+                f"can not record a body that decodes to more than {MAX_DECODED_BYTES} bytes "
+                "(a compression bomb, or a server that ignored accept-encoding: identity)"
+            )
+        return produced
+
+    def feed(self, data: bytes) -> bytes:
+        parts = [self._take(self._zlib.decompress(data, self._left + 1))]
+        while self._zlib.unconsumed_tail:
+            parts.append(self._take(self._zlib.decompress(self._zlib.unconsumed_tail, self._left + 1)))
+        return b"".join(parts)
+
+    def flush(self) -> bytes:
+        if self._left < 0:
+            return b""  # already refused: nothing more is decoded
+        return self._take(self._zlib.flush(self._left + 1))
 
 
 class _TeeStream(httpx.AsyncByteStream):
@@ -310,7 +345,16 @@ class _TeeStream(httpx.AsyncByteStream):
         return self
 
     def _record(self, data: bytes) -> None:
-        decoded = self._decode(data)
+        try:
+            decoded = self._decode(data)
+        except (CassetteError, zlib.error) as exc:
+            # A body that cannot be decoded for the record (damaged, or past MAX_DECODED_BYTES) cannot
+            # be recorded truthfully: the recording stops and the file stays as it was.
+            self._finished = True
+            self._writer.discard()
+            if isinstance(exc, CassetteError):
+                raise
+            raise CassetteError(f"can not record a body that does not decompress: {exc}") from None
         if decoded:
             self._writer.chunk(self._index, Chunk(decoded, _now_ms(self._start)))
 
