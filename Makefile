@@ -5,7 +5,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: demo test lint typecheck unit bench reliability docs clean
+.PHONY: demo test lint typecheck unit unit-parallel unit-serial bench reliability docs clean
 
 # The editable install puts the repository itself on sys.path through a .pth file (pyproject.toml
 # declares the repository as the import root, which makes that setuptools' default; no transitional
@@ -24,7 +24,11 @@ demo: $(STAMP)
 	$(PY) -m streamfns.demo
 	$(PY) -m examples.agent_loop --demo
 
-test: lint typecheck unit
+# The type check and the clock-blind tests share the cores; the tests that time something run after
+# them, alone (see `unit`).
+test: lint
+	$(MAKE) --no-print-directory -j2 --output-sync=line typecheck unit-parallel
+	$(MAKE) --no-print-directory unit-serial
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
@@ -37,7 +41,13 @@ typecheck: $(STAMP)
 # servers and timeouts, the conformance harness, soaks) run alone, so that no parallel load can move
 # a timing. Plain `pytest` runs everything in one process.
 unit: $(STAMP)
+	$(MAKE) --no-print-directory unit-parallel
+	$(MAKE) --no-print-directory unit-serial
+
+unit-parallel: $(STAMP)
 	$(VENV)/bin/pytest -q -m parallel -n auto
+
+unit-serial: $(STAMP)
 	$(VENV)/bin/pytest -q -m "not parallel"
 
 bench: $(STAMP)
