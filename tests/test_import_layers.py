@@ -21,6 +21,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.parallel  # clock-blind: no socket, sleep or timeout
+
 ROOT = Path(__file__).resolve().parents[1]
 
 #: The packaged layers, bottom to top.

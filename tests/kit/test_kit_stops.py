@@ -9,6 +9,8 @@ import pytest
 from normalize import ErrorInfo, MessageBuilder
 from streamfns.kit import StopMapping, StopTable
 
+pytestmark = pytest.mark.parallel  # clock-blind: no socket, sleep or timeout
+
 FILTERED = "Acme filtered the response ({raw})"
 UNKNOWN = "Acme sent an unknown stop reason: 'shrug'"
 TABLE = StopTable(

@@ -9,6 +9,8 @@ import pytest
 
 from normalize import MessageBuilder, Model, ModelCost, TextContent, ThinkingContent, validate_events
 
+pytestmark = pytest.mark.parallel  # clock-blind: no socket, sleep or timeout
+
 MODEL = Model(id="m", api="x", provider="p", cost=ModelCost(input=2.0, output=10.0, cache_read=0.5, cache_write=4.0))
 
 

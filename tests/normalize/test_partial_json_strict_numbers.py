@@ -8,6 +8,8 @@ import pytest
 from normalize import MessageBuilder
 from normalize.partial_json import ArgumentsError, parse_strict, partial_object
 
+pytestmark = pytest.mark.parallel  # clock-blind: no socket, sleep or timeout
+
 
 @pytest.mark.parametrize(
     "text", ['{"a": NaN}', '{"a": Infinity}', '{"a": -Infinity}', '{"a": 1e999}', '{"a": [1, {"b": -1e400}]}']

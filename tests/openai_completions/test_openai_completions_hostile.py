@@ -12,6 +12,8 @@ import pytest
 from normalize import validate_events
 from tests.adapters import OPENAI_COMPLETIONS, calls, texts
 
+pytestmark = pytest.mark.parallel  # clock-blind: no socket, sleep or timeout
+
 
 def _chunk(delta: dict[str, Any] | None = None, finish: str | None = None, **extra: Any) -> bytes:
     choice: dict[str, Any] = {"index": 0, "delta": delta or {}, "finish_reason": finish}

@@ -11,6 +11,8 @@ import pytest
 from normalize import validate_events
 from tests.adapters import OPENAI_RESPONSES
 
+pytestmark = pytest.mark.parallel  # clock-blind: no socket, sleep or timeout
+
 
 def _event(kind: str, **fields: Any) -> bytes:
     return f"event: {kind}\ndata: {json.dumps({'type': kind, **fields})}\n\n".encode()

@@ -11,6 +11,10 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.parallel  # clock-blind: no socket, sleep or timeout
+
 ROOT = Path(__file__).resolve().parents[2]
 #: The modules that turn vendor events into builder calls.
 DECODERS = sorted(
