@@ -32,7 +32,7 @@ from typing import Any, cast
 from normalize import Model, ModelCost
 from normalize.suggest import did_you_mean
 
-__all__ = ["CatalogError", "get_model", "list_models", "list_providers", "model_names"]
+__all__ = ["CatalogError", "get_model", "list_models", "list_providers", "model_from_spec", "model_names"]
 
 
 class CatalogError(ValueError):
@@ -202,6 +202,27 @@ def get_model(provider: str, model_id: str) -> Model:
     Raises ``KeyError`` for an unknown provider or id; the message lists the closest known ids.
     """
     return _build(_entry(provider, model_id))
+
+
+def model_from_spec(spec: str, *, base_url: str | None = None) -> Model:
+    """The model a command line names as ``provider/model-id`` (as :func:`get_model` finds it), sent to
+    ``base_url`` instead of the catalog's endpoint when one is given (a proxy, a compatible server).
+
+    Raises ``ValueError`` whose message a command can print as is: a spec without both parts, an
+    unknown provider or id (naming the closest known ones), a base URL that is not http(s).
+    """
+    provider, _, model_id = spec.partition("/")
+    if not provider or not model_id:
+        raise ValueError(f"--model must look like provider/model-id, not {spec!r}")
+    try:
+        model = get_model(provider, model_id)
+    except KeyError as exc:  # the catalog's message names the close ids
+        raise ValueError(str(exc.args[0]) if exc.args else str(exc)) from None
+    if base_url is not None:
+        if not base_url.startswith(("http://", "https://")):
+            raise ValueError(f"--base-url must be an http:// or https:// URL, not {base_url!r}")
+        model.base_url = base_url
+    return model
 
 
 def _entry(provider: str, model_id: str) -> _Entry:

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, NoReturn, TextIO
 from normalize import THINKING_LEVELS, AbortController, Context, Model, StreamOptions, UserMessage
 from normalize.suggest import close_names, did_you_mean
 from streamfns._registry import adapter_problems, stream
-from streamfns.catalog import CatalogError, get_model, list_models, list_providers, model_names
+from streamfns.catalog import CatalogError, list_models, list_providers, model_from_spec, model_names
 from streamfns.render import format_summary, is_terminal, render_stream, use_color
 
 if TYPE_CHECKING:
@@ -145,18 +145,10 @@ def _model_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _model(spec: str, base_url: str | None = None) -> Model:
-    provider, _, model_id = spec.partition("/")
-    if not provider or not model_id:
-        raise UsageError(f"--model must look like provider/model-id, not {spec!r}")
     try:
-        model = get_model(provider, model_id)
-    except KeyError as exc:
-        raise UsageError(str(exc.args[0]) if exc.args else str(exc)) from None
-    if base_url is not None:
-        if not base_url.startswith(("http://", "https://")):
-            raise UsageError(f"--base-url must be an http:// or https:// URL, not {base_url!r}")
-        model.base_url = base_url
-    return model
+        return model_from_spec(spec, base_url=base_url)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def _progress() -> TextIO | None:

@@ -21,13 +21,13 @@ import sys
 from collections.abc import Sequence
 from typing import TextIO
 
-import streamfns
 from cassettes import CassetteError, load
 from examples.agent_loop.demo_tools import DEMO_SYSTEM_PROMPT, DEMO_TOOLS
 from examples.agent_loop.loop import Agent
 from examples.agent_loop.render import TerminalRenderer
 from examples.agent_loop.round_trips import PROMPT, ROUND_TRIPS, cassette_path
 from normalize import THINKING_LEVELS, Model, StreamOptions
+from streamfns.catalog import model_from_spec
 from streamfns.demo import load_cassette, model_for_cassette, replay_client
 from streamfns.render import is_terminal, use_color
 
@@ -70,18 +70,10 @@ def _progress() -> TextIO | None:
 
 
 def _live_model(spec: str, base_url: str | None) -> Model:
-    provider, _, model_id = spec.partition("/")
-    if not provider or not model_id:
-        raise UsageError(f"--model must look like provider/model-id, not {spec!r}")
     try:
-        model = streamfns.get_model(provider, model_id)
-    except KeyError as exc:  # the catalog's message names the close ids
-        raise UsageError(str(exc.args[0]) if exc.args else str(exc)) from None
-    if base_url is not None:
-        if not base_url.startswith(("http://", "https://")):
-            raise UsageError(f"--base-url must be an http:// or https:// URL, not {base_url!r}")
-        model.base_url = base_url
-    return model
+        return model_from_spec(spec, base_url=base_url)
+    except ValueError as exc:  # the catalog's message names the close ids
+        raise UsageError(str(exc)) from None
 
 
 async def _run(agent: Agent, task: str, renderer: TerminalRenderer) -> None:
