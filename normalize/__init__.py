@@ -17,6 +17,7 @@ from normalize.content import (
     UserContent,
 )
 from normalize.context import (
+    DEFAULT_PROGRESS_TIMEOUT_S,
     THINKING_LEVELS,
     CacheRetention,
     Context,
@@ -76,6 +77,7 @@ from normalize.usage import Cost, Usage, calculate_cost
 from normalize.validate import RULES, Violation, validate_events
 
 __all__ = [
+    "DEFAULT_PROGRESS_TIMEOUT_S",
     "ERROR_KINDS",
     "IMAGE_OMITTED",
     "NO_RESULT_PROVIDED",

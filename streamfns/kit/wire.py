@@ -180,13 +180,17 @@ async def _run(
         builder.abort(signal.reason)
         yield builder.drain()
         return
+    # What the caller handed over is secret from the start (the same fail-closed rule as below), so a
+    # message from before the request exists — a builder, a key rule or a hook that failed quoting a
+    # header value — is redacted of it too.
+    given = _given_secrets(model, opts)
     try:
         # The request first: a mistyped compat flag is the real problem, not the key it may choose.
         request = _build(wire, model, context, opts)
         rule = _key_rule(wire, model)
         key = rule.resolve(opts.api_key, wire.vendor) if rule is not None else None
     except StreamFailure as failure:
-        builder.fail(failure.info, failure.message)
+        builder.fail(failure.info, redact(failure.message, given))
         yield builder.drain()
         return
     payload = request.payload
@@ -194,7 +198,7 @@ async def _run(
         try:
             replaced = await call_hook(opts.on_payload, payload, model)
         except Exception as exc:  # a caller's hook failing is reported, not raised
-            builder.fail(ErrorInfo.of("config"), f"on_payload raised {type(exc).__name__}: {exc}")
+            builder.fail(ErrorInfo.of("config"), redact(f"on_payload raised {type(exc).__name__}: {exc}", given))
             yield builder.drain()
             return
         if isinstance(replaced, dict):
@@ -216,11 +220,7 @@ async def _run(
     # One secret set, fail-closed (normalize.wire.tags): the key as given and as sent, every header value
     # the key rule, the builder, model.headers or options.headers supplied that is not on the public
     # list, and the URL's credentials. Every message is redacted of it and the request tagged with it.
-    secrets = [
-        *(given for given in (key, opts.api_key) if given),
-        *credentials_in(headers),
-        *credentials_in_url(request.url),
-    ]
+    secrets = [*(sent for sent in (key,) if sent), *given, *credentials_in(headers), *credentials_in_url(request.url)]
     call = StreamCall(
         api=wire.api,
         url=request.url,
@@ -300,6 +300,26 @@ def _signature_problem(signature: object) -> str | None:
     ):
         return "secrets that are not a tuple of strings"
     return None
+
+
+def _given_secrets(model: Model, options: StreamOptions) -> list[str]:
+    """The secrets the caller handed over before anything is built: the key option, and every header
+    value of ``model.headers``, ``options.headers`` and the caller's own HTTP client that is not public
+    (:func:`~streamfns.kit.keys.credentials_in`). A client's default headers never pass through the
+    kit's merge, but a server may echo them all the same."""
+    layers: list[Mapping[str, str]] = [
+        {name: value for name, value in (layer or {}).items() if value is not None}
+        for layer in (model.headers, options.headers)
+    ]
+    client_headers = getattr(options.http_client, "headers", None)
+    if isinstance(client_headers, Mapping):
+        layers.append(
+            {str(name): str(value) for name, value in cast("Mapping[object, object]", client_headers).items()}
+        )
+    found = [options.api_key] if options.api_key else []
+    for layer in layers:
+        found.extend(credentials_in(layer))
+    return found
 
 
 def _key_rule(wire: WireApi[Any], model: Model) -> ApiKey | None:
