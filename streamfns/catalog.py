@@ -16,7 +16,10 @@ is malformed, or that lists a model a file read before it already lists (a plugi
 file is this package's bug and raises :class:`CatalogError`. Every call returns fresh ``Model``
 objects, so callers may change them (a different ``base_url``, extra headers) without affecting later
 look-ups. Models missing from the catalog need
-no registration: build a ``Model`` by hand and pass it to ``streamfns.stream``.
+no registration: build a ``Model`` by hand and pass it to ``streamfns.stream``. A provider whose model
+names are the user's own (Ollama: any model pulled into the server) gives an ``any_model`` entry in its
+group: :func:`get_model` then answers any id of that provider, listed or not, with those fields (the
+listed ids keep their own), and :func:`list_models` lists only the listed ones.
 """
 
 from __future__ import annotations
@@ -90,6 +93,14 @@ def _entries(source: str, parsed: object) -> Iterator[_Entry]:
         group = _object(item)
         if group is None or not isinstance(group.get("provider"), str):
             raise CatalogError(f"{source}: every providers[] entry needs a 'provider' name")
+        template = _object(group.get("any_model"))
+        if template is not None:
+            if not isinstance(api, str):
+                raise CatalogError(f"{source}: the any_model of {group['provider']} needs the file's api")
+            base_url = str(group.get("base_url", ""))
+            yield _Entry(
+                model={**template, "id": _ANY}, api=api, provider=group["provider"], base_url=base_url, source=source
+            )
         for model_item in cast("list[object]", group.get("models", [])):
             raw = _object(model_item)
             if raw is None or not isinstance(raw.get("id"), str):
@@ -110,6 +121,12 @@ def _entries(source: str, parsed: object) -> Iterator[_Entry]:
 class _ProviderCatalog:
     entries: tuple[_Entry, ...]
     by_id: dict[str, _Entry]
+    #: The fields of any id the provider does not list (its ``any_model``), when it answers any id.
+    any_model: _Entry | None = None
+
+
+#: The id under which a provider group's ``any_model`` entry travels from the file to the index.
+_ANY: str = "\x00any"
 
 
 def _read(source: str, file: Traversable) -> list[_Entry]:
@@ -129,6 +146,7 @@ def _names(entry: _Entry) -> list[str]:
 def _index() -> dict[str, _ProviderCatalog]:
     entries: dict[str, list[_Entry]] = {}
     by_id: dict[str, dict[str, _Entry]] = {}
+    any_models: dict[str, _Entry] = {}
     for source, file, built_in in _catalog_files():
         try:
             found = _read(source, file)
@@ -138,6 +156,17 @@ def _index() -> dict[str, _ProviderCatalog]:
             _report(f"catalog {source} is skipped: {exc}")
             continue
         for entry in found:
+            if entry.model["id"] == _ANY:
+                if entry.provider in any_models:
+                    where = f"provider {entry.provider} has two any_model entries ({source})"
+                    if built_in:
+                        raise CatalogError(where)
+                    _report(f"{where}; the one in {source} is skipped")
+                else:
+                    any_models[entry.provider] = entry
+                    entries.setdefault(entry.provider, [])
+                    by_id.setdefault(entry.provider, {})
+                continue
             known = by_id.setdefault(entry.provider, {})
             clash = next((name for name in _names(entry) if name in known), None)
             if clash is not None:
@@ -150,7 +179,8 @@ def _index() -> dict[str, _ProviderCatalog]:
             for name in _names(entry):
                 known[name] = entry
     return {
-        provider: _ProviderCatalog(entries=tuple(items), by_id=by_id[provider]) for provider, items in entries.items()
+        provider: _ProviderCatalog(entries=tuple(items), by_id=by_id[provider], any_model=any_models.get(provider))
+        for provider, items in entries.items()
     }
 
 
@@ -199,7 +229,8 @@ def get_model(provider: str, model_id: str) -> Model:
     the same model, whose ``id`` is the canonical one the vendor reports back in responses, so
     replayed turns are recognised as coming from the same model.
 
-    Raises ``KeyError`` for an unknown provider or id; the message lists the closest known ids.
+    A provider with an ``any_model`` entry (``ollama``) answers every id. Raises ``KeyError`` for an
+    unknown provider or id; the message lists the closest known ids.
     """
     return _build(_entry(provider, model_id))
 
@@ -228,6 +259,11 @@ def model_from_spec(spec: str, *, base_url: str | None = None) -> Model:
 def _entry(provider: str, model_id: str) -> _Entry:
     catalog = _provider(provider)
     entry = catalog.by_id.get(model_id)
+    if entry is None and catalog.any_model is not None and model_id.strip():
+        template = catalog.any_model
+        return _Entry(
+            {**template.model, "id": model_id}, template.api, template.provider, template.base_url, template.source
+        )
     if entry is None:
         hint = did_you_mean(model_id, catalog.by_id, what="ids")
         raise KeyError(f"unknown {provider} model {model_id!r}; {hint} (or build a normalize.Model by hand)")

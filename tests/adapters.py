@@ -42,6 +42,7 @@ from normalize import (
 from streamfns.anthropic import ADAPTER as ANTHROPIC_ADAPTER
 from streamfns.google import ADAPTER as GOOGLE_ADAPTER
 from streamfns.kit import Adapter
+from streamfns.ollama import ADAPTER as OLLAMA_ADAPTER
 from streamfns.openai_completions import ADAPTER as OPENAI_COMPLETIONS_ADAPTER
 from streamfns.openai_responses import ADAPTER as OPENAI_RESPONSES_ADAPTER
 
@@ -49,6 +50,7 @@ __all__ = [
     "ANTHROPIC",
     "CONTEXT",
     "GOOGLE",
+    "OLLAMA",
     "OPENAI_COMPLETIONS",
     "OPENAI_RESPONSES",
     "AdapterUnderTest",
@@ -263,4 +265,8 @@ GOOGLE = AdapterUnderTest(
         "input": ["text", "image"],  # Gemini models take images
     },
     replay_fields=_recorded_gemini,
+)
+OLLAMA = AdapterUnderTest(
+    OLLAMA_ADAPTER,
+    {"id": "llama3.2", "provider": "ollama", "base_url": "http://localhost:11434", "max_tokens": 8192},
 )

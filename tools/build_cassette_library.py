@@ -13,6 +13,9 @@ For every body file it writes one cassette with one interaction:
 * the request is synthetic but plausible (``"request": "synthetic"``): the URL recorded in the
   source's INDEX.md when there is one, else the vendor's endpoint (or the provider's host named
   in the file name), and a minimal body naming the model found in the stream;
+* Ollama's native bodies (``ollama/``, api ``ollama-chat``) are JSON lines: one chunk per line, and
+  only the ``/api/chat`` bodies and the error bodies are bundled (``/api/generate`` is another api);
+  an ``__errorNNN_`` file is a non-200 JSON response;
 * files under ``errors/`` become non-200 responses with the status from the file name and the
   content type recorded in INDEX.md (``application/json`` when none was recorded); the ``.sse``
   mid-stream error is a 200 ``text/event-stream`` response;
@@ -32,7 +35,7 @@ from pathlib import Path
 from cassettes.canonical import NotJSON, canonical_json, parse_json
 from cassettes.files import load, save
 from cassettes.model import Cassette, Chunk, End, Interaction, JSONValue, RecordedRequest, RecordedResponse
-from normalize.wire import SSE
+from normalize.wire import NDJSON, SSE, Framing
 
 REPOSITORY = Path(__file__).resolve().parents[1]
 LIBRARY = REPOSITORY / "cassettes" / "library"
@@ -44,7 +47,10 @@ FOLDERS = {
     "openai_chat": "openai-completions",
     "openai_responses": "openai-responses",
     "gemini": "google-generative-ai",
+    "ollama": "ollama-chat",
 }
+# Apis whose bodies are JSON lines, not server-sent events (the chunking follows the framing).
+LINE_APIS = frozenset({"ollama-chat"})
 # errors/ file-name prefix -> api; first match wins, so longer prefixes come first.
 ERROR_PREFIXES = (
     ("anthropic_", "anthropic-messages"),
@@ -66,6 +72,7 @@ DEFAULT_URLS = {
     "google-generative-ai": (
         "https://generativelanguage.googleapis.com/v1beta/models/{model}:streamGenerateContent?alt=sse"
     ),
+    "ollama-chat": "http://localhost:11434/api/chat",
 }
 # Provider hosts for files whose INDEX.md row records no URL, keyed by a word of the file name.
 PROVIDER_URLS = {
@@ -94,6 +101,7 @@ FALLBACK_MODELS = {
     "openai-completions": "gpt-4o",
     "openai-responses": "gpt-4o",
     "google-generative-ai": "gemini-2.5-flash",
+    "ollama-chat": "llama3.2",
 }
 
 
@@ -108,9 +116,14 @@ class Row:
     license: str
     provenance: str
     features: str
+    #: The "Request" cell of the tables that have one (``POST http://…/api/chat → 200``).
+    request: str = ""
 
     @property
     def url(self) -> str | None:
+        if self.request:
+            found = re.search(r"https?://\S+", self.request)
+            return found.group() if found else None
         match = re.search(r"https?://[^\s,)`]+", self.path)
         return match.group().split("#")[0] if match and "github.com" not in match.group() else None
 
@@ -135,9 +148,35 @@ def read_index(source: Path) -> tuple[dict[str, Row], dict[str, str]]:
             rows[name.strip("`")] = Row(
                 name.strip("`"), repository, path.strip("`"), commit, license_, provenance, features
             )
+        elif len(cells) == 9 and cells[0].startswith("`"):
+            # The tables of the JSON-lines and binary folders also give the request and the size.
+            name, repository, path, commit, license_, provenance, request, features, _ = cells
+            rows[name.strip("`")] = Row(
+                name.strip("`"),
+                repository,
+                path.replace("`", ""),
+                commit or "-",
+                license_,
+                provenance,
+                features,
+                request,
+            )
         elif len(cells) == 4 and re.fullmatch(r"`[0-9a-f]{40}`", cells[1]):
             commits[cells[0]] = cells[1].strip("`")
     return rows, commits
+
+
+def framing_of(api: str) -> Framing[object]:
+    """How the bodies of ``api`` are cut into frames (and so into the library's chunks)."""
+    return NDJSON if api in LINE_APIS else SSE  # pyright: ignore[reportReturnType] - frames are not read here
+
+
+def bundled(folder: str, name: str, row: Row | None) -> bool:
+    """Whether a source file becomes a library cassette: every file, except the Ollama bodies of
+    ``/api/generate`` (another api than ``/api/chat``; its error bodies are the same and are kept)."""
+    if folder != "ollama" or "__error" in name:
+        return True
+    return row is not None and "/api/chat" in row.request
 
 
 def api_of(folder: str, name: str) -> str:
@@ -150,9 +189,9 @@ def api_of(folder: str, name: str) -> str:
     raise SystemExit(f"no api known for errors/{name}; add its prefix to ERROR_PREFIXES")
 
 
-def model_in_stream(body: bytes) -> str | None:
+def model_in_stream(body: bytes, framing: Framing[object] = SSE) -> str | None:  # pyright: ignore[reportArgumentType]
     """The model the stream itself names (first occurrence)."""
-    for span in SSE.spans(body):
+    for span in framing.spans(body):
         value = parse_json(span.payload) if span.payload is not None else None
         if isinstance(value, NotJSON) or not isinstance(value, dict):
             continue
@@ -235,16 +274,23 @@ def build(folder: str, file: Path, row: Row | None, commits: dict[str, str]) -> 
     """The library cassette for one source file."""
     body = file.read_bytes()
     api = api_of(folder, file.name)
-    stream_model = model_in_stream(body) if folder != "errors" else None
+    framing = framing_of(api)
+    error_file = folder == "errors" or "__error" in file.name
+    stream_model = model_in_stream(body, framing) if not error_file else None
     model = stream_model or model_in_row(row)
-    status, content_type = 200, "text/event-stream"
-    if folder == "errors" and file.suffix != ".sse":
+    status, content_type = 200, "text/event-stream" if api not in LINE_APIS else "application/x-ndjson"
+    if folder == "ollama" and error_file:
+        found = re.search(r"__error(\d{3})_", file.name)
+        if found is None:
+            raise SystemExit(f"ollama/{file.name}: no status code in the file name")
+        status, content_type = int(found.group(1)), "application/json; charset=utf-8"
+    elif folder == "errors" and file.suffix != ".sse":
         found = re.search(r"_(\d{3})(?:_|$)", file.stem)
         if found is None:
             raise SystemExit(f"errors/{file.name}: no status code in the file name")
         status = int(found.group(1))
         content_type = (row.content_type if row else None) or "application/json"
-    pieces = [span.raw for span in SSE.spans(body)]
+    pieces = [span.raw for span in framing.spans(body)] if not error_file or api not in LINE_APIS else [body]
     chunks = tuple(Chunk(data, STEP_MS * n) for n, data in enumerate(pieces))
     response = RecordedResponse(
         status=status,
@@ -310,6 +356,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     for folder in (*FOLDERS, "errors"):
         for file in sorted((source / folder).iterdir()):
             row = rows.get(file.name)
+            if not bundled(folder, file.name, row):
+                continue
             cassette = build(folder, file, row, commits)
             assert cassette.api is not None
             target = output / cassette.api / f"{file.stem}.jsonl"

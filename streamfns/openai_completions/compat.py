@@ -10,7 +10,7 @@ never branch on a provider name. A profile is chosen for each model by :func:`co
    DeepSeek behind another host); otherwise
 2. the model's ``provider`` when it names a profile (``openai``, ``groq``, ``xai``, ``deepseek``,
    ``openrouter``, ``mistral``, ``together``, ``fireworks``, ``cerebras``, ``moonshot``, ``zai``,
-   ``qwen``, ``vllm``, ``ollama``, ``lmstudio``, ``llamacpp`` …, see :data:`PROFILES` and
+   ``qwen``, ``vllm``, ``ollama-openai``, ``lmstudio``, ``llamacpp`` …, see :data:`PROFILES` and
    :data:`PROVIDER_ALIASES`); otherwise
 3. the host of ``model.base_url`` (``api.groq.com`` → ``groq`` …, see :data:`HOSTS`); otherwise
 4. ``local`` for a loopback host (no key needed) or ``generic``.
@@ -242,7 +242,7 @@ PROFILES: Final[Mapping[str, CompletionsCompat]] = {
             reasoning_effort=False,
             thinking_format="chat-template",
         ),
-        _profile("ollama", key_env=("OLLAMA_API_KEY",), key_required=False),
+        _profile("ollama-openai", key_env=("OLLAMA_API_KEY",), key_required=False),
         _profile("lmstudio", key_env=("LM_API_TOKEN",), key_required=False),
         _profile(
             "llamacpp",
@@ -269,6 +269,9 @@ PROVIDER_ALIASES: Final[Mapping[str, str]] = {
     "llama.cpp": "llamacpp",
     "llama-cpp": "llamacpp",
     "lm-studio": "lmstudio",
+    # "ollama" is the native api's provider (streamfns.ollama); a Model built by hand for Ollama's /v1
+    # endpoint under that name still gets the /v1 profile.
+    "ollama": "ollama-openai",
 }
 
 #: Hosts (or parent domains) of ``model.base_url``, mapped to a profile.

@@ -65,7 +65,7 @@ DEFAULT_BASE_URLS: Final[dict[str, str]] = {
     "zai": "https://api.z.ai/api/paas/v4",
     "qwen": "https://dashscope-intl.aliyuncs.com/compatible-mode/v1",
     "vllm": "http://localhost:8000/v1",
-    "ollama": "http://localhost:11434/v1",
+    "ollama-openai": "http://localhost:11434/v1",
     "lmstudio": "http://localhost:1234/v1",
     "llamacpp": "http://localhost:8080/v1",
 }

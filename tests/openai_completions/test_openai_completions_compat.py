@@ -104,7 +104,8 @@ def test_openrouter_anthropic_models_get_cache_markers() -> None:
         ("zai", "", ("ZAI_API_KEY",), True),
         ("qwen", "", ("DASHSCOPE_API_KEY",), True),
         ("vllm", "", ("VLLM_API_KEY",), False),
-        ("ollama", "", ("OLLAMA_API_KEY",), False),
+        ("ollama", "", ("OLLAMA_API_KEY",), False),  # an alias of ollama-openai for a hand-built /v1 model
+        ("ollama-openai", "", ("OLLAMA_API_KEY",), False),
         ("lmstudio", "", ("LM_API_TOKEN",), False),
         ("llamacpp", "", ("LLAMA_API_KEY",), False),
         ("my-gateway", "https://gw.example/v1", ("MY_GATEWAY_API_KEY",), True),
@@ -152,7 +153,7 @@ CHAT_PROVIDERS = [
     "zai",
     "qwen",
     "vllm",
-    "ollama",
+    "ollama-openai",
     "lmstudio",
     "llamacpp",
 ]
@@ -202,7 +203,7 @@ def test_every_entry_is_usable() -> None:
         ("xai", "grok-4-0709"),  # an alias
         ("deepseek", "deepseek-reasoner"),
         ("openrouter", "anthropic/claude-sonnet-4.5"),
-        ("ollama", "qwen3:8b"),
+        ("ollama-openai", "qwen3:8b"),
     ],
 )
 def test_get_model_finds_chat_models(provider: str, model_id: str) -> None:

@@ -162,7 +162,7 @@ def test_local_vllm_and_ollama() -> None:
     context = Context(system_prompt="Local.", messages=[UserMessage(content="Hi", timestamp=1)])
     check_golden("vllm_qwen3_off", request_of(vllm, context, StreamOptions()))
     check_golden("vllm_qwen3_high", request_of(vllm, context, StreamOptions(reasoning="high")))
-    ollama = get_model("ollama", "gpt-oss:20b")
+    ollama = get_model("ollama-openai", "gpt-oss:20b")
     check_golden("ollama_gpt_oss", request_of(ollama, context, StreamOptions(reasoning="medium")))
 
 

@@ -1,0 +1,149 @@
+"""Ollama's ``/api/chat`` lines → builder calls: a fold over one JSON object per line.
+
+Each line is ``{"model", "created_at", "message": {"role", "content", "thinking", "tool_calls"},
+"done": false}``; the last says ``"done": true`` with ``done_reason`` and the counts. What this decoder
+promises:
+
+- ``message.thinking`` and ``message.content`` become thinking and text; when one kind follows the
+  other, the earlier block is ended, so blocks come out in the order the server sent them.
+- ``message.tool_calls`` hold whole calls (never fragments). Arguments are a JSON object; a string is
+  parsed strictly as a JSON object, anything else (a string that is not one, an array, null, a missing
+  field, a call without a name) is a ``protocol`` error — arguments are never invented. Ollama sends no
+  call ids: each call gets ``call_`` + a digest of the response's first ``created_at`` and the call's
+  position, so the same bytes give the same ids, and two turns (two ``created_at``) never share one.
+- ``"done": true`` ends the stream: ``done_reason`` ``stop`` (``toolUse`` when a call was made),
+  ``length``; a missing reason (servers before 0.1.x sent none) is ``stop``; ``load``, ``unload`` and
+  any other word are a ``protocol`` error naming it. ``prompt_eval_count`` → input tokens,
+  ``eval_count`` → output; a negative or non-integer count is a ``protocol`` error.
+- ``{"error": "..."}`` on a line ends the stream with the kind its words say (see ``errors.py``).
+- A line that is not a JSON object (an array, a number) is a ``protocol`` error; a body that ends
+  without a ``done`` line is ``truncated`` (the kit's default for a decoder that never finished).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any, Final, cast
+
+import jiter
+
+from normalize import MessageBuilder, Model
+from streamfns.kit import Decoder, StopTable, StreamFailure, array, load_event, obj
+from streamfns.ollama.errors import ERRORS, VENDOR
+
+__all__ = ["STOPS", "OllamaDecoder", "tool_call_id"]
+
+STOPS: Final = StopTable(
+    vendor=VENDOR,
+    stops={"stop": "stop", "length": "length"},
+    messages={
+        # Said plainly: these reasons come from a request without messages, which this adapter never sends.
+        "load": "Ollama only loaded the model and generated nothing (done_reason 'load')",
+        "unload": "Ollama unloaded the model and generated nothing (done_reason 'unload')",
+    },
+)
+
+
+def tool_call_id(created_at: str, position: int) -> str:
+    """The id of the ``position``-th tool call (from 0) of the response first stamped ``created_at``:
+    the same for the same bytes, different for another response or another position."""
+    digest = hashlib.sha256(f"{created_at}#{position}".encode()).hexdigest()[:24]
+    return f"call_{digest}"
+
+
+def _count(line: dict[str, Any], name: str) -> int | None:
+    value = line.get(name)
+    if value is None:
+        return None
+    if value.__class__ is not int or value < 0:
+        raise StreamFailure.protocol(f"{VENDOR} sent {name}={value!r}: a token count must be a non-negative integer")
+    return value
+
+
+def _arguments(name: str, raw: object) -> dict[str, Any]:
+    """A call's arguments as an object; strictly parsed when the server sent them as a JSON string."""
+    if raw.__class__ is dict:
+        return raw  # pyright: ignore[reportReturnType] - a JSON object: keys are strings
+    if isinstance(raw, str):
+        try:
+            parsed = jiter.from_json(raw.encode())
+        except ValueError:
+            parsed = None
+        if parsed.__class__ is dict:
+            return cast("dict[str, Any]", parsed)
+    raise StreamFailure.protocol(
+        f"{VENDOR} sent tool call {name!r} with arguments that are not a JSON object: {raw!r:.200}"
+    )
+
+
+class OllamaDecoder(Decoder[bytes]):
+    """One response's lines → builder calls (see the module docstring)."""
+
+    __slots__ = ("_builder", "_calls", "_created_at", "_kind", "_segment")
+
+    def __init__(self, builder: MessageBuilder, model: Model) -> None:
+        self._builder = builder
+        self._calls = 0
+        self._created_at: str | None = None
+        # The kind of the block being written ("thinking" or "text") and how many blocks came before it:
+        # a key per block keeps the server's order when thinking and text alternate.
+        self._kind = ""
+        self._segment = 0
+
+    def _switch(self, kind: str) -> tuple[str, int]:
+        if self._kind != kind:
+            if self._kind:
+                self._builder.block_end((self._kind, self._segment))
+                self._segment += 1
+            self._kind = kind
+        return (kind, self._segment)
+
+    def on_event(self, frame: bytes, /) -> None:
+        line, builder = load_event(frame, VENDOR), self._builder
+        if "error" in line:
+            raise ERRORS.from_event(line)
+        if self._created_at is None:
+            stamp = line.get("created_at")
+            self._created_at = stamp if isinstance(stamp, str) else frame.decode("utf-8", "replace")
+        message = obj(line.get("message"))
+        thinking = message.get("thinking")
+        if isinstance(thinking, str) and thinking:
+            builder.thinking_delta(self._switch("thinking"), thinking)
+        content = message.get("content")
+        if isinstance(content, str) and content:
+            builder.text_delta(self._switch("text"), content)
+        calls = message.get("tool_calls")
+        if calls is not None:
+            if calls.__class__ is not list:
+                raise StreamFailure.protocol(f"{VENDOR} sent tool_calls that are not a list: {calls!r:.200}")
+            for call in array(calls):
+                self._tool_call(call)
+        if line.get("done") is True:
+            self._done(line)
+
+    def _tool_call(self, call: object) -> None:
+        function = obj(obj(call).get("function"))
+        name = function.get("name")
+        if not isinstance(name, str) or not name:
+            raise StreamFailure.protocol(f"{VENDOR} sent a tool call without a name: {call!r:.200}")
+        if "arguments" not in function:
+            raise StreamFailure.protocol(f"{VENDOR} sent tool call {name!r} without arguments")
+        arguments = _arguments(name, function["arguments"])
+        if self._kind:  # a call after text or thinking closes that block: the order stays the server's
+            self._builder.block_end((self._kind, self._segment))
+            self._kind, self._segment = "", self._segment + 1
+        key = ("call", self._calls)
+        self._builder.tool_call_start(key, tool_call_id(self._created_at or "", self._calls), name, arguments=arguments)
+        self._builder.block_end(key)
+        self._calls += 1
+
+    def _done(self, line: dict[str, Any]) -> None:
+        builder = self._builder
+        builder.usage(input=_count(line, "prompt_eval_count"), output=_count(line, "eval_count"))
+        reason = line.get("done_reason")
+        if reason is None:
+            reason = "stop"  # servers before done_reason existed ended every reply this way
+        if not isinstance(reason, str):
+            raise StreamFailure.protocol(f"{VENDOR} sent a done_reason that is not a string: {reason!r:.200}")
+        STOPS.stop(builder, reason)  # the builder makes "stop" "toolUse" when a complete call exists
+        builder.finish()
