@@ -1,0 +1,138 @@
+"""The same Ollama ``/api/chat`` bytes through three stacks, in one run:
+
+(a) httpx ``aiter_lines`` + ``json.loads`` — merely parsing, the naive way;
+(b) ``stream_ollama_chat`` — our full normalization (framing, JSON, decoding, builder, events);
+(c) the ``ollama`` client's streaming ``chat`` (its pydantic ``ChatResponse`` per line).
+
+Budgets (issue 21): b/a ≥ 1.5 (2× once the speed issue lands), b/c ≥ 3 (the client is light), and for
+(b) a body of 16k one-call lines at most 1.5× the cost of 16k text lines. Every line has the fields
+Ollama sends (``model``, ``created_at``, ``message``, ``done``). Bodies are served by an in-process
+transport in 16 KiB reads, the same bytes for every stack; times are CPU time, best of 7 runs in turn.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+import httpx
+
+from bench._util import verdict
+from bench._wire import BENCH_CONTEXT, READ, compare_stacks, cost_ratio
+from normalize import Model, StreamOptions
+from streamfns.ollama import stream_ollama_chat
+
+__all__ = ["main", "run", "text_body", "tool_body"]
+
+_MODEL = Model(id="llama-bench", api="ollama-chat", provider="ollama", base_url="http://bench.invalid")
+_URL = "http://bench.invalid/api/chat"
+
+
+def _line(message: dict[str, Any], n: int, **extra: Any) -> bytes:
+    stamp = f"2025-06-09T17:59:{n // 1_000_000:02d}.{n % 1_000_000:06d}Z"
+    value = {"model": "llama-bench", "created_at": stamp, "message": {"role": "assistant", **message}, **extra}
+    return json.dumps(value, separators=(",", ":")).encode() + b"\n"
+
+
+def _done(n: int) -> bytes:
+    counts = {"total_duration": 1, "load_duration": 1, "prompt_eval_count": 10, "eval_count": n}
+    return _line({"content": ""}, n, done_reason="stop", done=True, **counts)
+
+
+def text_body(lines: int) -> bytes:
+    """``lines`` content lines (words with Go's ``\\u003c`` escapes now and then), then the ``done`` line."""
+    words = ("Hello", " there", ", \u003cfriend\u003e", " and", " caf\u00e9", "\n")
+    body = [_line({"content": words[n % len(words)]}, n, done=False) for n in range(lines)]
+    return b"".join(body) + _done(lines)
+
+
+def tool_body(lines: int) -> bytes:
+    """``lines`` lines of one whole tool call each (as older servers and the done-line buffering send them)."""
+    body = [
+        _line(
+            {
+                "content": "",
+                "tool_calls": [{"function": {"index": n, "name": "calc", "arguments": {"x": n, "q": "a\tb"}}}],
+            },
+            n,
+            done=False,
+        )
+        for n in range(lines)
+    ]
+    return b"".join(body) + _done(lines)
+
+
+class _Reads(httpx.AsyncByteStream):
+    def __init__(self, reads: list[bytes]) -> None:
+        self._reads = reads
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        for piece in self._reads:
+            yield piece
+
+
+def _transport(body: bytes) -> httpx.MockTransport:
+    reads = [body[i : i + READ] for i in range(0, len(body), READ)]
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, headers={"content-type": "application/x-ndjson"}, stream=_Reads(reads))
+
+    return httpx.MockTransport(handler)
+
+
+async def _naive(body: bytes) -> int:
+    count = 0
+    async with httpx.AsyncClient(transport=_transport(body)) as client, client.stream("POST", _URL) as response:
+        async for line in response.aiter_lines():
+            if line:
+                json.loads(line)
+                count += 1
+    return count
+
+
+async def _ours(body: bytes) -> int:
+    async with httpx.AsyncClient(transport=_transport(body)) as client:
+        stream = stream_ollama_chat(_MODEL, BENCH_CONTEXT, StreamOptions(http_client=client))
+        count = 0
+        async for _ in stream:
+            count += 1
+        message = await stream.result()
+    if message.stop_reason not in ("stop", "toolUse"):
+        raise AssertionError(f"the bench body did not decode: {message.error_message}")
+    return count
+
+
+async def _client(body: bytes) -> int:
+    import ollama
+
+    client = ollama.AsyncClient(host="http://bench.invalid", transport=_transport(body))
+    count = 0
+    parts = await client.chat(  # pyright: ignore[reportUnknownMemberType] - its tools parameter takes any callable
+        model="llama-bench", messages=[{"role": "user", "content": "bench"}], stream=True
+    )
+    async for _ in parts:
+        count += 1
+    return count
+
+
+def run() -> list[str]:
+    """Measure and return report lines."""
+    lines: list[str] = []
+    for label, body in (("text 40k lines", text_body(40_000)), ("tool calls 16k lines", tool_body(16_000))):
+        stacks = {"httpx aiter_lines + json.loads": _naive, "stream_ollama_chat": _ours}
+        client = ("ollama client chat(stream=True)", _client)
+        lines += compare_stacks(label, body, body.count(b"\n"), stacks, client, floor_a=1.5, floor_c=3.0)
+    ratio = cost_ratio(_ours, tool_body(16_000), text_body(16_000))
+    lines.append(f"stream_ollama_chat tool/text cost at 16k lines: {ratio:.2f}   {verdict(ratio, 1.5, at_most=True)}")
+    return lines
+
+
+def main() -> None:
+    """Print the Ollama report."""
+    for line in run():
+        print(line, flush=True)
+
+
+if __name__ == "__main__":
+    main()
