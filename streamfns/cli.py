@@ -240,6 +240,18 @@ def _models(args: argparse.Namespace) -> int:
             f"unknown provider {args.provider!r}; {did_you_mean(args.provider, list_providers(), what='providers')}"
         )
     found = list_models(args.provider)
+    if args.provider == "ollama":
+        # Local model names are the user's own: list what the server has pulled when one answers.
+        from streamfns.ollama.server import pulled_models  # noqa: PLC0415 - only this listing reaches a server
+
+        pulled = pulled_models()
+        if pulled is None:
+            sys.stderr.write(
+                "streamfns: no Ollama server answered (OLLAMA_HOST or http://localhost:11434); any pulled model "
+                "works as ollama/<name> — these are the catalog's:\n"
+            )
+        else:
+            found = pulled
     for problem in adapter_problems():  # a plugin's skipped entries are named, the listing goes on
         sys.stderr.write(f"streamfns: warning: {problem}\n")
     if args.json:
