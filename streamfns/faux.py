@@ -164,9 +164,13 @@ class FauxProvider:
     def __call__(
         self, model: Model, context: Context, options: StreamOptions | None = None, /
     ) -> AssistantMessageEventStream:
-        """The StreamFn: stream the next scripted response."""
+        """The StreamFn: stream the next scripted response.
+
+        A call whose signal is already aborted answers ``aborted`` at once and leaves the script as it
+        is: nothing was sent, so no response is used up (``state.call_count`` still counts the call)."""
         self.state.call_count += 1
-        step = self._queue.pop(0) if self._queue else None
+        already_aborted = options is not None and options.signal is not None and options.signal.aborted
+        step = self._queue.pop(0) if self._queue and not already_aborted else None
         rng = random.Random(self.seed * 1_000_003 + self.state.call_count)
         return AssistantMessageEventStream.from_batches(self._run(step, model, context, options, rng), model=model)
 

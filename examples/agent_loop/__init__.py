@@ -16,11 +16,27 @@ from examples.agent_loop.events import (
     MessageUpdate,
     ToolExecutionEnd,
     ToolExecutionStart,
+    ToolExecutionUpdate,
     TurnEnd,
     TurnStart,
 )
-from examples.agent_loop.loop import LENGTH_TEXT, Agent, Listener
-from examples.agent_loop.tools import ABORTED_TEXT, AgentTool, validate_arguments
+from examples.agent_loop.loop import (
+    LENGTH_TEXT,
+    Agent,
+    CompletedTurn,
+    FinishDecision,
+    FinishTurn,
+    Listener,
+    NextTurn,
+    PrepareNextTurn,
+    PrepareRequest,
+    QueueMode,
+    Request,
+    finish_turns,
+    max_tool_calls,
+    max_turns,
+)
+from examples.agent_loop.tools import ABORTED_TEXT, AgentTool, OnUpdate, validate_arguments
 
 __all__ = [
     "ABORTED_TEXT",
@@ -30,13 +46,26 @@ __all__ = [
     "AgentEvent",
     "AgentStart",
     "AgentTool",
+    "CompletedTurn",
+    "FinishDecision",
+    "FinishTurn",
     "Listener",
     "MessageEnd",
     "MessageStart",
     "MessageUpdate",
+    "NextTurn",
+    "OnUpdate",
+    "PrepareNextTurn",
+    "PrepareRequest",
+    "QueueMode",
+    "Request",
     "ToolExecutionEnd",
     "ToolExecutionStart",
+    "ToolExecutionUpdate",
     "TurnEnd",
     "TurnStart",
+    "finish_turns",
+    "max_tool_calls",
+    "max_turns",
     "validate_arguments",
 ]

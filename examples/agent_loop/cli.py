@@ -8,7 +8,9 @@
 ``--replay`` plays a multi-turn recording offline, answering each request the loop sends from it;
 ``--demo`` replays the recording of every wire api in ``cassettes/`` (what ``make demo`` shows after
 ``streamfns demo``). It runs from a clone of the repository: the examples are not part of the
-installed package. A mistake in the arguments is one ``error:`` line on stderr and exit status 2; a
+installed package. A mistake in the arguments is one ``error:`` line on stderr and exit status 2 —
+among them a task given to ``--replay`` that is not the one the recording holds (a replay can only play
+back the recorded replies; a recording that stores no prompt is replayed with a ``warning:`` line); a
 run whose last reply ended in an error exits 1; an interrupt exits 130.
 """
 
@@ -60,7 +62,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--base-url", default=None, help="send requests here instead of the catalog's; with --model")
     parser.add_argument("--reasoning", choices=THINKING_LEVELS, default=None, help="thinking level")
     parser.add_argument("--max-tokens", type=int, default=None, help="output token limit per reply")
-    parser.add_argument("task", nargs="?", help="what to do (with --replay: defaults to the recorded prompt)")
+    parser.add_argument(
+        "task", nargs="?", help="what to do (with --replay: the recorded prompt, the only task a replay can answer)"
+    )
     return parser
 
 
@@ -101,10 +105,23 @@ async def _agent(args: argparse.Namespace) -> int:
             model = model_for_cassette(cassette)
         except (CassetteError, OSError) as exc:
             raise UsageError(str(exc).splitlines()[0] if str(exc) else repr(exc)) from None
-        recorded_prompt = cassette.extra.get("prompt")
-        task = args.task or (recorded_prompt if isinstance(recorded_prompt, str) else None)
+        recorded = cassette.extra.get("prompt")
+        recorded_prompt = recorded if isinstance(recorded, str) else None
+        task = args.task or recorded_prompt
         if not task:
             raise UsageError("this recording stores no prompt: give the task after the cassette")
+        # A replay answers with the recorded replies whatever it is asked: a different task would get
+        # the recorded conversation and look answered.
+        if recorded_prompt is not None and task != recorded_prompt:
+            raise UsageError(
+                f"this recording holds the task {recorded_prompt!r}, not {task!r}: a replay only plays back "
+                "the recorded replies (leave the task out, or run it live with --model)"
+            )
+        if recorded_prompt is None:
+            sys.stderr.write(
+                f"{PROG}: warning: this recording stores no prompt, so nothing checks that it holds this task; "
+                "its recorded replies are played back as they are\n"
+            )
         async with replay_client(cassette) as client:
             options.http_client, options.api_key, options.max_retries = client, "offline-replay", 0
             agent = Agent(model, tools=DEMO_TOOLS, system_prompt=DEMO_SYSTEM_PROMPT, options=options)

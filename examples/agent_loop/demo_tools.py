@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from examples.agent_loop.tools import AgentTool
+from examples.agent_loop.tools import AgentTool, OnUpdate
 from normalize import AbortSignal
 
 __all__ = ["CALCULATOR", "CURRENT_TIME", "DEMO_SYSTEM_PROMPT", "DEMO_TOOLS", "evaluate"]
@@ -56,7 +56,7 @@ def evaluate(expression: str) -> int | float:
     return _value(tree.body)
 
 
-async def _calculate(tool_call_id: str, arguments: dict[str, Any], signal: AbortSignal) -> str:
+async def _calculate(tool_call_id: str, arguments: dict[str, Any], signal: AbortSignal, _on_update: OnUpdate) -> str:
     del tool_call_id, signal
     result = evaluate(arguments["expression"])
     if isinstance(result, float) and result.is_integer():
@@ -64,7 +64,7 @@ async def _calculate(tool_call_id: str, arguments: dict[str, Any], signal: Abort
     return str(result)
 
 
-async def _now(tool_call_id: str, arguments: dict[str, Any], signal: AbortSignal) -> str:
+async def _now(tool_call_id: str, arguments: dict[str, Any], signal: AbortSignal, _on_update: OnUpdate) -> str:
     del tool_call_id, signal
     name = arguments.get("timezone", "UTC")
     try:

@@ -9,13 +9,18 @@ A run emits, in this order::
         message_update ...            (one per content event of the stream)
         message_end                   (the stream's terminal: the final assistant message)
         tool_execution_start ...      (one per tool call, in the message's order)
-        tool_execution_end ...        (as each tool finishes)
+        tool_execution_update ...     (a running tool's progress, as it reports it)
+        tool_execution_end ...        (as each tool finishes; ``duration_ms`` for a tool that ran)
         message_start / message_end   (each tool result, in the message's order)
       turn_end
     agent_end
 
 ``message`` on ``message_start``/``message_update`` of the assistant reply is the stream's **live**
 partial message (one object, mutated in place); copy it if you keep snapshots.
+
+Listeners are awaited, one event at a time: the loop goes on only once every listener has returned
+(and, for an ``async`` listener, finished) — the transcript is already updated at ``message_end``, so a
+listener may persist it there.
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from normalize import AssistantMessage, AssistantMessageEvent, Message, ToolResultMessage
+from normalize import AssistantMessage, AssistantMessageEvent, Message, ToolResultContent, ToolResultMessage
 
 __all__ = [
     "AgentEnd",
@@ -34,6 +39,7 @@ __all__ = [
     "MessageUpdate",
     "ToolExecutionEnd",
     "ToolExecutionStart",
+    "ToolExecutionUpdate",
     "TurnEnd",
     "TurnStart",
 ]
@@ -89,12 +95,28 @@ class ToolExecutionStart:
 
 
 @dataclass(slots=True)
+class ToolExecutionUpdate:
+    """A running tool reported progress through ``on_update``; ``partial_result`` is what it reported."""
+
+    tool_call_id: str
+    tool_name: str
+    arguments: dict[str, Any]
+    partial_result: list[ToolResultContent]
+    type: Literal["tool_execution_update"] = field(default="tool_execution_update", init=False)
+
+
+@dataclass(slots=True)
 class ToolExecutionEnd:
-    """A tool call finished (or was refused); ``result`` is the message that will answer it."""
+    """A tool call finished (or was refused); ``result`` is the message that will answer it.
+
+    ``duration_ms`` is how long the tool ran (≥ 0), from just before ``execute`` was called to its
+    answer; None for a call that was refused and never ran (unknown tool, invalid arguments, ``length``,
+    an abort before it started)."""
 
     tool_call_id: str
     tool_name: str
     result: ToolResultMessage
+    duration_ms: float | None = None
     type: Literal["tool_execution_end"] = field(default="tool_execution_end", init=False)
 
     @property
@@ -127,6 +149,7 @@ AgentEvent = (
     | MessageUpdate
     | MessageEnd
     | ToolExecutionStart
+    | ToolExecutionUpdate
     | ToolExecutionEnd
     | TurnEnd
     | AgentEnd

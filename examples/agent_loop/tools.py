@@ -1,13 +1,17 @@
 """Tools for the agent loop, and the rules for running one tool call.
 
 A tool is a name, a description, a JSON Schema for its arguments and an async ``execute(tool_call_id,
-arguments, signal)`` returning text (or text and image blocks). :func:`run_tool_call` turns any tool
-call into a :class:`~normalize.ToolResultMessage` carrying the call's id, and never raises:
+arguments, signal, on_update)`` returning text (or text and image blocks); ``await on_update(partial)``
+reports progress (text or blocks), which the loop emits as ``tool_execution_update``. A tool may
+declare ``timeout_s``: past it the tool is cancelled and answered :func:`timeout_text`.
+:func:`run_tool_call` turns any tool call into a :class:`~normalize.ToolResultMessage` carrying the
+call's id, and never raises:
 
 - an unknown tool → ``Tool <name> not found``;
 - arguments that break the schema → ``Validation failed for tool "<name>":`` with each failing
   field, then ``Received arguments:`` echoing what the model sent; ``execute`` never runs;
 - an exception inside ``execute`` → an error result whose text is the exception's message;
+- a tool running longer than its ``timeout_s`` → cancelled, then ``Tool "<name>" timed out after <n> s``;
 - an abort (before, during or right after ``execute``) → ``Operation aborted``, never a success;
   a tool still running when the signal fires is cancelled;
 - a ``CancelledError`` the tool raises by itself (the run neither aborted nor cancelled: nobody
@@ -43,13 +47,16 @@ __all__ = [
     "CLEANUP_S",
     "AgentTool",
     "Execute",
+    "OnUpdate",
     "ToolInterrupt",
+    "as_content",
     "cancelled_text",
     "error_result",
     "not_found_text",
     "prepare_tool_call",
     "run_tool_call",
     "schema_problems",
+    "timeout_text",
     "validate_arguments",
 ]
 
@@ -57,7 +64,14 @@ ABORTED_TEXT = "Operation aborted"
 #: How long an aborted tool gets to clean up before the agent answers "Operation aborted" without it.
 CLEANUP_S = 1.0
 
-Execute = Callable[[str, dict[str, Any], AbortSignal], Awaitable[str | Sequence[ToolResultContent]]]
+#: What a tool reports as progress: awaiting it returns once every listener has seen the update.
+OnUpdate = Callable[[str | Sequence[ToolResultContent]], Awaitable[None]]
+Execute = Callable[[str, dict[str, Any], AbortSignal, OnUpdate], Awaitable[str | Sequence[ToolResultContent]]]
+
+
+async def _no_updates(_partial: str | Sequence[ToolResultContent]) -> None:
+    """The ``on_update`` of a tool run with nobody listening."""
+
 
 # Keywords the checker enforces, and keywords that only describe (never constrain) a value.
 _KEYWORDS = frozenset(
@@ -138,13 +152,6 @@ def _json_equal(a: object, b: object) -> bool:
     return a == b
 
 
-def _json_type(value: object) -> str:
-    for name in ("null", "boolean", "integer", "number", "string", "array", "object"):
-        if _is_type(value, name):
-            return name
-    return type(value).__name__
-
-
 def validate_arguments(value: object, schema: Mapping[str, Any], path: str = "") -> list[str]:
     """Every way ``value`` breaks ``schema``, as ``"<field>: <problem>"`` lines (empty when valid)."""
     here = path or "(root)"
@@ -152,7 +159,7 @@ def validate_arguments(value: object, schema: Mapping[str, Any], path: str = "")
     if types is not None:
         allowed = [types] if isinstance(types, str) else list(cast("list[str]", types))
         if not any(_is_type(value, name) for name in allowed):
-            return [f"{here}: expected {' or '.join(allowed)}, got {_json_type(value)}"]
+            return [f"{here}: must be {' or '.join(allowed)}"]
     problems: list[str] = []
     if "const" in schema and not _json_equal(value, schema["const"]):
         problems.append(f"{here}: must be {json.dumps(schema['const'])}")
@@ -226,6 +233,8 @@ class AgentTool:
     description: str
     parameters: dict[str, Any]
     execute: Execute
+    #: Seconds the tool may run before it is cancelled and answered :func:`timeout_text` (None: no limit).
+    timeout_s: float | None = None
 
     def __post_init__(self) -> None:
         problems = schema_problems(self.parameters)
@@ -254,6 +263,11 @@ def cancelled_text(name: str, error: BaseException) -> str:
     return f'Tool "{name}" failed: it raised CancelledError{detail}, but the run was neither aborted nor cancelled'
 
 
+def timeout_text(name: str, timeout_s: float) -> str:
+    """The result text for a tool that ran longer than its ``timeout_s``."""
+    return f'Tool "{name}" timed out after {timeout_s:g} s'
+
+
 class ToolInterrupt(Exception):
     """A tool's ``BaseException`` that is not an ``Exception`` (``error``: ``KeyboardInterrupt``,
     ``SystemExit``, …), carried as an ordinary exception out of the task it was raised in, to be raised
@@ -270,7 +284,8 @@ def _validation_text(call: ToolCall, problems: list[str]) -> str:
     return f'Validation failed for tool "{call.name}":\n{listed}\n\nReceived arguments:\n{received}'
 
 
-def _content(output: object) -> list[ToolResultContent]:
+def as_content(output: object) -> list[ToolResultContent]:
+    """A tool's output (or progress) as result blocks; ``TypeError`` for anything but text or blocks."""
     if isinstance(output, str):
         return [TextContent(text=output)]
     if isinstance(output, Sequence) and all(
@@ -281,10 +296,10 @@ def _content(output: object) -> list[ToolResultContent]:
     raise TypeError(f"the tool returned {kind}, not text or a list of text/image blocks")
 
 
-async def _call(tool: AgentTool, call: ToolCall, signal: AbortSignal) -> list[ToolResultContent]:
+async def _call(tool: AgentTool, call: ToolCall, signal: AbortSignal, on_update: OnUpdate) -> list[ToolResultContent]:
     # Inside a task, so even a synchronous raise in ``execute`` becomes the task's exception.
     try:
-        return _content(await tool.execute(call.id, call.arguments, signal))
+        return as_content(await tool.execute(call.id, call.arguments, signal, on_update))
     except (Exception, asyncio.CancelledError):
         raise
     except BaseException as exc:  # KeyboardInterrupt, SystemExit: must end this task, not the event loop
@@ -304,15 +319,19 @@ def prepare_tool_call(tools: Mapping[str, AgentTool], call: ToolCall, signal: Ab
     return tool
 
 
-async def run_tool_call(tool: AgentTool, call: ToolCall, signal: AbortSignal) -> ToolResultMessage:
+async def run_tool_call(
+    tool: AgentTool, call: ToolCall, signal: AbortSignal, on_update: OnUpdate = _no_updates
+) -> ToolResultMessage:
     """Run a prepared call and answer it (see the module docstring): never raises an ``Exception``;
     raises ``CancelledError`` when the caller is cancelled, and a tool's ``KeyboardInterrupt``,
     ``SystemExit`` (any ``BaseException`` that is not an ``Exception``) as itself. Await it in the task
     that should see those: run in a task of its own, carry them out with :class:`ToolInterrupt`."""
-    work = asyncio.ensure_future(_call(tool, call, signal))
+    work = asyncio.ensure_future(_call(tool, call, signal, on_update))
     aborted = asyncio.ensure_future(signal.wait())
+    timed_out = False
     try:
-        await asyncio.wait((work, aborted), return_when=asyncio.FIRST_COMPLETED)
+        await asyncio.wait((work, aborted), timeout=tool.timeout_s, return_when=asyncio.FIRST_COMPLETED)
+        timed_out = not work.done() and not aborted.done()
     finally:
         aborted.cancel()
         if not work.done():
@@ -326,6 +345,8 @@ async def run_tool_call(tool: AgentTool, call: ToolCall, signal: AbortSignal) ->
             raise failure.error  # the interrupt itself, its traceback still reaching into the tool
     if signal.aborted:
         return error_result(call, ABORTED_TEXT)
+    if timed_out and tool.timeout_s is not None:
+        return error_result(call, timeout_text(call.name, tool.timeout_s))
     if work.cancelled():
         # Not aborted, and not cancelled by us (a cancellation of the caller has propagated above):
         # the tool raised CancelledError by itself. That is its failure, not an abort.

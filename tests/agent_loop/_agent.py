@@ -11,10 +11,11 @@ from examples.agent_loop import (
     MessageUpdate,
     ToolExecutionEnd,
     ToolExecutionStart,
+    ToolExecutionUpdate,
     TurnEnd,
     TurnStart,
 )
-from normalize import AssistantMessage, Message
+from normalize import AssistantMessage, Message, TextContent
 from streamfns.faux import FauxProvider
 
 
@@ -37,6 +38,9 @@ def describe(event: AgentEvent) -> str:
             return f"message_end {_role(event.message)}"
         case ToolExecutionStart():
             return f"tool_start {event.tool_name}"
+        case ToolExecutionUpdate():
+            text = "".join(block.text for block in event.partial_result if isinstance(block, TextContent))
+            return f"tool_update {event.tool_name} {text}"
         case ToolExecutionEnd():
             return f"tool_end {event.tool_name} {'error' if event.is_error else 'ok'}"
         case TurnEnd():
@@ -46,7 +50,7 @@ def describe(event: AgentEvent) -> str:
 
 
 class Recorder:
-    """An ``on_event`` listener that keeps every event."""
+    """An ``on_event`` listener that keeps every event (a plain function: the loop accepts both kinds)."""
 
     def __init__(self) -> None:
         self.events: list[AgentEvent] = []

@@ -102,6 +102,7 @@ def _bad_arguments(tmp: Path) -> list[list[str]]:
         ["--replay", str(not_json)],
         ["--replay", str(unknown_api), "task"],
         ["--replay", "llma__text_haiku45"],  # a recording that stores no prompt, and no task given
+        ["--replay", ROUND_TRIP, "What is 2 + 2?"],  # not the task the recording holds
         ["--max-tokens", "many", "--demo"],
     ]
 

@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from examples.agent_loop import ABORTED_TEXT, Agent, AgentTool
+from examples.agent_loop import ABORTED_TEXT, Agent, AgentTool, OnUpdate
 from examples.agent_loop import tools as agent_tools
 from examples.agent_loop.tools import cancelled_text, run_tool_call
 from normalize import AbortController, AbortSignal, AssistantMessage, Message, TextContent, ToolCall, ToolResultMessage
@@ -87,7 +87,7 @@ async def test_a_tool_raising_cancelled_error_by_itself_is_a_tool_failure(
     provider = faux()
     seen: list[AbortSignal] = []
 
-    async def quit_(_id: str, _args: dict[str, Any], signal: AbortSignal) -> str:
+    async def quit_(_id: str, _args: dict[str, Any], signal: AbortSignal, _on_update: OnUpdate) -> str:
         seen.append(signal)
         raise raised
 
@@ -120,7 +120,7 @@ async def test_a_tool_raising_cancelled_error_by_itself_is_a_tool_failure(
 
 
 async def test_run_tool_call_answers_a_tool_cancelled_error_as_a_failure() -> None:
-    async def quit_(_id: str, _args: dict[str, Any], _signal: AbortSignal) -> str:
+    async def quit_(_id: str, _args: dict[str, Any], _signal: AbortSignal, _on_update: OnUpdate) -> str:
         raise asyncio.CancelledError
 
     call = ToolCall(id="c1", name="quit", arguments={})
@@ -136,7 +136,7 @@ async def test_a_tool_raising_cancelled_error_after_an_abort_is_answered_aborted
     provider = faux()
     agent: Agent
 
-    async def stop_on_abort(_id: str, _args: dict[str, Any], signal: AbortSignal) -> str:
+    async def stop_on_abort(_id: str, _args: dict[str, Any], signal: AbortSignal, _on_update: OnUpdate) -> str:
         agent.abort()
         assert signal.aborted
         raise asyncio.CancelledError
@@ -155,7 +155,7 @@ async def test_cancelling_the_run_cancels_and_awaits_its_tools_then_propagates()
     started, cleaned = asyncio.Event(), asyncio.Event()
     signals: list[AbortSignal] = []
 
-    async def slow(_id: str, _args: dict[str, Any], signal: AbortSignal) -> str:
+    async def slow(_id: str, _args: dict[str, Any], signal: AbortSignal, _on_update: OnUpdate) -> str:
         signals.append(signal)
         started.set()
         try:
@@ -246,7 +246,7 @@ def test_an_interrupt_from_a_tool_propagates_after_cleanup(make: Callable[[], Ba
         started = asyncio.Event()
         signals: list[AbortSignal] = []
 
-        async def slow(_id: str, _args: dict[str, Any], signal: AbortSignal) -> str:
+        async def slow(_id: str, _args: dict[str, Any], signal: AbortSignal, _on_update: OnUpdate) -> str:
             signals.append(signal)
             started.set()
             try:
@@ -255,7 +255,7 @@ def test_an_interrupt_from_a_tool_propagates_after_cleanup(make: Callable[[], Ba
                 seen.cleaned = True
             return "never"
 
-        async def stop(_id: str, _args: dict[str, Any], _signal: AbortSignal) -> str:
+        async def stop(_id: str, _args: dict[str, Any], _signal: AbortSignal, _on_update: OnUpdate) -> str:
             await started.wait()
             raise interrupt
 
@@ -303,7 +303,7 @@ def test_an_interrupt_wins_over_the_abort_it_came_with() -> None:
         provider = faux()
         agent: Agent
 
-        async def stop(_id: str, _args: dict[str, Any], _signal: AbortSignal) -> str:
+        async def stop(_id: str, _args: dict[str, Any], _signal: AbortSignal, _on_update: OnUpdate) -> str:
             agent.abort()
             raise KeyboardInterrupt
 
@@ -330,7 +330,7 @@ def test_two_interrupting_tools_raise_the_first_in_call_order_and_nothing_is_lef
         both = asyncio.Barrier(2)
 
         def raising(error: BaseException) -> Any:
-            async def execute(_id: str, _args: dict[str, Any], _signal: AbortSignal) -> str:
+            async def execute(_id: str, _args: dict[str, Any], _signal: AbortSignal, _on_update: OnUpdate) -> str:
                 await both.wait()  # both raise in the same step of the loop
                 raise error
 
@@ -354,7 +354,7 @@ def test_two_interrupting_tools_raise_the_first_in_call_order_and_nothing_is_lef
 
 
 async def test_run_tool_call_raises_the_interrupt_itself() -> None:
-    async def stop(_id: str, _args: dict[str, Any], _signal: AbortSignal) -> str:
+    async def stop(_id: str, _args: dict[str, Any], _signal: AbortSignal, _on_update: OnUpdate) -> str:
         raise _Custom("mine")
 
     with pytest.raises(_Custom, match=r"^mine$"):
@@ -375,7 +375,7 @@ def test_an_abandoned_tool_that_interrupts_later_goes_through_the_loop_unreporte
         release = asyncio.Event()
         agent: Agent
 
-        async def deaf(_id: str, _args: dict[str, Any], _signal: AbortSignal) -> str:
+        async def deaf(_id: str, _args: dict[str, Any], _signal: AbortSignal, _on_update: OnUpdate) -> str:
             agent.abort()
             while not release.is_set():
                 try:
@@ -395,3 +395,38 @@ def test_an_abandoned_tool_that_interrupts_later_goes_through_the_loop_unreporte
     ran = _on_own_loop(main)
     assert ran.escaped is interrupt
     assert ran.reported == []
+
+
+# -- a tool that raises because of the abort (issue 23, item 6) -----------------------------------------
+
+
+def test_a_tool_raising_on_abort_is_answered_aborted_and_nothing_is_left_unretrieved() -> None:
+    async def main() -> list[str]:
+        provider = faux()
+        agent: Agent
+
+        async def on_signal(_id: str, _args: dict[str, Any], signal: AbortSignal, _on_update: OnUpdate) -> str:
+            await signal.wait()
+            raise RuntimeError("the connection was torn down")  # raised while the abort is being handled
+
+        async def in_cleanup(_id: str, _args: dict[str, Any], _signal: AbortSignal, _on_update: OnUpdate) -> str:
+            try:
+                agent.abort()
+                await asyncio.sleep(_BOUND_S)
+            except asyncio.CancelledError:
+                raise RuntimeError("cleanup failed") from None
+            return "never"
+
+        calls = [faux_tool_call("watch", {}), faux_tool_call("clean", {})]
+        provider.set_responses([faux_message(calls, stop_reason="toolUse"), faux_message("never sent")])
+        agent = Agent(
+            provider.model(), tools=[_tool("watch", on_signal), _tool("clean", in_cleanup)], stream_fn=provider
+        )
+        async with asyncio.timeout(_BOUND_S):
+            await agent.run("Go")
+        return [_texts(result) for result in _results(agent)]
+
+    ran = _on_own_loop(main)
+    assert ran.escaped is None
+    assert ran.value == [ABORTED_TEXT, ABORTED_TEXT]
+    assert ran.reported == []  # no "Task exception was never retrieved"

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from examples.agent_loop import AgentTool, validate_arguments
+from examples.agent_loop import AgentTool, OnUpdate, validate_arguments
 from examples.agent_loop.demo_tools import CALCULATOR, CURRENT_TIME, evaluate
 from examples.agent_loop.tools import run_tool_call
 from normalize import AbortController, AbortSignal, TextContent, ToolCall
@@ -49,23 +49,23 @@ def test_valid_arguments_have_no_problems() -> None:
     ("arguments", "problems"),
     [
         ({}, ["path: is required"]),
-        ([], ["(root): expected object, got array"]),
-        ({"path": 5}, ["path: expected string, got integer"]),
+        ([], ["(root): must be object"]),
+        ({"path": 5}, ["path: must be string"]),
         ({"path": ""}, ["path: must be at least 1 characters", "path: must match '^[a-z/]+$'"]),
-        ({"path": "a", "count": True}, ["count: expected integer, got boolean"]),
-        ({"path": "a", "count": 1.5}, ["count: expected integer, got number"]),
+        ({"path": "a", "count": True}, ["count: must be integer"]),
+        ({"path": "a", "count": 1.5}, ["count: must be integer"]),
         ({"path": "a", "count": 11}, ["count: must be <= 10"]),
         ({"path": "a", "mode": "x"}, ['mode: must be one of ["r", "w"]']),
         (
             {"path": "a", "tags": ["x", 2, "z"]},
-            ["tags: allows at most 2 items", "tags[1]: expected string, got integer"],
+            ["tags: allows at most 2 items", "tags[1]: must be string"],
         ),
         ({"path": "a", "ratio": 1}, ["ratio: must be < 1"]),
-        ({"path": "a", "ratio": float("nan")}, ["ratio: expected number or null, got float"]),
+        ({"path": "a", "ratio": float("nan")}, ["ratio: must be number or null"]),
         ({"path": "a", "nested": {}}, ["nested.flag: is required"]),
         (
             {"path": "a", "nested": {"flag": 1, "x": 0}},
-            ["nested.flag: expected boolean, got integer", "nested.x: is not an allowed property"],
+            ["nested.flag: must be boolean", "nested.x: is not an allowed property"],
         ),
         ({"path": "a", "either": [1]}, ["either: matches none of the allowed forms"]),
         ({"path": "a", "extra": 1}, ["extra: is not an allowed property"]),
@@ -75,7 +75,7 @@ def test_every_broken_field_is_named(arguments: object, problems: list[str]) -> 
     assert validate_arguments(arguments, SCHEMA) == problems
 
 
-async def _noop(_id: str, _args: dict[str, Any], _signal: AbortSignal) -> str:
+async def _noop(_id: str, _args: dict[str, Any], _signal: AbortSignal, _on_update: OnUpdate) -> str:
     return ""
 
 

@@ -122,6 +122,17 @@ async def test_abort_before_start_sends_only_start_and_aborted(faux: FauxProvide
     assert (await stream.result()).stop_reason == "aborted"
 
 
+async def test_a_call_already_aborted_uses_up_no_scripted_response(faux: FauxProvider) -> None:
+    faux.set_responses([faux_message("kept for the next call")])
+    controller = AbortController()
+    controller.abort()
+    aborted = await streamfns.complete(faux.model(), CONTEXT, StreamOptions(signal=controller.signal))
+    assert (aborted.stop_reason, aborted.content, faux.pending, faux.state.call_count) == ("aborted", [], 1, 1)
+    answered = await streamfns.complete(faux.model(), CONTEXT)
+    assert (answered.stop_reason, answered.content) == ("stop", [TextContent(text="kept for the next call")])
+    assert (faux.pending, faux.state.call_count) == (0, 2)
+
+
 async def test_abort_mid_block_keeps_partial_and_is_prompt(faux: FauxProvider) -> None:
     faux.tokens_per_second = 20  # one token per 50 ms: the full reply would take seconds
     faux.set_responses([faux_message([faux_thinking("think " * 20), faux_text("word " * 100)])])
