@@ -68,6 +68,24 @@ def test_a_recording_without_a_second_reply_ends_the_run_with_an_error_not_a_tra
     assert "✗ Tool get_time not found" in done.stdout
     assert "all 1 interactions were already played" in done.stdout
     assert "Traceback" not in done.stdout + done.stderr
+    assert done.stderr.splitlines() == [  # the recording stores no prompt: the task cannot be checked
+        (
+            f"{PROG}: warning: this recording stores no prompt, so nothing checks that it holds this task; "
+            "its recorded replies are played back as they are"
+        )
+    ]
+
+
+def test_a_replay_refuses_a_task_the_recording_does_not_hold(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--replay", ROUND_TRIP, "another task"]) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err == (
+        f"{PROG}: error: this recording holds the task 'What is 1234 * 5678?', not 'another task': a replay "
+        "only plays back the recorded replies (leave the task out, or run it live with --model)\n"
+    )
+    assert main(["--replay", ROUND_TRIP, "What is 1234 * 5678?"]) == 0  # the recorded task itself is replayed
+    assert capsys.readouterr().err == ""
 
 
 async def test_the_demo_replays_the_round_trip_of_every_api_and_sends_exactly_the_recorded_requests() -> None:
