@@ -119,13 +119,21 @@ def _long_body(api: str) -> bytes:
 _LONG: dict[str, Scripted] = {}
 
 
+def _media_type(api: str) -> str:
+    """The content type the api's framing is served with (server-sent events, JSON lines, …)."""
+    from streamfns._adapters import builtin_adapters
+
+    profile = builtin_adapters()[api].profile
+    return profile.framing.media_types[0] if profile is not None else "text/event-stream"
+
+
 def _plan_for(name: str, fault: str, attempt: int, slow_chunk_s: float = _SLOW_CHUNK_S) -> Scripted:
     if name.startswith("long:"):
         api = name.removeprefix("long:")
         if api not in _LONG:
             body = _long_body(api)
             chunks = [(0.0, body[i : i + _READ]) for i in range(0, len(body), _READ)]
-            _LONG[api] = Scripted(chunks=chunks)
+            _LONG[api] = Scripted(headers=[("content-type", _media_type(api))], chunks=chunks)
         return _LONG[api]
     cassette = library.load(name)
     body = cassette.interactions[0].response.body
