@@ -33,6 +33,7 @@ import re
 import reprlib
 import sys
 import threading
+import types
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from importlib import resources
@@ -182,13 +183,26 @@ class Target:
         )
 
 
+def _same_callable(exported: object, stream_fn: object) -> bool:
+    """The same StreamFn: the object itself, or the same method of the same object (each read of
+    ``WIRE.stream`` makes a new bound method). Identity only: no ``__eq__`` of the adapter's runs."""
+    if exported is stream_fn:
+        return True
+    return (
+        isinstance(exported, types.MethodType)
+        and isinstance(stream_fn, types.MethodType)
+        and exported.__self__ is stream_fn.__self__
+        and exported.__func__ is stream_fn.__func__
+    )
+
+
 def _exported_name(adapter: Adapter) -> str:
     """``package.attr`` for the name in the package's ``__all__`` that holds the StreamFn itself (not an
     equal object: nothing of the adapter's runs here but attribute reads), else ``module.qualname``."""
     package = sys.modules.get(adapter.package)
     try:
         for attr in getattr(package, "__all__", ()):
-            if getattr(package, attr, None) is adapter.stream_fn:
+            if _same_callable(getattr(package, attr, None), adapter.stream_fn):
                 return f"{adapter.package}.{attr}"
     except Exception:  # the package's own __getattr__ failing: the qualified name still says who it is
         pass

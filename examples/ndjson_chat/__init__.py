@@ -11,4 +11,4 @@ from streamfns.kit import Adapter
 __all__ = ["ADAPTER", "stream_ndjson_chat"]
 
 #: What an installed package would name in its ``streamfns.adapters`` entry point.
-ADAPTER = Adapter(api=WIRE.api, stream_fn=stream_ndjson_chat, package=__name__, catalog=None, cassettes=("cassettes",))
+ADAPTER = Adapter.from_wire(WIRE, package=__name__, catalog=None, cassettes=("cassettes",))

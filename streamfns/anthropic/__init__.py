@@ -32,9 +32,8 @@ WIRE = WireApi(
     },
 )
 stream_anthropic = WIRE.stream
-ADAPTER = Adapter(
-    api=WIRE.api,
-    stream_fn=stream_anthropic,
+ADAPTER = Adapter.from_wire(
+    WIRE,
     package=__name__,
     demo=(
         ("llma__thinking_sonnet45", "thinking then text", "Two names for a pet pelican, be brief"),

@@ -35,9 +35,8 @@ WIRE = WireApi(
     },
 )
 stream_google = WIRE.stream
-ADAPTER = Adapter(
-    api=WIRE.api,
-    stream_fn=stream_google,
+ADAPTER = Adapter.from_wire(
+    WIRE,
     package=__name__,
     demo=(
         ("mirahar__thought_parts_gemini25flash", "thought parts then text (includeThoughts)", "What is 2 + 2?"),

@@ -15,12 +15,26 @@ known through the entry-point group :data:`ENTRY_POINT_GROUP`::
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import cast
+from typing import Protocol, cast
 
 from normalize.wire import ENTRY_POINT_GROUP, WireProfile
 from streamfns._contract import StreamFn
 
 __all__ = ["ENTRY_POINT_GROUP", "Adapter"]
+
+
+class _WireDeclaration(Protocol):
+    """What :meth:`Adapter.from_wire` reads of a :class:`~streamfns.kit.WireApi` (named structurally: the
+    declaration module does not import the wire module)."""
+
+    @property
+    def api(self) -> str: ...
+
+    @property
+    def profile(self) -> WireProfile: ...
+
+    @property
+    def stream(self) -> StreamFn: ...
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -49,6 +63,28 @@ class Adapter:
     catalog: str | None = "models.json"
     demo: tuple[tuple[str, str, str], ...] = ()
     cassettes: tuple[str, ...] = ()
+
+    @classmethod
+    def from_wire(
+        cls,
+        wire: _WireDeclaration,
+        *,
+        package: str,
+        catalog: str | None = "models.json",
+        demo: tuple[tuple[str, str, str], ...] = (),
+        cassettes: tuple[str, ...] = (),
+    ) -> Adapter:
+        """The declaration of a package whose StreamFn is ``wire.stream``: its api and profile are the
+        wire api's (``ADAPTER = Adapter.from_wire(WIRE, package=__name__)``)."""
+        return cls(
+            api=wire.api,
+            stream_fn=wire.stream,
+            package=package,
+            profile=wire.profile,
+            catalog=catalog,
+            demo=demo,
+            cassettes=cassettes,
+        )
 
     def __post_init__(self) -> None:
         cassettes = cast("object", self.cassettes)

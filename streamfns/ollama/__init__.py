@@ -73,9 +73,8 @@ WIRE = WireApi(
     },
 )
 stream_ollama_chat = WIRE.stream
-ADAPTER = Adapter(
-    api=WIRE.api,
-    stream_fn=stream_ollama_chat,
+ADAPTER = Adapter.from_wire(
+    WIRE,
     package=__name__,
     demo=(
         ("langchaingo__TestClient_GenerateChatStream_gemma3-1b", "text (Ollama, gemma3:1b)", "Say hello."),

@@ -36,9 +36,8 @@ WIRE = WireApi(
     },
 )
 stream_openai_completions = WIRE.stream
-ADAPTER = Adapter(
-    api=WIRE.api,
-    stream_fn=stream_openai_completions,
+ADAPTER = Adapter.from_wire(
+    WIRE,
     package=__name__,
     demo=(
         ("oai__text_usage_gpt4o", "text with usage (OpenAI)", "What's the weather like in SF?"),

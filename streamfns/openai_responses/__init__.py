@@ -48,9 +48,8 @@ WIRE = WireApi(
     },
 )
 stream_openai_responses = WIRE.stream
-ADAPTER = Adapter(
-    api=WIRE.api,
-    stream_fn=stream_openai_responses,
+ADAPTER = Adapter.from_wire(
+    WIRE,
     package=__name__,
     demo=(
         (
