@@ -92,4 +92,4 @@ WIRE = kit.WireApi(
     stream_error=lambda message: json.dumps({"error": message}).encode() + b"\n",
     recordings={"text": "text", "tool": "tool", "parallel": "parallel", "thinking": "thinking"},
 )
-stream_ndjson_chat = WIRE.stream
+stream_ndjson_chat = WIRE.stream_fn

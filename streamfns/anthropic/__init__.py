@@ -31,7 +31,7 @@ WIRE = WireApi(
         "thinking": "llma__thinking_sonnet45",
     },
 )
-stream_anthropic = WIRE.stream
+stream_anthropic = WIRE.stream_fn
 ADAPTER = Adapter.from_wire(
     WIRE,
     package=__name__,

@@ -34,7 +34,7 @@ WIRE = WireApi(
         "thinking": "mirahar__thought_parts_gemini25flash",
     },
 )
-stream_google = WIRE.stream
+stream_google = WIRE.stream_fn
 ADAPTER = Adapter.from_wire(
     WIRE,
     package=__name__,

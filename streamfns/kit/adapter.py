@@ -34,7 +34,7 @@ class _WireDeclaration(Protocol):
     def profile(self) -> WireProfile: ...
 
     @property
-    def stream(self) -> StreamFn: ...
+    def stream_fn(self) -> StreamFn: ...
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -74,11 +74,11 @@ class Adapter:
         demo: tuple[tuple[str, str, str], ...] = (),
         cassettes: tuple[str, ...] = (),
     ) -> Adapter:
-        """The declaration of a package whose StreamFn is ``wire.stream``: its api and profile are the
-        wire api's (``ADAPTER = Adapter.from_wire(WIRE, package=__name__)``)."""
+        """The declaration of a package whose StreamFn is ``wire.stream_fn``: its api and profile are the
+        wire api's (``stream_mine = WIRE.stream_fn``; ``ADAPTER = Adapter.from_wire(WIRE, package=__name__)``)."""
         return cls(
             api=wire.api,
-            stream_fn=wire.stream,
+            stream_fn=wire.stream_fn,
             package=package,
             profile=wire.profile,
             catalog=catalog,

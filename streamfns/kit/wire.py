@@ -34,7 +34,7 @@ import inspect
 import json
 from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar, cast
+from typing import Any, Generic, Protocol, TypeVar, cast
 
 from normalize import (
     AssistantMessageEvent,
@@ -75,6 +75,14 @@ class WireRequest:
 RequestBuilder = Callable[[Model, Context, StreamOptions], WireRequest]
 
 
+class BoundStream(Protocol):
+    """:meth:`WireApi.stream` as a value: a StreamFn that returns its stream at once (never awaitable)."""
+
+    def __call__(
+        self, model: Model, context: Context, options: StreamOptions | None = None, /
+    ) -> AssistantMessageEventStream: ...
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class WireApi(Generic[FrameT]):
     """A wire api, declared (see the module docstring).
@@ -108,6 +116,9 @@ class WireApi(Generic[FrameT]):
     recorded_headers: tuple[str, ...] = ()
     #: The api's bytes as the harness and the cassettes read them (derived from the fields above).
     profile: WireProfile = field(init=False, repr=False, compare=False)
+    #: :meth:`stream`, bound once: the one StreamFn object a package exports and its declaration names
+    #: (each read of ``WIRE.stream`` makes a new bound method).
+    stream_fn: BoundStream = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.key is None and self.signer is None:
@@ -128,6 +139,7 @@ class WireApi(Generic[FrameT]):
             ),
         )
         object.__setattr__(self, "profile", profile)
+        object.__setattr__(self, "stream_fn", self.stream)
 
     @property
     def end_marker(self) -> str:

@@ -72,7 +72,7 @@ WIRE = WireApi(
         "thinking": "prism__stream_without_thinking_1_gpt-oss",
     },
 )
-stream_ollama_chat = WIRE.stream
+stream_ollama_chat = WIRE.stream_fn
 ADAPTER = Adapter.from_wire(
     WIRE,
     package=__name__,

@@ -35,7 +35,7 @@ WIRE = WireApi(
         "thinking": "pai__deepseek_reasoner_reasoning_content",
     },
 )
-stream_openai_completions = WIRE.stream
+stream_openai_completions = WIRE.stream_fn
 ADAPTER = Adapter.from_wire(
     WIRE,
     package=__name__,

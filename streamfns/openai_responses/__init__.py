@@ -47,7 +47,7 @@ WIRE = WireApi(
         "thinking": "mirahar__reasoning_summary_o4mini",
     },
 )
-stream_openai_responses = WIRE.stream
+stream_openai_responses = WIRE.stream_fn
 ADAPTER = Adapter.from_wire(
     WIRE,
     package=__name__,
