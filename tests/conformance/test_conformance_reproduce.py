@@ -73,7 +73,10 @@ def _replayed(how: str, tmp_path: Path, *, through_cli: bool = True) -> list[Scr
 
 
 async def _wire(scripted: Scripted) -> tuple[bytes, str]:
-    """What a client reads from the loopback server playing ``scripted``: every byte, and how it ended."""
+    """What a client reads from the loopback server playing ``scripted``: every byte, and how it ended.
+
+    A plan that ends in a stall is read for a few seconds and then called silence; any other plan is
+    read to its end however long a loaded machine takes (its end comes from the server, not a clock)."""
     async with LoopbackServer(scripted, linger_s=0.05) as server:
         host, port = server.base_url.removeprefix("http://").split(":")
         reader, writer = await asyncio.open_connection(host, int(port))
@@ -82,7 +85,7 @@ async def _wire(scripted: Scripted) -> tuple[bytes, str]:
         received = bytearray()
         ending = "eof"
         try:
-            async with asyncio.timeout(0.3):
+            async with asyncio.timeout(3.0 if scripted.end == "stall" else 120.0):
                 while chunk := await reader.read(65536):
                     received += chunk
         except TimeoutError:
