@@ -54,6 +54,7 @@ from normalize.wire import (
     encode_message,
 )
 from streamfns.kit.adapter import ENTRY_POINT_GROUP, Adapter
+from streamfns.kit.aws import aws_signer, bedrock_model_path, bedrock_region, bedrock_runtime_url
 from streamfns.kit.compat import CompatError, parse_compat
 from streamfns.kit.decoder import Decoder, DecoderFactory
 from streamfns.kit.errors import (
@@ -108,6 +109,10 @@ __all__ = [
     "WireProfile",
     "WireRequest",
     "array",
+    "aws_signer",
+    "bedrock_model_path",
+    "bedrock_region",
+    "bedrock_runtime_url",
     "effort_for",
     "encode_message",
     "error_object",
