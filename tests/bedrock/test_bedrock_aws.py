@@ -9,6 +9,7 @@ made up at run time; no test reads the machine's AWS configuration.
 from __future__ import annotations
 
 import datetime as dt
+import inspect
 import subprocess
 import sys
 from pathlib import Path
@@ -35,7 +36,7 @@ from streamfns.kit.aws import (
     region_from_arn,
     region_from_host,
 )
-from streamfns.kit.signing import Signature, SigningRequest
+from streamfns.kit.signing import Signature, Signer, SigningRequest
 
 pytestmark = pytest.mark.parallel  # clock-blind: no sockets, sleeps or timeouts
 
@@ -72,7 +73,7 @@ class _Fixed(CredentialProvider):  # pyright: ignore[reportUntypedBaseClass]
     def __init__(self, credentials: object) -> None:
         self._credentials = credentials
 
-    def load(self) -> object:
+    def load(self) -> Any:
         return self._credentials
 
 
@@ -98,8 +99,10 @@ def botocore_reference(credentials: Credentials, region: str) -> dict[str, str]:
     return {k.lower(): v for k, v in aws.headers.items()}  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
 
 
-async def sign(signer: Any, req: SigningRequest) -> Signature:
-    result = await signer(req)
+async def sign(signer: Signer, req: SigningRequest) -> Signature:
+    result = signer(req)
+    if inspect.isawaitable(result):
+        result = await result
     assert isinstance(result, Signature)
     return result
 
@@ -127,8 +130,7 @@ async def test_a_changed_body_changes_the_signature() -> None:
     credentials = Credentials(ACCESS, SECRET)
     signer = aws_signer(session=session_with(credentials), clock=lambda: WHEN)
     one = await sign(signer, request())
-    other = await signer(SigningRequest("POST", URL, HEADERS, BODY + b" ", model(), StreamOptions()))
-    assert isinstance(other, Signature)
+    other = await sign(signer, SigningRequest("POST", URL, HEADERS, BODY + b" ", model(), StreamOptions()))
     assert one.headers["authorization"] != other.headers["authorization"]
     assert "x-amz-security-token" not in one.headers  # no session token, no header
 
@@ -157,7 +159,7 @@ async def test_a_bedrock_api_key_is_a_bearer_token(monkeypatch: pytest.MonkeyPat
 
 async def test_no_credentials_is_one_auth_error() -> None:
     with pytest.raises(StreamFailure) as caught:
-        await aws_signer(session=session_with(None))(request())
+        await sign(aws_signer(session=session_with(None)), request())
     assert caught.value.info.kind == "auth"
     assert caught.value.message.startswith("no AWS credentials found")
     assert "AWS_BEARER_TOKEN_BEDROCK" in caught.value.message
@@ -170,7 +172,7 @@ async def test_expired_credentials_that_cannot_refresh_are_one_auth_error() -> N
         metadata, refresh_using=lambda: metadata, method="test"
     )
     with pytest.raises(StreamFailure) as caught:
-        await aws_signer(session=session_with(expired))(request())
+        await sign(aws_signer(session=session_with(expired)), request())
     assert caught.value.info.kind == "auth"
     assert caught.value.message.startswith("AWS credentials expired and could not be refreshed")
     assert SECRET not in caught.value.message
@@ -181,7 +183,7 @@ async def test_a_missing_extra_is_a_config_error_naming_the_extra(monkeypatch: p
     monkeypatch.setattr(aws_module, "_LOADED", [])
     monkeypatch.setitem(sys.modules, "botocore.session", None)
     with pytest.raises(StreamFailure) as caught:
-        await aws_signer()(request())
+        await sign(aws_signer(), request())
     assert caught.value.info.kind == "config"
     assert "pip install 'streamfns[bedrock]'" in caught.value.message
 
