@@ -65,6 +65,7 @@ from streamfns.kit.signing import Signature
 
 if TYPE_CHECKING:
     from streamfns.kit.errors import ErrorTable
+    from streamfns.kit.telemetry import StreamTelemetry
 
 __all__ = ["DEFAULT_CONNECT_TIMEOUT_S", "DEFAULT_IDLE_TIMEOUT_S", "StreamCall", "run_stream"]
 
@@ -96,6 +97,8 @@ class StreamCall:
     #: Credentials sent with the request; every error message is redacted of them (a signature's
     #: secrets join them).
     secrets: list[str] = field(default_factory=list[str])
+    #: The stream's telemetry, told of each retry (None: nobody listens).
+    observer: StreamTelemetry | None = None
 
 
 @functools.cache
@@ -192,6 +195,8 @@ async def run_stream(
                 builder.fail(failure.info, redact(failure.message + note, call.secrets))
                 yield builder.drain()
                 return
+            if call.observer is not None:
+                call.observer.retrying(failure.info, attempt + 1, delay)
             try:
                 await scope.run(asyncio.sleep(delay))
             except (Aborted, Expired) as interruption:

@@ -54,6 +54,8 @@ from streamfns.kit.failure import StreamFailure
 from streamfns.kit.hooks import call_hook
 from streamfns.kit.keys import ApiKey, credentials_in, credentials_in_url, redact
 from streamfns.kit.signing import Signature, Signer, SigningRequest
+from streamfns.kit.telemetry import StreamTelemetry
+from streamfns.kit.telemetry import start as start_telemetry
 
 __all__ = ["Decoder", "DecoderFactory", "RequestBuilder", "WireApi", "WireRequest"]
 
@@ -155,7 +157,12 @@ class WireApi(Generic[FrameT]):
     ) -> AssistantMessageEventStream:
         """Stream one response; never raises (see the module docstring)."""
         known = model if isinstance(model, Model) else None  # pyright: ignore[reportUnnecessaryIsInstance]
-        return AssistantMessageEventStream.from_batches(_run(self, model, context, options), model=known)
+        # Once per stream, never per event: None unless a tracer or meter provider listens.
+        observer = start_telemetry(self.api, model, context, options)
+        if observer is None:
+            return AssistantMessageEventStream.from_batches(_run(self, model, context, options), model=known)
+        batches = observer.traced(_run(self, model, context, options, observer))
+        return AssistantMessageEventStream.from_batches(batches, model=known)
 
 
 def _merge_headers(wire: WireApi[Any], layers: Sequence[Mapping[str, str | None]]) -> dict[str, str]:
@@ -177,7 +184,11 @@ def _merge_headers(wire: WireApi[Any], layers: Sequence[Mapping[str, str | None]
 
 
 async def _run(
-    wire: WireApi[Any], model: Model, context: Context, options: StreamOptions | None
+    wire: WireApi[Any],
+    model: Model,
+    context: Context,
+    options: StreamOptions | None,
+    observer: StreamTelemetry | None = None,
 ) -> AsyncGenerator[Sequence[AssistantMessageEvent], None]:
     problem = request_problem(model, context, options)
     builder = MessageBuilder(model if isinstance(model, Model) else None)  # pyright: ignore[reportUnnecessaryIsInstance]
@@ -245,7 +256,10 @@ async def _run(
         vendor=wire.vendor,
         sign=_signing(wire, url=request.url, headers=headers, body=body, model=model, options=opts, secrets=secrets),
         secrets=list(dict.fromkeys(secrets)),
+        observer=observer,
     )
+    if observer is not None:
+        observer.requested(request.url, call.secrets)
     # aclosing: a consumer that stops early closes the HTTP response now, not at garbage collection.
     async with contextlib.aclosing(run_stream(call, builder, model, opts)) as batches:
         async for batch in batches:

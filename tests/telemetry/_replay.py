@@ -1,0 +1,85 @@
+"""Every bundled recording of every adapter the registry knows, replayed with telemetry on.
+
+The adapters and recordings are found at collection time (``cassettes/library/<api>/`` and
+``streamfns``'s adapter registry), so an adapter that lands with recordings is covered without a line
+here. An adapter ``tests/adapters.py`` declares is replayed with its declared model; any other with a
+model of its api from the catalog (its provider, compat flags and base URL), answering the recorded id.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import httpx
+
+import tests.adapters as declared
+from cassettes import Cassette, ReplayTransport, library
+from normalize import AssistantMessage, AssistantMessageEvent, AssistantMessageEventStream, Model, StreamOptions
+from streamfns._adapters import all_adapters
+from streamfns.catalog import list_models, list_providers
+from streamfns.kit import Adapter
+from tests.adapters import CONTEXT, AdapterUnderTest
+
+__all__ = ["CASES", "adapter_for", "declared_apis", "replay"]
+
+
+@functools.cache
+def _declared() -> dict[str, AdapterUnderTest]:
+    found = [value for value in vars(declared).values() if isinstance(value, AdapterUnderTest)]
+    return {under.api: under for under in found}
+
+
+def declared_apis() -> frozenset[str]:
+    """The apis ``tests/adapters.py`` declares a model for."""
+    return frozenset(_declared())
+
+
+def adapter_for(api: str) -> Adapter | None:
+    """The registered adapter serving ``api`` (None: none yet)."""
+    return all_adapters().get(api)
+
+
+def _cases() -> list[tuple[str, str]]:
+    return [(api, name) for api in library.apis() for name in library.names(api)]
+
+
+#: ``(api, recording name)`` for every bundled recording.
+CASES = _cases()
+
+
+@functools.cache
+def _catalog_model(api: str) -> Model | None:
+    for provider in list_providers():
+        for model in list_models(provider):
+            if model.api == api:
+                return model
+    return None
+
+
+def model_for(api: str, cassette: Cassette) -> Model:
+    """The model a recording of ``api`` is replayed with."""
+    under = _declared().get(api)
+    if under is not None:
+        return under.replay_model(cassette)
+    listed = _catalog_model(api)
+    fields: dict[str, Any] = {"id": cassette.model or "recorded-model", "api": api, "max_tokens": 1024}
+    if listed is not None:
+        fields |= {"provider": listed.provider, "compat": listed.compat, "reasoning": listed.reasoning}
+        fields["base_url"] = listed.base_url if "<" not in listed.base_url else "https://replay.example"
+    else:
+        fields |= {"provider": "replay", "base_url": "https://replay.example"}
+    return Model(**fields)
+
+
+async def replay(
+    adapter: Adapter, model: Model, cassette: Cassette, **overrides: Any
+) -> tuple[list[AssistantMessageEvent], AssistantMessage]:
+    """Every event and the final message of ``adapter`` answering ``cassette`` (no retries)."""
+    async with httpx.AsyncClient(transport=ReplayTransport(cassette, match="any")) as client:
+        settings: dict[str, Any] = {"api_key": "test-key", "max_retries": 0, **overrides}
+        options = StreamOptions(http_client=client, **settings)
+        made = adapter.stream_fn(model, CONTEXT, options)
+        stream = made if isinstance(made, AssistantMessageEventStream) else await made
+        events = [event async for event in stream]
+        return events, await stream.result()
