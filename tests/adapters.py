@@ -40,6 +40,7 @@ from normalize import (
     event_to_json,
 )
 from streamfns.anthropic import ADAPTER as ANTHROPIC_ADAPTER
+from streamfns.anthropic_vertex import ADAPTER as ANTHROPIC_VERTEX_ADAPTER
 from streamfns.google import ADAPTER as GOOGLE_ADAPTER
 from streamfns.kit import Adapter
 from streamfns.ollama import ADAPTER as OLLAMA_ADAPTER
@@ -48,6 +49,7 @@ from streamfns.openai_responses import ADAPTER as OPENAI_RESPONSES_ADAPTER
 
 __all__ = [
     "ANTHROPIC",
+    "ANTHROPIC_VERTEX",
     "CONTEXT",
     "GOOGLE",
     "OLLAMA",
@@ -269,4 +271,35 @@ GOOGLE = AdapterUnderTest(
 OLLAMA = AdapterUnderTest(
     OLLAMA_ADAPTER,
     {"id": "llama3.2", "provider": "ollama", "base_url": "http://localhost:11434", "max_tokens": 8192},
+)
+#: Claude on Vertex AI (``anthropic-vertex``): a placed model, so no test depends on the environment.
+ANTHROPIC_VERTEX = AdapterUnderTest(
+    ANTHROPIC_VERTEX_ADAPTER,
+    {
+        "id": "claude-sonnet-4-5@20250929",
+        "provider": "google-vertex",
+        "max_tokens": 1024,
+        "reasoning": True,
+        "compat": {"project": "test-project", "location": "us-east5"},
+    },
+    replay_fields=lambda cassette: {"id": cassette.model or "claude-sonnet-4-5@20250929"},
+)
+
+# -- Amazon Bedrock ConverseStream (appended by its package's tests) ------------------------------------
+
+from streamfns.bedrock import ADAPTER as BEDROCK_ADAPTER  # noqa: E402 - appended with its adapter
+
+__all__ += ["BEDROCK"]
+#: Bedrock ConverseStream: an explicit endpoint and region, so no test depends on the environment.
+BEDROCK = AdapterUnderTest(
+    BEDROCK_ADAPTER,
+    {
+        "id": "us.anthropic.claude-sonnet-4-5-20250929-v1:0",
+        "provider": "amazon-bedrock",
+        "base_url": "https://bedrock-runtime.us-east-1.amazonaws.com",
+        "max_tokens": 8192,
+        "reasoning": True,
+        "input": ["text", "image"],
+    },
+    replay_fields=lambda cassette: {"id": cassette.model or "us.anthropic.claude-sonnet-4-5-20250929-v1:0"},
 )

@@ -190,7 +190,7 @@ async def test_a_missing_extra_is_a_config_error_naming_the_extra(monkeypatch: p
 
 def test_import_streamfns_does_not_import_botocore() -> None:
     code = (
-        "import sys, streamfns, streamfns.kit, streamfns.kit.aws\n"
+        "import sys, streamfns, streamfns.kit, streamfns.kit.aws, streamfns.bedrock\n"
         "print(sorted(m for m in sys.modules if m.split('.')[0] in ('botocore', 'boto3')))"
     )
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
