@@ -1,10 +1,11 @@
 """A small agent loop on streamfns: request → tool calls → results → request, over any StreamFn.
 
-``loop.py`` is the loop (:class:`Agent`), ``events.py`` what it emits, ``tools.py`` how one tool call
-is checked and run, ``demo_tools.py`` two safe tools, ``round_trips.py`` the multi-turn recordings
-bundled in ``cassettes/``, ``render.py`` a terminal listener, and ``cli.py`` the command that runs it
-from the shell: ``python -m examples.agent_loop --model provider/id "task"`` (live), ``--replay
-CASSETTE`` or ``--demo`` (offline).
+``loop.py`` is the loop (:class:`Agent`), ``hooks.py`` its hooks and bounds, ``events.py`` what it
+emits, ``listeners.py`` how events reach the listeners, ``tools.py`` how one tool call is checked and
+run, ``progress.py`` a tool's ``on_update``, ``demo_tools.py`` two safe tools, ``round_trips.py`` the
+multi-turn recordings bundled in ``cassettes/``, ``render.py`` a terminal listener, and ``cli.py`` the
+command that runs it from the shell: ``python -m examples.agent_loop --model provider/id "task"``
+(live), ``--replay CASSETTE`` or ``--demo`` (offline).
 """
 
 from examples.agent_loop.events import (
@@ -20,22 +21,20 @@ from examples.agent_loop.events import (
     TurnEnd,
     TurnStart,
 )
-from examples.agent_loop.loop import (
-    LENGTH_TEXT,
-    Agent,
+from examples.agent_loop.hooks import (
     CompletedTurn,
     FinishDecision,
     FinishTurn,
-    Listener,
     NextTurn,
     PrepareNextTurn,
     PrepareRequest,
-    QueueMode,
     Request,
     finish_turns,
     max_tool_calls,
     max_turns,
 )
+from examples.agent_loop.listeners import Listener
+from examples.agent_loop.loop import LENGTH_TEXT, Agent, QueueMode
 from examples.agent_loop.tools import ABORTED_TEXT, AgentTool, OnUpdate, validate_arguments
 
 __all__ = [

@@ -15,45 +15,64 @@ The outer loop runs follow-up messages; the inner loop runs one turn per provide
     turn_end
     the decision                     end; or another turn; or poll steering, then follow-ups
 
-Every hook may be a plain or an ``async`` function; each gets the object describing the turn or the
-request and the run's signal, and returns None (no change, default scheduling) or its replacement or
-decision. :func:`max_turns`, :func:`max_tool_calls` and :func:`finish_turns` bound a run through
-``finish_turn``; ``timeout_s`` aborts the run's signal, so a hung stream or tool ends too.
+The hooks (:mod:`examples.agent_loop.hooks`) may be plain or ``async`` functions; each gets the object
+describing the turn or the request and the run's signal, and returns None (no change, default
+scheduling) or its replacement or decision. :func:`~examples.agent_loop.hooks.max_turns`,
+:func:`~examples.agent_loop.hooks.max_tool_calls` and :func:`~examples.agent_loop.hooks.finish_turns`
+bound a run through ``finish_turn``; ``timeout_s`` aborts the run's signal, so a hung stream or tool
+ends too.
 
 Listeners (:meth:`Agent.subscribe`, then the one given to :meth:`Agent.run`) are awaited in that
 order, one event at a time, before the loop goes on: the transcript is already updated at
-``message_end``, so a listener may persist it there.
+``message_end``, so a listener may persist it there. A listener that raises does not stop the run
+(:mod:`examples.agent_loop.listeners`). A tool's ``on_update`` may be called plainly or awaited
+(:mod:`examples.agent_loop.progress`).
 
 - **Steering** (:meth:`Agent.steer`): delivered after the current turn's tool results, before the
   next request — and it keeps the run going even when the reply asked for nothing.
 - **Follow-up** (:meth:`Agent.follow_up`): delivered only when the agent would otherwise stop.
 - Both queues give one message per turn boundary (``"one-at-a-time"``, the default) or all that wait
-  (``"all"``): ``steering_mode``, ``follow_up_mode``.
+  (``"all"``): ``steering_mode``, ``follow_up_mode``. The mode holds across runs: steering left
+  queued by an earlier run is taken by the next run's first turn, after its prompt, one message (or
+  all of them) per turn as the mode says.
 - **Abort** (:meth:`Agent.abort`, at any moment, or ``timeout_s``): the stream ends ``aborted`` with
   its partial content, a running tool is stopped and answered ``Operation aborted``, and the run ends
-  after that turn's ``turn_end``: no further request is made.
+  after that turn's ``turn_end``. After an abort no request is ever sent: an abort that lands before
+  a turn's request (in ``prepare_next_turn``, while its pending messages enter, in
+  ``prepare_request``, between turns) ends the run at once with ``agent_end`` — no StreamFn call, no
+  reply in the transcript, no ``turn_end`` for a turn that made no request; the queued steering and
+  follow-up messages that had not entered the transcript go back to the front of their queue.
 - A reply ending ``error`` or ``aborted`` ends the run after ``turn_end``; the message stays in the
   transcript (``normalize.transform_messages`` drops it when the transcript is sent again), and
   none of its tool calls run.
+- A hook that raises an ``Exception`` ends the run with an **error reply**: an assistant message with
+  no content, ``stop_reason`` ``"error"`` (``"aborted"`` when the run was aborted), the exception's
+  message as ``error_message``, appended after whatever the turn had added (the turn's pending
+  messages enter first), then ``message_start``, ``message_end``, ``turn_end`` (with the turn's tool
+  results, if it had any) and ``agent_end``. :meth:`Agent.run` returns normally.
 - Tool calls run concurrently; their results are appended in the assistant message's order. A
   reply cut by the output limit (``length``) has its calls answered with an error, never run: their
   arguments may be incomplete.
 
-The loop never raises for what a provider or a tool does wrong (the StreamFn is called through
-``streamfns.guarded_call``; a tool's ``Exception``, or a ``CancelledError`` it raises by itself, is
-an error result the model sees). :meth:`Agent.run` refuses to start (``RuntimeError``) while running,
-and when there is nothing to continue from: ``Cannot continue: no messages in context``, ``Cannot
-continue from message role: assistant``. Three things end a run by propagating out of :meth:`Agent.run`,
-each only after the stream has been closed, the other tools cancelled and awaited (each given
-``tools.CLEANUP_S`` to clean up), the run's signal aborted and the agent reset (``running`` is
-False, a new run may start):
+:meth:`Agent.run` returns the messages this run added that are still in the transcript when it ends,
+in transcript order (``agent_end`` carries the same list): its prompt, steering and follow-up
+messages, replies and tool results — minus any a ``prepare_next_turn`` replacement dropped (a
+compaction); a summary such a hook put into the transcript is the hook's, not the run's.
 
-- an exception raised by a listener or a hook;
+The loop never raises for what a provider, a tool, a hook or a listener does wrong (the StreamFn is
+called through ``streamfns.guarded_call``; a tool's ``Exception``, or a ``CancelledError`` it raises
+by itself, is an error result the model sees). :meth:`Agent.run` refuses to start (``RuntimeError``)
+while running, and when there is nothing to continue from: ``Cannot continue: no messages in
+context``, ``Cannot continue from message role: assistant``. Two things end a run by propagating out
+of :meth:`Agent.run`, each only after the stream has been closed, the other tools cancelled and
+awaited (each given ``tools.CLEANUP_S`` to clean up), the run's signal aborted and the agent reset
+(``running`` is False, a new run may start):
+
 - a cancellation of the task awaiting :meth:`Agent.run` (its ``CancelledError``);
-- a tool's ``KeyboardInterrupt`` or ``SystemExit`` (any ``BaseException`` that is not an
-  ``Exception``): an interrupt is the program's, not a tool failure to show the model, so it goes
-  through — raised as itself from ``await agent.run(...)``, never thrown out of the event loop with
-  the run left suspended. It wins over an abort, a cancellation and a listener's exception.
+- a ``KeyboardInterrupt`` or ``SystemExit`` (any ``BaseException`` that is not an ``Exception``)
+  from a tool, a hook or a listener: an interrupt is the program's, not a failure to show the model,
+  so it goes through — raised as itself from ``await agent.run(...)``, never thrown out of the event
+  loop with the run left suspended. It wins over an abort and a cancellation.
 
 No ``turn_end`` or ``agent_end`` follows; the transcript keeps the reply, whose unanswered tool calls
 ``normalize.transform_messages`` answers ``No result provided`` when the transcript is sent again.
@@ -63,33 +82,34 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import inspect
 import time
 from collections.abc import Awaitable, Callable, Iterable, Sequence
-from typing import Literal, TypeVar, cast
+from typing import Any, Literal
 
 from examples.agent_loop.events import (
     AgentEnd,
-    AgentEvent,
     AgentStart,
     MessageEnd,
     MessageStart,
     MessageUpdate,
     ToolExecutionEnd,
     ToolExecutionStart,
-    ToolExecutionUpdate,
     TurnEnd,
     TurnStart,
 )
-from examples.agent_loop.tools import (
-    AgentTool,
-    OnUpdate,
-    ToolInterrupt,
-    as_content,
-    error_result,
-    prepare_tool_call,
-    run_tool_call,
+from examples.agent_loop.hooks import (
+    CompletedTurn,
+    FinishDecision,
+    FinishTurn,
+    NextTurn,
+    PrepareNextTurn,
+    PrepareRequest,
+    Request,
+    resolved,
 )
+from examples.agent_loop.listeners import Emit, Listener, emitter
+from examples.agent_loop.progress import ToolProgress
+from examples.agent_loop.tools import AgentTool, ToolInterrupt, error_result, prepare_tool_call, run_tool_call
 from normalize import (
     AbortController,
     AbortSignal,
@@ -97,130 +117,27 @@ from normalize import (
     Context,
     DoneEvent,
     ErrorEvent,
+    ErrorInfo,
     Message,
     Model,
     StartEvent,
     StreamOptions,
-    ThinkingLevel,
     ToolCall,
-    ToolResultContent,
     ToolResultMessage,
     UserMessage,
 )
+from normalize.stream import classify_exception
 from streamfns import StreamFn, guarded_call, stream
 
-__all__ = [
-    "LENGTH_TEXT",
-    "Agent",
-    "CompletedTurn",
-    "FinishDecision",
-    "FinishTurn",
-    "Listener",
-    "NextTurn",
-    "PrepareNextTurn",
-    "PrepareRequest",
-    "QueueMode",
-    "Request",
-    "finish_turns",
-    "max_tool_calls",
-    "max_turns",
-]
+__all__ = ["LENGTH_TEXT", "Agent", "QueueMode"]
 
-_T = TypeVar("_T")
-
-#: A listener: a plain function, or an ``async`` one (what it returns is awaited when awaitable).
-Listener = Callable[[AgentEvent], object]
 #: How many queued messages a turn boundary takes: one, or all that wait.
 QueueMode = Literal["one-at-a-time", "all"]
-#: What ``finish_turn`` decides: end the run, or make another request (None: default scheduling).
-FinishDecision = Literal["end", "continue"]
 
 LENGTH_TEXT = (
     'Tool call "{name}" was not executed: the response hit the output token limit, so its arguments '
     "may be truncated. Re-issue the tool call with complete arguments."
 )
-
-
-@dataclasses.dataclass(slots=True)
-class NextTurn:
-    """What the next turn starts from (``prepare_next_turn`` sees it and may return a replacement).
-
-    ``context`` holds the system prompt, the tools and the transcript so far; ``messages`` the
-    messages about to enter the transcript (the prompt, steering or follow-ups; append to add more). A
-    replacement's model, thinking level, system prompt and transcript become the agent's own (a
-    compacted transcript stays compacted); its ``context.tools`` are ignored: the tools are the agent's.
-    """
-
-    context: Context
-    model: Model
-    thinking_level: ThinkingLevel | None
-    messages: list[Message]
-
-
-@dataclasses.dataclass(slots=True)
-class Request:
-    """The one provider request of a turn (``prepare_request`` sees it and may return a replacement,
-    which is sent instead — for this request only)."""
-
-    context: Context
-    model: Model
-    thinking_level: ThinkingLevel | None
-
-
-@dataclasses.dataclass(slots=True)
-class CompletedTurn:
-    """A turn whose reply and tools are done (what ``finish_turn`` decides on).
-
-    ``turns`` and ``tool_calls`` count this run's turns and answered tool calls, this turn's included.
-    """
-
-    message: AssistantMessage
-    tool_results: list[ToolResultMessage]
-    turns: int
-    tool_calls: int
-
-
-PrepareNextTurn = Callable[[NextTurn, AbortSignal], NextTurn | Awaitable[NextTurn | None] | None]
-PrepareRequest = Callable[[Request, AbortSignal], Request | Awaitable[Request | None] | None]
-FinishTurn = Callable[[CompletedTurn, AbortSignal], FinishDecision | Awaitable[FinishDecision | None] | None]
-
-
-async def _resolved(value: _T | Awaitable[_T]) -> _T:
-    """A hook's or listener's answer, awaited when it is awaitable (an ``async`` function's)."""
-    if inspect.isawaitable(value):
-        return await cast("Awaitable[_T]", value)
-    return cast("_T", value)
-
-
-def max_turns(limit: int) -> FinishTurn:
-    """A ``finish_turn`` ending the run once it has made ``limit`` turns (None before that)."""
-
-    def finish(turn: CompletedTurn, _signal: AbortSignal) -> FinishDecision | None:
-        return "end" if turn.turns >= limit else None
-
-    return finish
-
-
-def max_tool_calls(limit: int) -> FinishTurn:
-    """A ``finish_turn`` ending the run once it has answered ``limit`` tool calls (None before that)."""
-
-    def finish(turn: CompletedTurn, _signal: AbortSignal) -> FinishDecision | None:
-        return "end" if turn.tool_calls >= limit else None
-
-    return finish
-
-
-def finish_turns(*hooks: FinishTurn) -> FinishTurn:
-    """A ``finish_turn`` asking ``hooks`` in order: the first decision that is not None wins."""
-
-    async def finish(turn: CompletedTurn, signal: AbortSignal) -> FinishDecision | None:
-        for hook in hooks:
-            decision: FinishDecision | None = await _resolved(hook(turn, signal))
-            if decision is not None:
-                return decision
-        return None
-
-    return finish
 
 
 def _as_messages(prompt: str | Message | Sequence[Message]) -> list[Message]:
@@ -231,14 +148,31 @@ def _as_messages(prompt: str | Message | Sequence[Message]) -> list[Message]:
     return [prompt]
 
 
-def _take(queue: list[Message], mode: QueueMode) -> list[Message]:
-    """What one turn boundary takes from ``queue`` (removed from it)."""
-    taken = queue[:] if mode == "all" else queue[:1]
-    del queue[: len(taken)]
-    return taken
+@dataclasses.dataclass(slots=True)
+class _Run:
+    """One run's state: its signal and listeners, what it added, where its queued messages came from."""
+
+    signal: AbortSignal
+    emit: Emit
+    #: id() of each message taken from a queue → that queue (an abort puts undelivered ones back).
+    origins: dict[int, list[Message]] = dataclasses.field(default_factory=dict[int, list[Message]])
+    added: list[Message] = dataclasses.field(default_factory=list[Message])
+    turns: int = 0
+    tool_calls: int = 0
 
 
-Emit = Callable[[AgentEvent], Awaitable[None]]
+@dataclasses.dataclass(slots=True)
+class _Turn:
+    """One turn's progress, for ending it honestly wherever it stops."""
+
+    pending: list[Message]
+    started: bool = False  # turn_start was emitted
+    entered: int = 0  # how many of ``pending`` entered the transcript
+    results: list[ToolResultMessage] = dataclasses.field(default_factory=list[ToolResultMessage])
+
+
+#: What a finished turn leaves for the decision: its reply, the calls it made, ``finish_turn``'s answer.
+_Ended = tuple[AssistantMessage, list[ToolCall], FinishDecision | None]
 
 
 class Agent:
@@ -296,12 +230,18 @@ class Agent:
         return unsubscribe
 
     def steer(self, message: str | Message) -> None:
-        """Queue a message for the next request of the current run (after this turn's tool results)."""
+        """Queue a message for the next request of the current run (after this turn's tool results);
+        with no run going on, for the first turn of the next run, after its prompt."""
         self._steering += _as_messages(message)
 
     def follow_up(self, message: str | Message) -> None:
         """Queue a message to send when the agent would otherwise stop."""
         self._follow_ups += _as_messages(message)
+
+    @property
+    def queued(self) -> tuple[list[Message], list[Message]]:
+        """Copies of the steering and the follow-up queue (what waits for a turn boundary)."""
+        return list(self._steering), list(self._follow_ups)
 
     def abort(self, reason: str | None = None) -> None:
         """Abort the current run (does nothing when no run is going on)."""
@@ -316,7 +256,8 @@ class Agent:
     # -- the loop -------------------------------------------------------------------------------
 
     async def run(self, prompt: str | Message | Sequence[Message], on_event: Listener | None = None) -> list[Message]:
-        """Run until the model stops asking for tools and no message waits; returns the new messages.
+        """Run until the model stops asking for tools and no message waits; returns the messages this
+        run added that are still in the transcript, in its order (see the module docstring).
 
         ``prompt`` may be empty (``[]``): the run then continues from the transcript as it is (for
         example after messages were added by hand), or with the queued messages. With neither, it
@@ -333,23 +274,22 @@ class Agent:
             if self.messages[-1].role == "assistant":
                 raise RuntimeError(f"Cannot continue from message role: {self.messages[-1].role}")
         controller = self._controller = AbortController()
-        emit = self._emitter(on_event)
-        added: list[Message] = []
-        # Steering that an earlier run ended before delivering (it failed, or was aborted) goes out
-        # now, ahead of the new prompt it preceded — never in the middle of this run's tool loop.
-        pending = [*self._steering, *prompted]
-        self._steering.clear()
+        run = _Run(controller.signal, emitter(lambda: [*self._listeners, *([on_event] if on_event else [])]))
+        # The prompt first, then steering an earlier run left queued — taken as its mode says, like any
+        # steering poll — or, with neither, the first follow-up.
+        pending = [*prompted, *self._take(self._steering, self.steering_mode, run)]
         if not pending:
-            pending = _take(self._follow_ups, self.follow_up_mode)
+            pending = self._take(self._follow_ups, self.follow_up_mode, run)
         timer = None
         if self.timeout_s is not None:
             # An abort, not only a decision: a stream or a tool that hangs is ended by it.
             reason = f"the run timed out after {self.timeout_s:g} s"
             timer = asyncio.get_running_loop().call_later(self.timeout_s, controller.abort, reason)
         try:
-            await emit(AgentStart())
-            await self._turns(pending, controller.signal, emit, added)
-            await emit(AgentEnd(messages=added))
+            await run.emit(AgentStart())
+            await self._turns(pending, run)
+            kept = self._kept(run.added)
+            await run.emit(AgentEnd(messages=kept))
         except BaseException as exc:
             # Whatever still holds the signal (a tool that ignored cancellation and was left to finish)
             # learns that the run is over.
@@ -359,54 +299,103 @@ class Agent:
             if timer is not None:
                 timer.cancel()
             self._controller = None
-        return added
+        return kept
 
-    def _emitter(self, on_event: Listener | None) -> Emit:
-        # One event at a time: the tools' progress and the loop's own events may be emitted from
-        # different tasks, and a listener must never see the next event before it finished this one.
-        lock = asyncio.Lock()
+    def _take(self, queue: list[Message], mode: QueueMode, run: _Run) -> list[Message]:
+        """What one turn boundary takes from ``queue`` (removed from it, its origin remembered)."""
+        taken = queue[:] if mode == "all" else queue[:1]
+        del queue[: len(taken)]
+        for message in taken:
+            run.origins[id(message)] = queue
+        return taken
 
-        async def emit(event: AgentEvent) -> None:
-            async with lock:
-                for listener in [*self._listeners, *([on_event] if on_event is not None else [])]:
-                    await _resolved(listener(event))
+    def _put_back(self, undelivered: list[Message], run: _Run) -> None:
+        """Queued messages that never entered the transcript go back to the front of their queue, in order."""
+        for queue in (self._steering, self._follow_ups):
+            queue[:0] = [message for message in undelivered if run.origins.get(id(message)) is queue]
 
-        return emit
+    def _kept(self, added: list[Message]) -> list[Message]:
+        ours = {id(message) for message in added}
+        return [message for message in self.messages if id(message) in ours]
 
-    async def _turns(self, pending: list[Message], signal: AbortSignal, emit: Emit, added: list[Message]) -> None:
-        turns = tool_calls = 0
+    async def _turns(self, pending: list[Message], run: _Run) -> None:
         while True:  # the outer loop: the prompt, then each follow-up
             while True:  # the inner loop: one provider request per turn
-                pending = await self._next_turn(pending, signal)
-                if signal.aborted:
-                    return  # aborted before the turn began: nothing is sent
-                await emit(TurnStart())
-                for message in pending:
-                    self._add(message, added)
-                    await emit(MessageStart(message))
-                    await emit(MessageEnd(message))
-                reply = await self._reply(signal, emit, added)
-                failed = reply.stop_reason in ("error", "aborted")
-                calls = [] if failed else [block for block in reply.content if isinstance(block, ToolCall)]
-                results = await self._run_tools(reply, calls, signal, emit)
-                for result in results:
-                    self._add(result, added)
-                    await emit(MessageStart(result))
-                    await emit(MessageEnd(result))
-                turns, tool_calls = turns + 1, tool_calls + len(calls)
-                decision = None
-                if self.finish_turn is not None:
-                    completed = CompletedTurn(message=reply, tool_results=results, turns=turns, tool_calls=tool_calls)
-                    decision = await _resolved(self.finish_turn(completed, signal))
-                await emit(TurnEnd(message=reply, tool_results=results))
-                if failed or signal.aborted or decision == "end":
+                turn = _Turn(pending)
+                try:
+                    ended = await self._turn(turn, run)
+                except Exception as exc:  # a hook raised: the run ends with an error reply saying so
+                    await self._fail(turn, exc, run)
+                    return
+                if ended is None:  # aborted before the request: nothing is sent
+                    self._put_back(turn.pending[turn.entered :], run)
+                    return
+                reply, calls, decision = ended
+                if reply.stop_reason in ("error", "aborted") or run.signal.aborted or decision == "end":
                     return  # an abort after the reply (say, during its tools) sends nothing more
-                pending = _take(self._steering, self.steering_mode)
+                pending = self._take(self._steering, self.steering_mode, run)
                 if not calls and not pending and decision != "continue":
                     break  # the model is done and nobody steered: only follow-ups can go on
-            pending = _take(self._follow_ups, self.follow_up_mode)
+            pending = self._take(self._follow_ups, self.follow_up_mode, run)
             if not pending:
                 return
+
+    async def _turn(self, turn: _Turn, run: _Run) -> _Ended | None:
+        """One turn, up to its ``turn_end``; None when an abort ended it before its request."""
+        turn.pending = await self._next_turn(turn.pending, run.signal)
+        if run.signal.aborted:
+            return None
+        await run.emit(TurnStart())
+        turn.started = True
+        await self._enter(turn, run)
+        if run.signal.aborted:
+            return None
+        request = Request(context=self._context(), model=self.model, thinking_level=self.options.reasoning)
+        if self.prepare_request is not None:
+            request = await resolved(self.prepare_request(request, run.signal)) or request
+        if run.signal.aborted:  # checked right before the call: after an abort nothing is sent
+            return None
+        reply = await self._reply(request, run)
+        failed = reply.stop_reason in ("error", "aborted")
+        calls = [] if failed else [block for block in reply.content if isinstance(block, ToolCall)]
+        turn.results = await self._run_tools(reply, calls, run)
+        for result in turn.results:
+            self._add(result, run.added)
+            await run.emit(MessageStart(result))
+            await run.emit(MessageEnd(result))
+        run.turns, run.tool_calls = run.turns + 1, run.tool_calls + len(calls)
+        decision: FinishDecision | None = None
+        if self.finish_turn is not None:
+            completed = CompletedTurn(reply, turn.results, turns=run.turns, tool_calls=run.tool_calls)
+            decision = await resolved(self.finish_turn(completed, run.signal))
+        await run.emit(TurnEnd(message=reply, tool_results=turn.results))
+        return reply, calls, decision
+
+    async def _enter(self, turn: _Turn, run: _Run) -> None:
+        """The turn's pending messages enter the transcript, one by one, until they are in or an abort."""
+        while turn.entered < len(turn.pending) and not run.signal.aborted:
+            message = turn.pending[turn.entered]
+            turn.entered += 1
+            self._add(message, run.added)
+            await run.emit(MessageStart(message))
+            await run.emit(MessageEnd(message))
+
+    async def _fail(self, turn: _Turn, exc: Exception, run: _Run) -> None:
+        """End the turn with an error reply carrying ``exc``'s message (pi-agent-core's last-resort net)."""
+        if not turn.started:
+            await run.emit(TurnStart())
+            turn.started = True
+        await self._enter(turn, run)  # the messages the failed turn was for: the reply answers them
+        self._put_back(turn.pending[turn.entered :], run)  # an abort stopped them: they wait again
+        aborted = run.signal.aborted
+        reply = AssistantMessage.empty_for(self.model)
+        reply.stop_reason = "aborted" if aborted else "error"
+        reply.error_message = str(exc) or type(exc).__name__
+        reply.error_info = ErrorInfo.of("aborted" if aborted else classify_exception(exc))
+        self._add(reply, run.added)
+        await run.emit(MessageStart(reply))
+        await run.emit(MessageEnd(reply))
+        await run.emit(TurnEnd(message=reply, tool_results=turn.results))
 
     async def _next_turn(self, pending: list[Message], signal: AbortSignal) -> list[Message]:
         """The pending messages, after ``prepare_next_turn`` (whose replacement becomes the agent's state)."""
@@ -415,7 +404,7 @@ class Agent:
         turn = NextTurn(
             context=self._context(), model=self.model, thinking_level=self.options.reasoning, messages=list(pending)
         )
-        replaced = await _resolved(self.prepare_next_turn(turn, signal))
+        replaced = await resolved(self.prepare_next_turn(turn, signal))
         if replaced is None:
             return pending
         self.model, self.system_prompt = replaced.model, replaced.context.system_prompt
@@ -434,90 +423,71 @@ class Agent:
         self.messages.append(message)
         added.append(message)
 
-    async def _reply(self, signal: AbortSignal, emit: Emit, added: list[Message]) -> AssistantMessage:
+    async def _reply(self, request: Request, run: _Run) -> AssistantMessage:
         """Stream one assistant reply into the transcript, emitting its message events."""
-        request = Request(context=self._context(), model=self.model, thinking_level=self.options.reasoning)
-        if self.prepare_request is not None:
-            request = await _resolved(self.prepare_request(request, signal)) or request
-        options = dataclasses.replace(self.options, signal=signal, reasoning=request.thinking_level)
+        options = dataclasses.replace(self.options, signal=run.signal, reasoning=request.thinking_level)
         events = guarded_call(self.stream_fn, request.model, request.context, options)
         partial: AssistantMessage | None = None
         try:
             async for event in events:
                 if isinstance(event, StartEvent):
                     partial = event.partial
-                    self._add(partial, added)
-                    await emit(MessageStart(partial))
+                    self._add(partial, run.added)
+                    await run.emit(MessageStart(partial))
                 elif partial is not None and not isinstance(event, DoneEvent | ErrorEvent):
-                    await emit(MessageUpdate(message=partial, event=event))
+                    await run.emit(MessageUpdate(message=partial, event=event))
         finally:
-            await events.aclose()  # a no-op after the terminal; closes the response if a listener raised
+            await events.aclose()  # a no-op after the terminal; closes the response if we are cancelled
         final = await events.result()
         if partial is None:  # a StreamFn that never started: the message still enters the transcript
-            self._add(final, added)
-            await emit(MessageStart(final))
+            self._add(final, run.added)
+            await run.emit(MessageStart(final))
         elif final is not partial:  # streamfns returns the partial itself; another stream might not
             _replace(self.messages, partial, final)
-            _replace(added, partial, final)
-        await emit(MessageEnd(final))
+            _replace(run.added, partial, final)
+        await run.emit(MessageEnd(final))
         return final
 
-    async def _run_tools(
-        self, reply: AssistantMessage, calls: list[ToolCall], signal: AbortSignal, emit: Emit
-    ) -> list[ToolResultMessage]:
+    async def _run_tools(self, reply: AssistantMessage, calls: list[ToolCall], run: _Run) -> list[ToolResultMessage]:
         """Answer every call: refused ones at once, the others run concurrently; results in call order."""
         results: list[ToolResultMessage | None] = [None] * len(calls)
         running: list[asyncio.Future[tuple[int, ToolResultMessage, float]]] = []
-        listener_errors: list[Exception] = []
-
-        def progress(call: ToolCall) -> OnUpdate:
-            async def on_update(partial: str | Sequence[ToolResultContent]) -> None:
-                update = ToolExecutionUpdate(call.id, call.name, call.arguments, as_content(partial))
-                try:
-                    await emit(update)
-                except Exception as exc:
-                    # The tool sees it too, but it is the listener's failure: it ends the run below,
-                    # whatever the tool makes of it.
-                    listener_errors.append(exc)
-                    raise
-
-            return on_update
-
+        reporters: list[ToolProgress] = []
         try:
             for index, call in enumerate(calls):
-                await emit(ToolExecutionStart(tool_call_id=call.id, tool_name=call.name, arguments=call.arguments))
+                await run.emit(ToolExecutionStart(tool_call_id=call.id, tool_name=call.name, arguments=call.arguments))
                 if reply.stop_reason == "length":
                     prepared: AgentTool | str = LENGTH_TEXT.format(name=call.name)
                 else:
-                    prepared = prepare_tool_call(self.tools, call, signal)
+                    prepared = prepare_tool_call(self.tools, call, run.signal)
                 if isinstance(prepared, str):
                     refused = results[index] = error_result(call, prepared)
-                    await emit(ToolExecutionEnd(tool_call_id=call.id, tool_name=call.name, result=refused))
+                    await run.emit(ToolExecutionEnd(tool_call_id=call.id, tool_name=call.name, result=refused))
                 else:
-                    work = run_tool_call(prepared, call, signal, progress(call))
-                    running.append(asyncio.ensure_future(_timed(index, work)))
+                    reporter = ToolProgress(call, run.emit)
+                    reporters.append(reporter)
+                    work = run_tool_call(prepared, call, run.signal, reporter)
+                    running.append(asyncio.ensure_future(_timed(index, work, reporter)))
             for finished in asyncio.as_completed(running):
                 try:
                     index, result, duration_ms = await finished
                 except ToolInterrupt:
                     break  # raised as itself below, once the other tools are cancelled and awaited
                 results[index] = result
-                if listener_errors:
-                    raise listener_errors[0]
                 end = ToolExecutionEnd(result.tool_call_id, result.tool_name, result, duration_ms=duration_ms)
-                await emit(end)
-            if listener_errors:
-                raise listener_errors[0]
+                await run.emit(end)
         finally:
             for task in running:
                 task.cancel()
             if running:
                 await asyncio.wait(running)
-            interrupt = _first_interrupt(running)
+            deliveries = [delivery for reporter in reporters for delivery in reporter.cancel()]
+            if deliveries:
+                await asyncio.wait(deliveries)
+            interrupt = _first_interrupt([*running, *deliveries])
             if interrupt is not None:
                 # As itself, in the run's own task (the first in call order, if several tools raised
-                # one); it wins over a listener's exception or a cancellation on its way out, as in
-                # run_tool_call.
+                # one); it wins over a cancellation on its way out, as in run_tool_call.
                 raise interrupt.error
         return [result for result in results if result is not None]
 
@@ -529,8 +499,11 @@ def _replace(messages: list[Message], old: Message, new: Message) -> None:
             return
 
 
-async def _timed(index: int, work: Awaitable[ToolResultMessage]) -> tuple[int, ToolResultMessage, float]:
-    """The call's index, its result and how long it took in milliseconds (a monotonic clock: never < 0)."""
+async def _timed(
+    index: int, work: Awaitable[ToolResultMessage], reporter: ToolProgress
+) -> tuple[int, ToolResultMessage, float]:
+    """The call's index, its result and how long it took in milliseconds (a monotonic clock: never < 0),
+    once every update the tool reported has been delivered."""
     started = time.perf_counter()
     try:
         result = await work
@@ -538,10 +511,12 @@ async def _timed(index: int, work: Awaitable[ToolResultMessage]) -> tuple[int, T
         raise
     except BaseException as exc:  # raised as itself it would leave this task through the event loop
         raise ToolInterrupt(exc) from None
-    return index, result, (time.perf_counter() - started) * 1000
+    duration_ms = (time.perf_counter() - started) * 1000
+    await reporter.close()  # the tool's updates, reported plainly or awaited, all precede its end
+    return index, result, duration_ms
 
 
-def _first_interrupt(tasks: list[asyncio.Future[tuple[int, ToolResultMessage, float]]]) -> ToolInterrupt | None:
+def _first_interrupt(tasks: Sequence[asyncio.Future[Any]]) -> ToolInterrupt | None:
     """The first interrupt among the finished ``tasks``, in call order; every task's outcome is
     retrieved, so a second interrupt (dropped: one goes through) is never reported as unretrieved."""
     found: ToolInterrupt | None = None

@@ -1,8 +1,9 @@
 """Tools for the agent loop, and the rules for running one tool call.
 
 A tool is a name, a description, a JSON Schema for its arguments and an async ``execute(tool_call_id,
-arguments, signal, on_update)`` returning text (or text and image blocks); ``await on_update(partial)``
-reports progress (text or blocks), which the loop emits as ``tool_execution_update``. A tool may
+arguments, signal, on_update)`` returning text (or text and image blocks); ``on_update(partial)`` reports
+progress (text or blocks), which the loop emits as ``tool_execution_update`` — called plainly, or
+awaited to wait until every listener has seen it (:mod:`examples.agent_loop.progress`). A tool may
 declare ``timeout_s``: past it the tool is cancelled and answered :func:`timeout_text`.
 :func:`run_tool_call` turns any tool call into a :class:`~normalize.ToolResultMessage` carrying the
 call's id, and never raises:
@@ -52,6 +53,7 @@ __all__ = [
     "as_content",
     "cancelled_text",
     "error_result",
+    "no_updates",
     "not_found_text",
     "prepare_tool_call",
     "run_tool_call",
@@ -64,13 +66,17 @@ ABORTED_TEXT = "Operation aborted"
 #: How long an aborted tool gets to clean up before the agent answers "Operation aborted" without it.
 CLEANUP_S = 1.0
 
-#: What a tool reports as progress: awaiting it returns once every listener has seen the update.
+#: What a tool reports progress with: call it plainly, or await it to return once every listener saw it.
 OnUpdate = Callable[[str | Sequence[ToolResultContent]], Awaitable[None]]
 Execute = Callable[[str, dict[str, Any], AbortSignal, OnUpdate], Awaitable[str | Sequence[ToolResultContent]]]
 
 
-async def _no_updates(_partial: str | Sequence[ToolResultContent]) -> None:
-    """The ``on_update`` of a tool run with nobody listening."""
+def no_updates(_partial: str | Sequence[ToolResultContent]) -> Awaitable[None]:
+    """The ``on_update`` of a tool run with nobody listening: a done future (not a coroutine, so a tool
+    calling it plainly leaves nothing un-awaited)."""
+    done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+    done.set_result(None)
+    return done
 
 
 # Keywords the checker enforces, and keywords that only describe (never constrain) a value.
@@ -320,7 +326,7 @@ def prepare_tool_call(tools: Mapping[str, AgentTool], call: ToolCall, signal: Ab
 
 
 async def run_tool_call(
-    tool: AgentTool, call: ToolCall, signal: AbortSignal, on_update: OnUpdate = _no_updates
+    tool: AgentTool, call: ToolCall, signal: AbortSignal, on_update: OnUpdate = no_updates
 ) -> ToolResultMessage:
     """Run a prepared call and answer it (see the module docstring): never raises an ``Exception``;
     raises ``CancelledError`` when the caller is cancelled, and a tool's ``KeyboardInterrupt``,

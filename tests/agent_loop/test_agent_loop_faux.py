@@ -22,7 +22,7 @@ from normalize import (
     UserMessage,
 )
 from streamfns.faux import FauxState, faux_message, faux_text, faux_tool_call
-from tests.agent_loop._agent import Recorder, faux
+from tests.agent_loop._agent import Recorder, faux, loop_errors
 
 TEXT_REPLY = [
     "message_start assistant",
@@ -497,20 +497,32 @@ async def test_a_raising_stream_fn_ends_the_run_with_an_error_message() -> None:
     assert final.error_message == "ValueError: bad adapter"
 
 
-async def test_a_raising_listener_propagates_and_the_agent_can_run_again() -> None:
+async def test_a_raising_listener_neither_stops_the_run_nor_the_listeners_after_it() -> None:
     provider = faux()
-    provider.set_responses([faux_message("Hello."), faux_message("Again.")])
+    provider.set_responses([faux_message("Hello.")])
     agent = Agent(provider.model(), stream_fn=provider)
 
     def fragile(event: AgentEvent) -> None:
         if event.type == "message_update":
             raise LookupError("listener bug")
 
-    with pytest.raises(LookupError, match="listener bug"):
-        await agent.run("Hi", fragile)
-    assert not agent.running
-    await agent.run("Hi again")
-    assert _texts(agent.messages[-1]) == "Again."
+    agent.subscribe(fragile)
+    recorder = Recorder()
+    with loop_errors() as reported:
+        added = await agent.run("Hi", recorder)
+    assert recorder.lines == [
+        "agent_start",
+        *PROMPT,
+        *TEXT_REPLY,
+        "message_end assistant stop",
+        "turn_end stop results=0",
+        "agent_end messages=2",
+    ], "every event reached the listener after the failing one"
+    assert (added, agent.running) == (agent.messages, False)
+    name = f"{test_a_raising_listener_neither_stops_the_run_nor_the_listeners_after_it.__name__}.<locals>.fragile"
+    assert [(context["message"], repr(context["exception"])) for context in reported] == [
+        (f"agent listener {name} raised on message_update; the run goes on", "LookupError('listener bug')")
+    ] * 3  # text_start, text_delta, text_end
 
 
 async def test_a_second_concurrent_run_is_refused() -> None:
@@ -549,7 +561,7 @@ async def test_an_empty_prompt_continues_from_the_transcript() -> None:
     assert added == agent.messages[1:]
 
 
-async def test_steering_left_over_from_a_failed_run_goes_out_before_the_next_prompt() -> None:
+async def test_steering_left_over_from_a_failed_run_goes_out_with_the_next_prompt_after_it() -> None:
     provider = faux()
     seen: list[list[str]] = []
 
@@ -567,9 +579,12 @@ async def test_steering_left_over_from_a_failed_run_goes_out_before_the_next_pro
             agent.steer("STEER from run 1")
 
     await agent.run("first", steer_during_the_reply)
+    steering, follow_ups = agent.queued
+    assert ([getattr(message, "content", None) for message in steering], follow_ups) == (["STEER from run 1"], [])
     await agent.run("second")
     assert len(seen) == 2, "no extra request for the leftover steering"
-    assert seen[1][-2:] == ["STEER from run 1", "second"], "delivered with the next prompt, in the order given"
+    assert seen[1][-2:] == ["second", "STEER from run 1"], "the run's prompt, then the steering poll (the core's)"
+    assert agent.queued == ([], [])
 
 
 async def test_an_abort_does_not_wait_for_a_tool_that_ignores_cancellation() -> None:

@@ -38,7 +38,7 @@ from normalize import (
     UserMessage,
 )
 from streamfns.faux import FauxResponse, FauxState, faux_message, faux_tool_call
-from tests.agent_loop._agent import Recorder, describe, faux
+from tests.agent_loop._agent import Recorder, describe, faux, loop_errors
 
 #: Bounds runs that, broken, would wait for ever; with the loop working they end at once.
 _BOUND_S = 30.0
@@ -482,26 +482,27 @@ async def test_an_abort_in_prepare_next_turn_sends_nothing() -> None:
     assert (recorder.lines, provider.state.call_count) == (["agent_start", "agent_end messages=0"], 0)
 
 
-async def test_a_listener_failing_on_a_progress_event_ends_the_run_even_if_the_tool_swallows_it() -> None:
+async def test_a_listener_failing_on_a_progress_event_leaves_the_tool_and_the_run_going() -> None:
     provider = faux()
-    provider.set_responses([faux_message([faux_tool_call("work", {})], stop_reason="toolUse"), faux_message("never")])
+    provider.set_responses([faux_message([faux_tool_call("work", {})], stop_reason="toolUse"), faux_message("Done.")])
 
     async def work(_id: str, _args: dict[str, Any], _signal: AbortSignal, on_update: OnUpdate) -> str:
-        try:
-            await on_update("half")
-        except ValueError:
-            return "swallowed"
-        return "not reached"
+        await on_update("half")  # returns normally: the listener's failure is not the tool's
+        return "finished"
 
     def fail_on_progress(event: AgentEvent) -> None:
         if event.type == "tool_execution_update":
             raise ValueError("the listener broke")
 
     agent = Agent(provider.model(), tools=[_tool("work", work)], stream_fn=provider)
-    with pytest.raises(ValueError, match=r"^the listener broke$"):
-        await agent.run("Go", fail_on_progress)
-    assert (agent.running, provider.pending, [message.role for message in agent.messages]) == (
-        False,
-        1,
-        ["user", "assistant"],
-    )
+    agent.subscribe(fail_on_progress)
+    recorder = Recorder()
+    with loop_errors() as reported:
+        await agent.run("Go", recorder)
+    assert [line for line in recorder.lines if line.startswith("tool_")] == [
+        "tool_start work",
+        "tool_update work half",  # the listener after the failing one still saw it
+        "tool_end work ok",
+    ]
+    assert [_texts(message) for message in agent.messages] == ["Go", "", "finished", "Done."]
+    assert [repr(context["exception"]) for context in reported] == ["ValueError('the listener broke')"]

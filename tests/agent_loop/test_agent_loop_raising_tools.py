@@ -15,8 +15,7 @@ through the event loop, which in the test's own loop would have ended the pytest
 from __future__ import annotations
 
 import asyncio
-import gc
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,7 +26,7 @@ from examples.agent_loop import tools as agent_tools
 from examples.agent_loop.tools import cancelled_text, run_tool_call
 from normalize import AbortController, AbortSignal, AssistantMessage, Message, TextContent, ToolCall, ToolResultMessage
 from streamfns.faux import faux_message, faux_tool_call
-from tests.agent_loop._agent import Recorder, faux
+from tests.agent_loop._agent import Recorder, faux, on_own_loop
 
 PROMPT = ["turn_start", "message_start user", "message_end user"]
 RESULT = ["message_start toolResult", "message_end toolResult"]
@@ -184,42 +183,6 @@ async def test_cancelling_the_run_cancels_and_awaits_its_tools_then_propagates()
 
 
 @dataclass
-class _Ran:
-    """What happened on an event loop of the test's own."""
-
-    value: Any = None
-    #: What left ``run_until_complete`` itself (before the fix: the tool's interrupt).
-    escaped: BaseException | None = None
-    #: What asyncio reported to the loop's exception handler ("Task exception was never retrieved").
-    reported: list[str] = field(default_factory=list[str])
-
-
-def _on_own_loop(main: Callable[[], Coroutine[Any, Any, Any]]) -> _Ran:
-    ran = _Ran()
-    loop = asyncio.new_event_loop()
-    loop.set_exception_handler(lambda _loop, context: ran.reported.append(str(context.get("message"))))
-    try:
-        ran.value = loop.run_until_complete(main())
-    except BaseException as exc:  # what must not happen: the interrupt leaving through the loop
-        ran.escaped = exc
-        # Its traceback holds the frames, and so the tasks, it passed through: dropped, so that the
-        # collection below finalizes those tasks and asyncio reports what nobody retrieved.
-        exc.__traceback__ = None
-    finally:
-        left = asyncio.all_tasks(loop)
-        for task in left:
-            task.cancel()
-        if left:  # only after an escape: end what the escape left suspended
-            loop.run_until_complete(asyncio.wait(left))
-            for task in left:
-                if not task.cancelled():
-                    task.exception()  # what the escape left behind is not what the test reports
-        gc.collect()  # unreferenced tasks report unretrieved exceptions now, to our handler
-        loop.close()
-    return ran
-
-
-@dataclass
 class _Seen:
     caught: BaseException | None = None
     running: bool = True
@@ -277,7 +240,7 @@ def test_an_interrupt_from_a_tool_propagates_after_cleanup(make: Callable[[], Ba
         seen.again = _texts(agent.messages[-1])
         return seen
 
-    ran = _on_own_loop(main)
+    ran = on_own_loop(main)
     assert ran.escaped is None, f"{ran.escaped!r} left through the event loop"
     assert ran.reported == []
     seen: _Seen = ran.value
@@ -316,7 +279,7 @@ def test_an_interrupt_wins_over_the_abort_it_came_with() -> None:
             return exc
         return None
 
-    ran = _on_own_loop(main)
+    ran = on_own_loop(main)
     assert ran.escaped is None
     assert isinstance(ran.value, KeyboardInterrupt)
     assert ran.reported == []
@@ -347,7 +310,7 @@ def test_two_interrupting_tools_raise_the_first_in_call_order_and_nothing_is_lef
             return exc
         return None
 
-    ran = _on_own_loop(main)
+    ran = on_own_loop(main)
     assert ran.escaped is None
     assert ran.value is first
     assert ran.reported == []
@@ -392,7 +355,7 @@ def test_an_abandoned_tool_that_interrupts_later_goes_through_the_loop_unreporte
         release.set()
         await asyncio.Event().wait()  # the interrupt ends the loop from here
 
-    ran = _on_own_loop(main)
+    ran = on_own_loop(main)
     assert ran.escaped is interrupt
     assert ran.reported == []
 
@@ -426,7 +389,7 @@ def test_a_tool_raising_on_abort_is_answered_aborted_and_nothing_is_left_unretri
             await agent.run("Go")
         return [_texts(result) for result in _results(agent)]
 
-    ran = _on_own_loop(main)
+    ran = on_own_loop(main)
     assert ran.escaped is None
     assert ran.value == [ABORTED_TEXT, ABORTED_TEXT]
     assert ran.reported == []  # no "Task exception was never retrieved"
