@@ -15,13 +15,20 @@ import httpx
 
 import tests.adapters as declared
 from cassettes import Cassette, ReplayTransport, library
-from normalize import AssistantMessage, AssistantMessageEvent, AssistantMessageEventStream, Model, StreamOptions
+from normalize import (
+    AssistantMessage,
+    AssistantMessageEvent,
+    AssistantMessageEventStream,
+    Context,
+    Model,
+    StreamOptions,
+)
 from streamfns._adapters import all_adapters
 from streamfns.catalog import list_models, list_providers
 from streamfns.kit import Adapter
 from tests.adapters import CONTEXT, AdapterUnderTest
 
-__all__ = ["CASES", "adapter_for", "declared_apis", "replay"]
+__all__ = ["CASES", "adapter_for", "declared_apis", "replay", "stream_of"]
 
 
 @functools.cache
@@ -83,3 +90,10 @@ async def replay(
         stream = made if isinstance(made, AssistantMessageEventStream) else await made
         events = [event async for event in stream]
         return events, await stream.result()
+
+
+def stream_of(adapter: Adapter, model: Model, context: Context, options: StreamOptions) -> AssistantMessageEventStream:
+    """The stream ``adapter`` returns (a kit adapter returns it at once, never an awaitable)."""
+    made = adapter.stream_fn(model, context, options)
+    assert isinstance(made, AssistantMessageEventStream)
+    return made

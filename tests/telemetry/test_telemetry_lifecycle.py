@@ -1,0 +1,314 @@
+"""The span's life: it ends exactly once however the stream ends — the adapter's terminal, an abort, a
+cancellation, a consumer that leaves early (break, an exception in its loop, aclose, garbage
+collection) — and telemetry that breaks never breaks the stream."""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+from collections.abc import AsyncIterator, Sequence
+from typing import Any
+
+import httpx
+import pytest
+
+from cassettes import library
+from normalize import (
+    AbortController,
+    AssistantMessage,
+    AssistantMessageEvent,
+    AssistantMessageEventStream,
+    StreamOptions,
+    TextDeltaEvent,
+)
+from streamfns.kit import telemetry
+from tests.adapters import ANTHROPIC, CONTEXT, untimed_json
+from tests.telemetry._otel import Recorded, recorded
+
+pytestmark = pytest.mark.parallel  # clock-blind: in-memory transports, no sleep or timeout
+
+trace_api = pytest.importorskip("opentelemetry.trace")
+sdk_trace = pytest.importorskip("opentelemetry.sdk.trace")
+
+#: A real Anthropic stream, one SSE event per read.
+TEXT = ANTHROPIC.recorded_chunks("llma__text_haiku45")
+
+
+class _Body(httpx.AsyncByteStream):
+    """``chunks``, then (when ``hang``) nothing more until the reader gives up."""
+
+    def __init__(self, chunks: Sequence[bytes], *, hang: bool) -> None:
+        self._chunks = list(chunks)
+        self._hang = hang
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        for chunk in self._chunks:
+            yield chunk
+        if self._hang:
+            await asyncio.Event().wait()  # never set: only a cancellation ends this read
+
+
+def _client(chunks: Sequence[bytes], *, hang: bool = False) -> httpx.AsyncClient:
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, headers={"content-type": "text/event-stream"}, stream=_Body(chunks, hang=hang))
+
+    return httpx.AsyncClient(transport=httpx.MockTransport(handler))
+
+
+def _stream(client: httpx.AsyncClient, **overrides: Any) -> AssistantMessageEventStream:
+    options = StreamOptions(api_key="test-key", http_client=client, max_retries=0, **overrides)
+    made = ANTHROPIC.adapter.stream_fn(ANTHROPIC.model(), CONTEXT, options)
+    assert isinstance(made, AssistantMessageEventStream)
+    return made
+
+
+async def _until_ended(otel: Recorded, count: int = 1) -> None:
+    """Let the loop run until ``count`` spans have ended (the stream closes its producer on the next
+    turn of the loop after the consumer leaves); a bounded number of turns, no clock."""
+    for _ in range(1000):
+        if len(otel.spans()) >= count:
+            return
+        await asyncio.sleep(0)
+
+
+def _ended_as(otel: Recorded, kind: str) -> dict[str, Any]:
+    span = otel.span()
+    assert span.end_time is not None
+    assert span.status.status_code == trace_api.StatusCode.ERROR
+    attributes = dict(span.attributes or {})
+    assert attributes["error.type"] == kind
+    return attributes
+
+
+async def test_a_consumer_that_breaks_out_ends_the_span_aborted() -> None:
+    with recorded() as otel:
+        async with _client(TEXT) as client:
+            stream = _stream(client)
+            async for event in stream:
+                if isinstance(event, TextDeltaEvent):
+                    break
+            message = await stream.result()
+            await _until_ended(otel)
+            attributes = _ended_as(otel, "aborted")
+    assert message.stop_reason == "aborted"
+    assert attributes["gen_ai.response.id"] == message.response_id
+
+
+async def test_an_exception_in_the_callers_loop_ends_the_span_aborted() -> None:
+    with recorded() as otel:
+        async with _client(TEXT) as client:
+            stream = _stream(client)
+            with pytest.raises(LookupError):
+                await _fail_inside_the_loop(stream)
+            await _until_ended(otel)
+            _ended_as(otel, "aborted")
+
+
+async def _fail_inside_the_loop(stream: AssistantMessageEventStream) -> None:
+    async for event in stream:
+        if isinstance(event, TextDeltaEvent):
+            raise LookupError("the caller's own bug")  # noqa: TRY004 - any exception of the caller's
+
+
+async def test_aclose_ends_the_span_aborted_at_once() -> None:
+    with recorded() as otel:
+        async with _client(TEXT) as client:
+            stream = _stream(client)
+            await anext(aiter(stream))
+            assert otel.spans() == []
+            await stream.aclose()
+            _ended_as(otel, "aborted")
+
+
+async def test_a_stream_dropped_unfinished_ends_its_span_when_collected() -> None:
+    with recorded() as otel:
+        async with _client(TEXT, hang=True) as client:
+            stream = _stream(client)
+            cursor = aiter(stream)
+            await anext(cursor)
+            del cursor, stream
+            gc.collect()
+            await _until_ended(otel)
+            _ended_as(otel, "aborted")
+
+
+async def test_a_cancelled_reader_ends_the_span_aborted() -> None:
+    with recorded() as otel:
+        async with _client(TEXT[:3], hang=True) as client:
+            stream = _stream(client)
+            seen: list[AssistantMessageEvent] = []
+            reading = asyncio.Event()
+
+            async def consume() -> None:
+                async for event in stream:
+                    seen.append(event)
+                    if len(seen) == 2:
+                        reading.set()
+
+            task = asyncio.create_task(consume())
+            await reading.wait()
+            await _until_hanging(task)
+            task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+            await _until_ended(otel)
+            _ended_as(otel, "aborted")
+
+
+async def _until_hanging(task: asyncio.Task[None]) -> None:
+    for _ in range(50):
+        await asyncio.sleep(0)
+    assert not task.done()
+
+
+async def test_an_abort_mid_stream_ends_the_span_with_the_aborted_message() -> None:
+    controller = AbortController()
+    with recorded() as otel:
+        async with _client(TEXT[:4], hang=True) as client:
+            stream = _stream(client, signal=controller.signal)
+            async for event in stream:
+                if isinstance(event, TextDeltaEvent):
+                    controller.abort()
+            message = await stream.result()
+            # The adapter's own terminal: the span ended with it, before any close.
+            attributes = _ended_as(otel, "aborted")
+    assert message.stop_reason == "aborted"
+    assert attributes["gen_ai.response.id"] == message.response_id
+    assert "gen_ai.response.time_to_first_chunk" in attributes
+
+
+async def test_the_span_ends_when_the_terminal_is_produced_before_the_consumer_reads_it() -> None:
+    with recorded() as otel:
+        async with _client(TEXT) as client:
+            stream = _stream(client)
+            message = await stream.result()  # reads ahead to the terminal; no event consumed yet
+            span = otel.span()
+            assert span.end_time is not None
+            assert message.stop_reason == "stop"
+
+
+async def test_a_stream_never_read_sends_nothing_and_makes_no_span() -> None:
+    requests: list[httpx.Request] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        requests.append(request)
+        return httpx.Response(200)
+
+    with recorded() as otel:
+        async with httpx.AsyncClient(transport=httpx.MockTransport(handler)) as client:
+            stream = _stream(client)
+            del stream
+            gc.collect()
+            await _until_ended(otel)
+            assert otel.spans() == []
+    assert requests == []
+
+
+# -- telemetry that breaks never breaks the stream ---------------------------------------------------
+
+
+async def _plain_run() -> tuple[list[dict[str, Any]], AssistantMessage]:
+    async with _client(TEXT) as client:
+        stream = _stream(client)
+        events = [event async for event in stream]
+        return untimed_json(events), await stream.result()
+
+
+class _RaisingTracer:
+    def start_span(self, *args: object, **kwargs: object) -> object:
+        raise RuntimeError("tracer down")
+
+
+class _RaisingTracerProvider(sdk_trace.TracerProvider):
+    def get_tracer(self, *args: object, **kwargs: object) -> Any:
+        return _RaisingTracer()
+
+
+class _RaisingProcessor(sdk_trace.SpanProcessor):
+    """A span processor that fails on every call it gets."""
+
+    def __init__(self, where: str) -> None:
+        self.where = where
+
+    def on_start(self, span: object, parent_context: object = None) -> None:
+        if self.where == "start":
+            raise RuntimeError("processor down at start")
+
+    def on_end(self, span: object) -> None:
+        if self.where == "end":
+            raise RuntimeError("processor down at end")
+
+
+class _RaisingExporter:
+    def export(self, spans: object) -> object:
+        raise RuntimeError("exporter down")
+
+    def shutdown(self) -> None:
+        pass
+
+    def force_flush(self, timeout_millis: int = 30000) -> bool:
+        return True
+
+
+def _providers(where: str) -> Any:
+    export = pytest.importorskip("opentelemetry.sdk.trace.export")
+    if where == "tracer":
+        return _RaisingTracerProvider()
+    provider = sdk_trace.TracerProvider()
+    if where == "exporter":
+        provider.add_span_processor(export.SimpleSpanProcessor(_RaisingExporter()))
+    else:
+        provider.add_span_processor(_RaisingProcessor(where))
+    return provider
+
+
+@pytest.mark.parametrize("where", ["tracer", "start", "end", "exporter"])
+async def test_a_broken_tracer_or_exporter_leaves_the_stream_as_it_was(where: str, caplog: Any) -> None:
+    expected_events, expected = await _plain_run()
+    telemetry.instrument(tracer_provider=_providers(where))
+    try:
+        events, message = await _plain_run()
+    finally:
+        telemetry.uninstrument()
+    assert events == expected_events
+    assert message.stop_reason == expected.stop_reason == "stop"
+
+
+class _RaisingHistogram:
+    def record(self, *args: object, **kwargs: object) -> None:
+        raise RuntimeError("meter down")
+
+
+class _RaisingMeter:
+    def create_histogram(self, *args: object, **kwargs: object) -> _RaisingHistogram:
+        return _RaisingHistogram()
+
+
+class _RaisingMeterProvider:
+    def get_meter(self, *args: object, **kwargs: object) -> _RaisingMeter:
+        return _RaisingMeter()
+
+
+async def test_a_broken_meter_leaves_the_stream_as_it_was_and_the_span_still_ends() -> None:
+    expected_events, _ = await _plain_run()
+    with recorded(metrics=False) as otel:
+        telemetry.instrument(tracer_provider=otel.tracer_provider, meter_provider=_RaisingMeterProvider())  # pyright: ignore[reportArgumentType]
+        events, message = await _plain_run()
+        span = otel.span()
+    assert events == expected_events
+    assert message.stop_reason == "stop"
+    assert dict(span.attributes or {})["gen_ai.response.finish_reasons"] == ("end_turn",)
+
+
+async def test_no_provider_configured_means_no_telemetry_object_at_all() -> None:
+    telemetry.uninstrument()
+    assert telemetry.start("anthropic-messages", ANTHROPIC.model(), CONTEXT, None) is None
+    events, message = await _plain_run()
+    assert message.stop_reason == "stop"
+    assert events
+
+
+async def test_the_bundled_recording_used_here_is_what_it_says() -> None:
+    # Guards the fixtures above: the recording is a complete text stream of several reads.
+    assert len(TEXT) > 4
+    assert library.load("llma__text_haiku45").interactions[0].response.status == 200
