@@ -187,6 +187,25 @@ async def test_the_span_ends_when_the_terminal_is_produced_before_the_consumer_r
             assert message.stop_reason == "stop"
 
 
+async def test_the_chunk_metrics_are_one_first_chunk_and_one_mean_gap_per_stream() -> None:
+    with recorded() as otel:
+        async with _client(TEXT) as client:
+            message = await _stream(client).result()
+        span = otel.span()
+        first = otel.points("gen_ai.client.operation.time_to_first_chunk")
+        per_chunk = otel.points("gen_ai.client.operation.time_per_output_chunk")
+        duration = otel.points("gen_ai.client.operation.duration")
+    assert message.stop_reason == "stop"
+    assert [point.count for point in first] == [1]
+    assert [point.count for point in per_chunk] == [1]
+    assert [point.count for point in duration] == [1]
+    ttfc = dict(span.attributes or {})["gen_ai.response.time_to_first_chunk"]
+    assert first[0].sum == ttfc
+    # The reads after the first fit between the first chunk and the end.
+    assert 0 <= per_chunk[0].sum <= duration[0].sum - first[0].sum
+    assert first[0].attributes == duration[0].attributes
+
+
 async def test_a_stream_never_read_sends_nothing_and_makes_no_span() -> None:
     requests: list[httpx.Request] = []
 
