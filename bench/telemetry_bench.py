@@ -45,7 +45,7 @@ def _event(name: str, data: dict[str, Any]) -> bytes:
 
 def text_body(deltas: int) -> list[bytes]:
     """An Anthropic text stream of ``deltas`` text deltas, one server-sent event per item."""
-    start = {
+    start: dict[str, Any] = {
         "type": "message_start",
         "message": {
             "id": "msg_bench",

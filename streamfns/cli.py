@@ -1,6 +1,7 @@
 """The ``streamfns`` command.
 
     streamfns chat --model anthropic/claude-sonnet-4-5 "Write a haiku"    stream one live reply
+    streamfns chat --trace ...                                            ... and print its span (OpenTelemetry)
     streamfns models [provider] [--json]                                  the model catalog
     streamfns replay CASSETTE [--events | --json]                         any recording through its adapter
     streamfns demo                                                        offline replay demo
@@ -82,6 +83,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     _model_options(chat)
     chat.add_argument("--system", default=None, help="a system prompt")
+    chat.add_argument(
+        "--trace",
+        action="store_true",
+        help="print the request's OpenTelemetry span (GenAI conventions) to stderr when the reply ends; "
+        "needs the OpenTelemetry SDK",
+    )
     chat.add_argument("prompt", help="what to ask")
 
     models = _command(
@@ -157,6 +164,29 @@ def _progress() -> TextIO | None:
 
 
 # -- chat ---------------------------------------------------------------------------------------
+
+
+def _chat_traced(args: argparse.Namespace) -> int:
+    """``chat --trace``: the kit's spans go to the terminal (stderr) for this one reply."""
+    if not args.trace:
+        return asyncio.run(_chat(args))
+    try:
+        from opentelemetry.sdk.trace import TracerProvider  # noqa: PLC0415 - only with --trace
+        from opentelemetry.sdk.trace.export import ConsoleSpanExporter, SimpleSpanProcessor  # noqa: PLC0415
+    except ImportError:
+        raise UsageError(
+            "--trace needs the OpenTelemetry SDK: pip install 'streamfns[otel]' opentelemetry-sdk"
+        ) from None
+    from streamfns.kit import telemetry  # noqa: PLC0415
+
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(ConsoleSpanExporter(out=sys.stderr)))
+    telemetry.instrument(tracer_provider=provider)
+    try:
+        return asyncio.run(_chat(args))
+    finally:
+        telemetry.uninstrument()
+        provider.shutdown()
 
 
 async def _chat(args: argparse.Namespace) -> int:
@@ -346,7 +376,7 @@ def _demo(_args: argparse.Namespace) -> int:
 
 
 _COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
-    "chat": lambda args: asyncio.run(_chat(args)),
+    "chat": _chat_traced,
     "models": _models,
     "replay": lambda args: asyncio.run(_replay(args)),
     "demo": _demo,
