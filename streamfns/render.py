@@ -46,6 +46,7 @@ __all__ = [
     "format_event",
     "format_summary",
     "is_terminal",
+    "one_line",
     "render_stream",
     "terminal_safe",
     "use_color",
@@ -65,6 +66,20 @@ def terminal_safe(text: str) -> str:
     """``text`` with every control character except newline and tab shown escaped (``\\x1b``);
     Windows line ends (``\\r\\n``) are plain newlines."""
     return _CONTROL.sub(lambda match: f"\\x{ord(match.group()):02x}", text.replace("\r\n", "\n"))
+
+
+_SPACE = re.compile(r"\s+")
+
+
+def one_line(text: str, width: int = 80) -> str:
+    """``text`` as one terminal-safe line of at most ``width`` characters (``width`` ≥ 1): runs of
+    whitespace, newlines included, become one space; control characters are escaped
+    (:func:`terminal_safe`), and a longer line is cut, ending in ``…``. For a status or progress line
+    that must stay on one row."""
+    flat = terminal_safe(_SPACE.sub(" ", text).strip())
+    if len(flat) <= width:
+        return flat
+    return flat[: max(width - 1, 0)] + "…"
 
 
 def is_terminal(stream: TextIO) -> bool:

@@ -7,18 +7,27 @@
 Colour is the caller's choice (``python -m examples.agent_loop`` turns it on only on a terminal). With
 ``progress`` set (a terminal stream, usually stderr) a one-line status says what the agent waits for
 and is erased as soon as output arrives.
+
+A running tool's progress (``tool_execution_update``) is shown compactly: with ``progress``, in that
+one status line (``… calculator: step 2 of 3``), replaced by each update; without it (output to a
+file or a pipe), as one dim line per update, ``⋯ calculator: step 2 of 3``, cut to
+:data:`PROGRESS_WIDTH` characters. Either way the tool's text is one line, terminal-safe.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import TextIO
 
 from examples.agent_loop.events import AgentEvent
-from normalize import AssistantMessage, TextContent, ToolCallEndEvent, Usage
-from streamfns.render import terminal_safe
+from normalize import AssistantMessage, TextContent, ToolCallEndEvent, ToolResultContent, Usage
+from streamfns.render import one_line, terminal_safe
 
-__all__ = ["TerminalRenderer"]
+__all__ = ["PROGRESS_WIDTH", "TerminalRenderer"]
+
+#: How many characters of a tool's progress text one line shows.
+PROGRESS_WIDTH = 72
 
 _STYLES = {"dim": "\x1b[2m", "cyan": "\x1b[36m", "green": "\x1b[32m", "red": "\x1b[31m", "reset": "\x1b[0m"}
 
@@ -86,12 +95,23 @@ class TerminalRenderer:
             case "tool_execution_start":
                 self.tool_calls += 1
                 self._show_status(f"running {event.tool_name}")
+            case "tool_execution_update":
+                self._tool_progress(event.tool_name, event.partial_result)
             case "tool_execution_end":
                 text = "".join(b.text for b in event.result.content if isinstance(b, TextContent))
                 colour, mark = (s["red"], "✗") if event.is_error else (s["green"], "←")
                 self._line(f"{colour}{mark} {terminal_safe(text)}{s['reset']}")
             case _:
                 self._clear_status()
+
+    def _tool_progress(self, name: str, partial: Sequence[ToolResultContent]) -> None:
+        text = " ".join(block.text if isinstance(block, TextContent) else "[image]" for block in partial)
+        line = f"{one_line(name, 32)}: {one_line(text, PROGRESS_WIDTH)}"
+        if self.progress is not None:
+            self._clear_status()
+            self._show_status(line)
+        else:
+            self._line(f"{self._style['dim']}⋯ {line}{self._style['reset']}")
 
     def _end_reply(self, message: AssistantMessage) -> None:
         self.last = message

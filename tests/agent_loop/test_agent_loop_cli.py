@@ -13,18 +13,19 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 import streamfns
 from cassettes import library
-from examples.agent_loop import Agent
-from examples.agent_loop.render import TerminalRenderer
+from examples.agent_loop import Agent, AgentTool, OnUpdate
+from examples.agent_loop.render import PROGRESS_WIDTH, TerminalRenderer
 from examples.agent_loop.round_trips import cassette_path
-from normalize import Context
+from normalize import AbortSignal, Context, ImageContent, TextContent
 from streamfns.cli import main
 from streamfns.faux import FauxProvider, faux_message, faux_text, faux_tool_call
-from streamfns.render import format_summary, render_stream, use_color
+from streamfns.render import format_summary, one_line, render_stream, use_color
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = str(Path(sys.executable).parent / "streamfns")
@@ -265,3 +266,51 @@ async def test_model_text_cannot_drive_the_terminal() -> None:
     text = out.getvalue()
     assert not any(char in text for char in "\x1b\x07\r"), repr(text)
     assert "\\x1b]0;owned\\x07" in text
+
+
+def test_one_line_flattens_escapes_and_cuts() -> None:
+    assert one_line("step 1\n  of\t3") == "step 1 of 3"
+    assert one_line("\x1b[2Jgone\r") == "\\x1b[2Jgone"
+    assert one_line("x" * 100, 10) == "x" * 9 + "…"
+    assert len(one_line("y" * 1000)) == 80
+    assert (one_line("exactly", 7), one_line("", 5), one_line("abc", 1)) == ("exactly", "", "…")
+
+
+def _progress_agent(updates: list[str]) -> Agent:
+    async def work(_id: str, _args: dict[str, Any], _signal: AbortSignal, on_update: OnUpdate) -> str:
+        for update in updates:
+            on_update(update)
+        on_update([TextContent(text="with a picture:"), ImageContent(data="eA==", mime_type="image/png")])
+        return "done"
+
+    provider = FauxProvider()
+    provider.set_responses([faux_message([faux_tool_call("work", {})], stop_reason="toolUse"), faux_message("Ok.")])
+    tool = AgentTool(name="work", description="work", parameters={"type": "object"}, execute=work)
+    return Agent(provider.model(), tools=[tool], stream_fn=provider)
+
+
+async def test_tool_progress_is_one_dim_line_per_update_off_a_terminal() -> None:
+    out = io.StringIO()
+    agent = _progress_agent(["step 1\nof 3", "\x1b]0;owned\x07" + "z" * 200])
+    await agent.run("Go", TerminalRenderer(out, color=False))
+    lines = out.getvalue().splitlines()
+    progress = [line for line in lines if line.startswith("⋯ ")]
+    assert progress == [
+        "⋯ work: step 1 of 3",
+        "⋯ work: \\x1b]0;owned\\x07" + "z" * (PROGRESS_WIDTH - 1 - len("\\x1b]0;owned\\x07")) + "…",
+        "⋯ work: with a picture: [image]",
+    ]
+    assert lines.index("⋯ work: with a picture: [image]") < lines.index("← done")
+
+
+async def test_tool_progress_replaces_the_status_line_on_a_terminal_and_stays_out_of_the_output() -> None:
+    out, status = io.StringIO(), io.StringIO()
+    agent = _progress_agent(["step 1", "step 2"])
+    await agent.run("Go", TerminalRenderer(out, color=False, progress=status))
+    assert "⋯" not in out.getvalue()
+    assert "step" not in out.getvalue()
+    shown = status.getvalue()
+    assert "\r… work: step 1" in shown
+    assert "\r\x1b[2K\r… work: step 2" in shown, "each update replaces the line before it"
+    assert "\r\x1b[2K\r… work: with a picture: [image]" in shown
+    assert shown.endswith("\r\x1b[2K"), "the status is erased once output arrives"
