@@ -1,16 +1,30 @@
-"""``python -m bench [suite ...]``: print throughput figures and budget ratios.
+"""``python -m bench [--json PATH] [suite ...] [-- suite arguments]``: throughput figures and budget ratios.
 
 A suite is a module ``bench/<name>_bench.py`` with a ``main()``; it is named on the command line
 with hyphens (``bench/openai_completions_bench.py`` → ``python -m bench openai-completions``).
-With no name, or ``all``, every suite runs.
+With no name, or ``all``, every suite runs. Options after the suite names that the runner does not
+know (``python -m bench load --streams 1000 --rate 20 --seconds 30``) go to the suites whose
+``main`` takes an argument list (the load suite); the others take none.
+
+``--json PATH`` writes what the run measured (µs per event per stack and body, the judged ratios, the
+load figure, machine, date and git revision) to ``PATH``: ``docs/performance.md`` is generated from
+the committed ``docs/perf/bench.json``.
 """
 
 from __future__ import annotations
 
 import importlib
+import inspect
+import json
 import pkgutil
 import sys
 from pathlib import Path
+from typing import Any
+
+from bench import _report
+from bench._util import RULE
+
+__all__ = ["main", "suites"]
 
 
 def suites() -> dict[str, str]:
@@ -22,25 +36,68 @@ def suites() -> dict[str, str]:
     return dict(sorted(found.items()))
 
 
+def _split(argv: list[str]) -> tuple[list[str], str | None, list[str]]:
+    """(suite names, --json path, arguments for the suites)."""
+    names: list[str] = []
+    passed: list[str] = []
+    json_path: str | None = None
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg == "--json" and i + 1 < len(argv):
+            json_path, i = argv[i + 1], i + 2
+            continue
+        if arg.startswith("--json="):
+            json_path = arg.partition("=")[2]
+        elif arg == "--":
+            passed += argv[i + 1 :]
+            break
+        elif arg.startswith("-") or passed:
+            passed.append(arg)  # an option and its values belong to the suites
+        else:
+            names.append(arg)
+        i += 1
+    return names, json_path, passed
+
+
+def _takes_arguments(fn: Any) -> bool:
+    try:
+        return bool(inspect.signature(fn).parameters)
+    except (TypeError, ValueError):
+        return False
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Run the named suites (all when none is named)."""
+    """Run the named suites (all when none is named); write ``--json`` when asked."""
     known = suites()
-    names = (argv if argv is not None else sys.argv[1:]) or ["all"]
-    if names == ["all"]:
+    names, json_path, passed = _split(list(argv if argv is not None else sys.argv[1:]))
+    if not names or names == ["all"]:
         names = list(known)
+    unknown = [name for name in names if name not in known]
+    if unknown:
+        print(f"unknown suite {unknown[0]!r}; choose from {', '.join(known)}", file=sys.stderr)
+        return 2
+    if json_path is not None:
+        _report.start()
+    print(RULE)
+    status = 0
     for name in names:
-        module_name = known.get(name)
-        if module_name is None:
-            print(f"unknown suite {name!r}; choose from {', '.join(known)}", file=sys.stderr)
-            return 2
         try:
-            module = importlib.import_module(module_name)
+            module = importlib.import_module(known[name])
         except ModuleNotFoundError as exc:
             print(f"== {name}: not available ({exc})")
             continue
-        print(f"== {name}")
-        module.main()
-    return 0
+        print(f"== {name}", flush=True)
+        _report.suite(name)
+        outcome = module.main(passed) if _takes_arguments(module.main) else module.main()
+        if isinstance(outcome, int) and outcome and name == "load":
+            status = outcome  # the load suite's leak checks are must-be-0 figures
+    if json_path is not None:
+        document = {"schema": 1, **_report.machine_info(), "rule": RULE, "suites": _report.results()}
+        Path(json_path).parent.mkdir(parents=True, exist_ok=True)
+        Path(json_path).write_text(json.dumps(document, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+        print(f"wrote {json_path}")
+    return status
 
 
 if __name__ == "__main__":

@@ -1,16 +1,78 @@
-"""Timing helpers shared by the benchmarks."""
+"""Timing helpers shared by the benchmarks, and the rule that turns noisy ratios into verdicts.
+
+The rule (:data:`RULE`, printed with every report): a ratio is measured as the **median of paired
+ratios** — each round times both sides back to back (their order alternating), after one warm-up
+round that is thrown away — and the median gets a distribution-free confidence interval from the
+order statistics of the rounds (the sign-test interval; no assumption about the noise's shape, and
+one disturbed round moves it by at most one rank). Then:
+
+- **within budget** when the whole interval clears the budget by the drift allowance, or, once no
+  more rounds are allowed, when the median meets it;
+- **OVER BUDGET** only when the whole interval misses it by more than the drift allowance
+  (:data:`DRIFT`: the shift between runs on one machine that no round of one run can see) — by
+  twice that before the last round, since judging at every look gives noise more than one chance;
+- otherwise **undecided**: more interleaved rounds, up to :data:`MAX_ROUNDS`; still undecided then,
+  it is printed as undecided (≈ budget), never as over.
+
+So a ratio that truly meets its budget is called over only if every round of the interval's top
+rank came out more than the drift allowance below it — noise of the size seen (±5 % per round,
+the odd round off by 20 %) does not do that (``tests/bench/test_verdict_rule.py``).
+"""
 
 from __future__ import annotations
 
 import json
+import math
+import statistics
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Literal
 
-__all__ = ["ESCAPED_TEXT", "argument_fragments", "best_of", "verdict"]
+__all__ = [
+    "CONFIDENCE",
+    "DRIFT",
+    "ESCAPED_TEXT",
+    "MAX_ROUNDS",
+    "MIN_ROUNDS",
+    "ROUND_STEP",
+    "RULE",
+    "Decision",
+    "Judgement",
+    "argument_fragments",
+    "best_of",
+    "decide",
+    "judge",
+    "median_interval",
+    "settle",
+    "verdict",
+]
 
 #: The text field of each benchmark record: an escaped quote, an escaped TAB and a newline, so tool
 #: arguments carry the escapes real code edits do.
 ESCAPED_TEXT = 'x = "a\\tb"\n'
+
+#: Paired rounds measured before a ratio is first judged.
+MIN_ROUNDS = 7
+#: Rounds added each time a ratio is undecided.
+ROUND_STEP = 4
+#: Rounds after which an undecided ratio stays undecided (keeps ``make bench`` to minutes).
+MAX_ROUNDS = 23
+#: Coverage asked of the interval around the median (at least; order statistics give whole steps).
+CONFIDENCE = 0.98
+#: Relative drift between runs that no single run sees (CPU frequency, memory layout): a ratio is
+#: over budget only when its interval misses the budget by more than this.
+DRIFT = 0.05
+
+Decision = Literal["within", "over", "undecided"]
+
+RULE = (
+    f"verdict rule: median of paired interleaved rounds (warm-up dropped), {CONFIDENCE:.0%} sign-test interval; "
+    f"within when the interval clears the budget by {DRIFT:.0%} (or, after {MAX_ROUNDS} rounds, the median meets it); "
+    f"OVER only when the whole interval misses it by more than {DRIFT:.0%} drift ({2 * DRIFT:.0%} before the last "
+    f"round); otherwise {ROUND_STEP} more rounds, up to {MAX_ROUNDS}, then 'undecided'"
+)
+"""One line that says how verdicts are reached; every report prints it."""
 
 
 def argument_fragments(deltas: int, text: str = ESCAPED_TEXT, *, malformed: bool = False) -> list[str]:
@@ -37,7 +99,112 @@ def best_of(fn: Callable[[], object], repeats: int = 3) -> float:
 
 
 def verdict(value: float, budget: float, *, at_most: bool) -> str:
-    """'within budget' / 'OVER BUDGET' text for a measured ratio."""
+    """'within budget' / 'OVER BUDGET' text for one measured value (a single figure, no interval:
+    for figures far from their budget or not noisy, e.g. import time)."""
     ok = value <= budget if at_most else value >= budget
     sign = "≤" if at_most else "≥"
     return f"budget {sign} {budget:g}: {'within budget' if ok else 'OVER BUDGET'}"
+
+
+_SAID: dict[Decision, str] = {
+    "within": "within budget",
+    "over": "OVER BUDGET",
+    "undecided": "undecided (its interval reaches the budget)",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Judgement:
+    """A ratio measured over ``rounds`` paired rounds, its interval, and what it says of the budget."""
+
+    estimate: float
+    low: float
+    high: float
+    rounds: int
+    budget: float | None
+    at_most: bool
+    decision: Decision | None
+
+    def text(self) -> str:
+        """``1.93 [1.90–1.95, 7 rounds]   budget ≥ 2: OVER BUDGET`` (no budget: the figure alone)."""
+        figure = f"{self.estimate:.2f} [{self.low:.2f}–{self.high:.2f}, {self.rounds} rounds]"
+        if self.budget is None or self.decision is None:
+            return figure
+        sign = "≤" if self.at_most else "≥"
+        said = _SAID[self.decision]
+        return f"{figure}   budget {sign} {self.budget:g}: {said}"
+
+    def as_dict(self) -> dict[str, object]:
+        """The judgement as JSON-ready fields."""
+        return {
+            "estimate": round(self.estimate, 4),
+            "low": round(self.low, 4),
+            "high": round(self.high, 4),
+            "rounds": self.rounds,
+            "budget": self.budget,
+            "at_most": self.at_most,
+            "verdict": self.decision,
+        }
+
+
+def _sign_test_rank(n: int, confidence: float) -> int:
+    """The largest rank ``k`` such that ``[x_(k), x_(n+1-k)]`` of ``n`` sorted samples covers the median
+    with at least ``confidence``: its coverage is ``1 - 2·P(X ≤ k-1)`` for ``X ~ Binomial(n, 1/2)``.
+    1 (the whole range) when even that falls short, as it does for fewer than six samples."""
+    tail = (1.0 - confidence) / 2
+    k, below = 1, 1 / 2**n  # below: P(X ≤ k-1)
+    while k < (n + 1) // 2 and below + math.comb(n, k) / 2**n <= tail:
+        below += math.comb(n, k) / 2**n
+        k += 1
+    return k
+
+
+def median_interval(samples: Sequence[float], confidence: float = CONFIDENCE) -> tuple[float, float, float]:
+    """``(median, low, high)`` of ``samples``: the distribution-free interval for the median from the
+    order statistics (few samples: their whole range). ``ValueError`` when there are none."""
+    if not samples:
+        raise ValueError("no samples")
+    ordered = sorted(samples)
+    k = _sign_test_rank(len(ordered), confidence)
+    return statistics.median(ordered), ordered[k - 1], ordered[len(ordered) - k]
+
+
+def decide(
+    estimate: float, low: float, high: float, budget: float, *, at_most: bool, final: bool, drift: float = DRIFT
+) -> Decision:
+    """The rule (module docstring) for one interval. ``final``: no more rounds will be measured."""
+    if at_most:  # mirror an upper bound into a lower one: the same rule on reciprocals
+        return decide(1 / estimate, 1 / high, 1 / low, 1 / budget, at_most=False, final=final, drift=drift)
+    # A miss seen in the first rounds must be twice as clear, or it is measured again: deciding at
+    # every look would give noise several chances to fake one.
+    if high * (1 + (drift if final else 2 * drift)) < budget:
+        return "over"
+    if low >= budget * (1 + drift) or (final and estimate >= budget):
+        return "within"
+    return "undecided"
+
+
+def judge(samples: Sequence[float], budget: float | None, *, at_most: bool = False, final: bool = True) -> Judgement:
+    """A :class:`Judgement` of paired-ratio ``samples`` against ``budget`` (None: no budget)."""
+    estimate, low, high = median_interval(samples)
+    decision = None if budget is None else decide(estimate, low, high, budget, at_most=at_most, final=final)
+    return Judgement(estimate, low, high, len(samples), budget, at_most, decision)
+
+
+def settle(
+    samples: list[float],
+    more: Callable[[int], None],
+    budget: float | None,
+    *,
+    at_most: bool = False,
+    max_rounds: int = MAX_ROUNDS,
+    step: int = ROUND_STEP,
+) -> Judgement:
+    """Judge ``samples`` (a list ``more(n)`` appends ``n`` new rounds to), adding rounds while the ratio
+    is undecided and fewer than ``max_rounds`` were measured; the final judgement."""
+    while True:
+        final = len(samples) >= max_rounds
+        judgement = judge(samples, budget, at_most=at_most, final=final)
+        if judgement.decision != "undecided" or final:
+            return judgement
+        more(min(step, max_rounds - len(samples)))

@@ -10,14 +10,17 @@ from __future__ import annotations
 
 import asyncio
 import json
+import statistics
 import time
-from collections.abc import AsyncIterator, Callable, Coroutine, Mapping
+from collections.abc import AsyncIterator, Callable, Coroutine, Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 import httpx
 import httpx_sse
 
-from bench._util import verdict
+from bench import _report
+from bench._util import MIN_ROUNDS, Judgement, settle
 from normalize import AbortController, AssistantMessageEventStream, Context, Model, StreamOptions, UserMessage
 
 if TYPE_CHECKING:
@@ -26,11 +29,15 @@ if TYPE_CHECKING:
 __all__ = [
     "BENCH_CONTEXT",
     "REPEATS",
+    "Comparison",
     "Contender",
+    "Rounds",
     "best_interleaved",
+    "compare",
     "compare_stacks",
     "cost_ratio",
     "cpu_time",
+    "judge_cost",
     "normalize_body",
     "parse_naively",
     "sdk_http_client",
@@ -117,6 +124,58 @@ def cpu_time(fn: Contender, body: bytes) -> float:
     return time.process_time() - started
 
 
+class Rounds:
+    """CPU times of some contenders over one body, measured in interleaved rounds.
+
+    Every contender runs once first as a warm-up that is not kept (imports, first-call caches: the
+    first round came out ~20 % off). Each round then times every contender back to back, in an order
+    that alternates between rounds, so drift and a neighbour's burst hit both sides of a ratio alike;
+    ``ratios(i, j)`` pairs the times of one round.
+    """
+
+    def __init__(self, contenders: Sequence[Contender], body: bytes) -> None:
+        self._contenders = list(contenders)
+        self._body = body
+        self.times: list[list[float]] = [[] for _ in self._contenders]
+        for fn in self._contenders:
+            cpu_time(fn, body)
+
+    def __len__(self) -> int:
+        return len(self.times[0])
+
+    def more(self, n: int) -> None:
+        """Measure ``n`` more rounds."""
+        for _ in range(n):
+            order = list(enumerate(self._contenders))
+            if len(self) % 2:
+                order.reverse()
+            for i, fn in order:
+                self.times[i].append(cpu_time(fn, self._body))
+
+    def ratios(self, i: int, j: int) -> list[float]:
+        """Per round, contender ``i``'s time over contender ``j``'s (how many times faster ``j`` is)."""
+        return [a / b for a, b in zip(self.times[i], self.times[j], strict=True)]
+
+    def median(self, i: int) -> float:
+        """Contender ``i``'s median time."""
+        return statistics.median(self.times[i])
+
+    def settle(
+        self, i: int, j: int, budget: float | None, *, at_most: bool = False, rounds: int = MIN_ROUNDS
+    ) -> Judgement:
+        """Judge ``ratios(i, j)`` against ``budget`` (bench._util.RULE), measuring at least ``rounds``
+        rounds and more while the verdict is undecided."""
+        if len(self) < rounds:
+            self.more(rounds - len(self))
+        samples = self.ratios(i, j)
+
+        def more(n: int) -> None:
+            self.more(n)
+            samples[:] = self.ratios(i, j)
+
+        return settle(samples, more, budget, at_most=at_most)
+
+
 def best_interleaved(contenders: list[Contender], body: bytes, repeats: int = REPEATS) -> list[float]:
     """Best time of each contender, running them in turn so machine noise hits all of them alike."""
     best = [float("inf")] * len(contenders)
@@ -135,6 +194,101 @@ def cost_ratio(fn: Contender, heavier: bytes, lighter: bytes, repeats: int = REP
     return best_heavier / best_lighter
 
 
+def judge_cost(label: str, fn: Contender, heavier: bytes, lighter: bytes, budget: float) -> str:
+    """A report line: ``fn``'s cost on ``heavier`` over its cost on ``lighter`` (paired rounds, one
+    body after the other), judged against an upper ``budget`` by the rule; recorded for ``--json``."""
+
+    async def on_heavier(_: bytes) -> int:
+        return await fn(heavier)
+
+    async def on_lighter(_: bytes) -> int:
+        return await fn(lighter)
+
+    rounds = Rounds([on_heavier, on_lighter], b"")
+    judgement = rounds.settle(0, 1, budget, at_most=True)
+    _report.record("ratios", {"label": label, **judgement.as_dict()})
+    return f"{label}: {judgement.text()}"
+
+
+def _kind_of(label: str) -> str:
+    lowered = label.lower()
+    if "think" in lowered or "reason" in lowered:
+        return "thinking"
+    if "tool" in lowered or "partialargs" in lowered or "argument" in lowered:
+        return "tool"
+    return "text"
+
+
+@dataclass(slots=True)
+class Comparison:
+    """One body through (a) the bare parse, (b) ours and its variants, (c) the vendor SDK: median CPU
+    time per event of each, and the judged ratios b/a and b/c (how many times faster ours is)."""
+
+    label: str
+    kind: str
+    events: int
+    size: int
+    stacks: list[tuple[str, str, float]]  # (tag, name, median seconds)
+    ratios: list[tuple[str, Judgement]]
+
+    def lines(self) -> list[str]:
+        """The report lines."""
+        out = [f"{self.label}: {self.events:,} events, {self.size / 1e6:.1f} MB"]
+        width = max(len(tag + name) for tag, name, _ in self.stacks) + 1
+        for tag, name, seconds in self.stacks:
+            rate, cost = self.events / seconds, seconds / self.events * 1e6
+            out.append(f"  {(tag + name).ljust(width)}: {rate:>10,.0f} events/s {cost:7.2f} µs/event")
+        out += [f"  {name} = {judgement.text()}" for name, judgement in self.ratios]
+        return out
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-ready fields (µs per event of each stack, the judged ratios)."""
+        roles = {"(a) ": "bare", "(b) ": "ours", "(b') ": "variant", "(c) ": "sdk"}
+        return {
+            "label": self.label,
+            "kind": self.kind,
+            "events": self.events,
+            "bytes": self.size,
+            "stacks": [
+                {"role": roles[tag], "name": name, "us_per_event": round(seconds / self.events * 1e6, 4)}
+                for tag, name, seconds in self.stacks
+            ],
+            "ratios": {name: judgement.as_dict() for name, judgement in self.ratios},
+        }
+
+
+def compare(
+    label: str,
+    body: bytes,
+    events: int,
+    stacks: Mapping[str, Contender],
+    sdk: tuple[str, Contender] | None,
+    *,
+    floor_a: float | None,
+    floor_c: float | None,
+    kind: str | None = None,
+) -> Comparison:
+    """One body through (a) the bare parse, (b) ours (and its variants) and (c) the vendor SDK.
+
+    ``stacks`` maps a display name to a contender, in order: the first is (a), the second is (b),
+    any more are variants of (b) shown as (b'), all measured in the same interleaved rounds. The SDK
+    is slow: it gets rounds of its own, paired with (b), one at first and more only while its ratio
+    is undecided. ``floor_*`` None: the ratio is shown without a budget. Recorded for ``--json``.
+    """
+    names, contenders = list(stacks), list(stacks.values())
+    rounds = Rounds(contenders, body)
+    judged = [("b/a", rounds.settle(0, 1, floor_a))]
+    rows = [("(a) ", names[0], rounds.median(0)), ("(b) ", names[1], rounds.median(1))]
+    rows += [("(b') ", name, rounds.median(i)) for i, name in enumerate(names[2:], start=2)]
+    if sdk is not None:
+        sdk_rounds = Rounds([sdk[1], contenders[1]], body)
+        judged.append(("b/c", sdk_rounds.settle(0, 1, floor_c, rounds=1)))
+        rows.append(("(c) ", sdk[0], sdk_rounds.median(0)))
+    comparison = Comparison(label, kind or _kind_of(label), events, len(body), rows, judged)
+    _report.record("comparisons", comparison.as_dict())
+    return comparison
+
+
 def compare_stacks(
     label: str,
     body: bytes,
@@ -145,22 +299,5 @@ def compare_stacks(
     floor_a: float,
     floor_c: float,
 ) -> list[str]:
-    """Report lines for one body through (a) httpx-sse + ``json.loads``, (b) ours (and its variants)
-    and (c) the vendor SDK: events/s of each, then b/a and b/c against their floors.
-
-    ``stacks`` maps a display name to a contender, in order: the first is (a), the second is (b),
-    any more are variants of (b) shown as (b'), measured interleaved with them.
-    """
-    (naive_name, ours_name, *variant_names), contenders = list(stacks), list(stacks.values())
-    naive, ours, *variants = best_interleaved(contenders, body)
-    sdk_name, sdk_fn = sdk
-    sdk_s = cpu_time(sdk_fn, body)
-    lines = [f"{label}: {events:,} SSE events, {len(body) / 1e6:.1f} MB"]
-    rows = [("(a) ", naive_name, naive), ("(b) ", ours_name, ours)]
-    rows += [("(b') ", name, seconds) for name, seconds in zip(variant_names, variants, strict=True)]
-    rows.append(("(c) ", sdk_name, sdk_s))
-    width = max(len(tag + name) for tag, name, _ in rows) + 1
-    lines += [f"  {(tag + name).ljust(width)}: {events / seconds:>10,.0f} events/s" for tag, name, seconds in rows]
-    lines.append(f"  b/a = {naive / ours:.2f}   {verdict(naive / ours, floor_a, at_most=False)}")
-    lines.append(f"  b/c = {sdk_s / ours:.1f}   {verdict(sdk_s / ours, floor_c, at_most=False)}")
-    return lines
+    """Report lines of :func:`compare` (the older entry point: same measurement, same rule)."""
+    return compare(label, body, events, stacks, sdk, floor_a=floor_a, floor_c=floor_c).lines()
