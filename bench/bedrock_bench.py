@@ -1,0 +1,184 @@
+"""The same Bedrock ConverseStream bytes through three stacks, in one run:
+
+(a) botocore's ``EventStreamBuffer`` + ``json.loads`` per message — merely framing and parsing;
+(b) ``stream_bedrock_converse`` — our full normalization (framing with both CRCs, JSON, decoding,
+    builder, events), authenticated with a Bedrock API key (no signing cost in the loop);
+(c) boto3's ``converse_stream`` event parsing: botocore's ``EventStream`` with the bedrock-runtime
+    service model's ``ConverseStream`` output shape, the code a boto3 client runs per event.
+
+Budgets (issue 22): b/a ≥ 1.5, b/c ≥ 10, and for (b) a body of 16k tool-input messages at most 1.5×
+the cost of 16k text messages. Every message carries the random ``"p"`` padding Bedrock sends. Bodies
+are served by an in-process transport in 16 KiB reads, the same bytes for every stack; times are CPU
+times, medians of paired interleaved rounds judged by ``bench._util.RULE``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+import httpx
+
+from bench._wire import BENCH_CONTEXT, READ, compare, judge_cost
+from normalize import Model, StreamOptions
+from normalize.wire import encode_message
+from streamfns.bedrock import stream_bedrock_converse
+
+__all__ = ["main", "run", "text_body", "tool_body"]
+
+_MODEL = Model(
+    id="us.amazon.nova-micro-v1:0",
+    api="bedrock-converse-stream",
+    provider="amazon-bedrock",
+    base_url="http://bench.invalid",
+)
+_URL = "http://bench.invalid/model/us.amazon.nova-micro-v1%3A0/converse-stream"
+_EVENTSTREAM = "application/vnd.amazon.eventstream"
+_PAD = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0"
+
+
+def _event(event: str, payload: dict[str, Any], n: int) -> bytes:
+    headers = {":event-type": event, ":content-type": "application/json", ":message-type": "event"}
+    body = {**payload, "p": _PAD[: n % len(_PAD)]}
+    return encode_message(headers, json.dumps(body, separators=(",", ":")).encode())
+
+
+def _end(n: int, stop: str) -> bytes:
+    return (
+        _event("contentBlockStop", {"contentBlockIndex": 0}, n)
+        + _event("messageStop", {"stopReason": stop}, n)
+        + _event("metadata", {"usage": {"inputTokens": 10, "outputTokens": n, "totalTokens": n + 10}}, n)
+    )
+
+
+def text_body(messages: int) -> bytes:
+    """``messages`` text deltas of one block (words with escapes now and then), then the trailer."""
+    words = ("Hello", " there", ", <friend>", " and", " caf\u00e9", "\n")
+    body = [_event("messageStart", {"role": "assistant"}, 0)]
+    body += [
+        _event("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"text": words[n % len(words)]}}, n)
+        for n in range(messages)
+    ]
+    return b"".join(body) + _end(messages, "end_turn")
+
+
+def tool_body(messages: int) -> bytes:
+    """One tool call whose input arrives in ``messages`` fragments (a long string argument), then the trailer."""
+    start = {"contentBlockIndex": 0, "start": {"toolUse": {"toolUseId": "tooluse_bench", "name": "write"}}}
+    body = [_event("messageStart", {"role": "assistant"}, 0), _event("contentBlockStart", start, 0)]
+    fragments = ['{"text": "'] + ["a\\tb c" for _ in range(messages - 2)] + ['"}']
+    body += [
+        _event("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"toolUse": {"input": piece}}}, n)
+        for n, piece in enumerate(fragments)
+    ]
+    return b"".join(body) + _end(messages, "tool_use")
+
+
+class _Reads(httpx.AsyncByteStream):
+    def __init__(self, reads: list[bytes]) -> None:
+        self._reads = reads
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        for piece in self._reads:
+            yield piece
+
+
+def _reads(body: bytes) -> list[bytes]:
+    return [body[i : i + READ] for i in range(0, len(body), READ)]
+
+
+def _transport(body: bytes) -> httpx.MockTransport:
+    reads = _reads(body)
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, headers={"content-type": _EVENTSTREAM}, stream=_Reads(reads))
+
+    return httpx.MockTransport(handler)
+
+
+async def _bare(body: bytes) -> int:
+    from botocore.eventstream import EventStreamBuffer  # pyright: ignore[reportMissingTypeStubs]
+
+    count = 0
+    buffer: Any = EventStreamBuffer()
+    async with httpx.AsyncClient(transport=_transport(body)) as client, client.stream("POST", _URL) as response:
+        async for chunk in response.aiter_raw():
+            buffer.add_data(chunk)
+            for message in buffer:
+                json.loads(message.payload)
+                count += 1
+    return count
+
+
+async def _ours(body: bytes) -> int:
+    async with httpx.AsyncClient(transport=_transport(body)) as client:
+        options = StreamOptions(http_client=client, api_key="bench-bedrock-key")
+        stream = stream_bedrock_converse(_MODEL, BENCH_CONTEXT, options)
+        count = 0
+        async for _ in stream:
+            count += 1
+        message = await stream.result()
+    if message.stop_reason not in ("stop", "toolUse"):
+        raise AssertionError(f"the bench body did not decode: {message.error_message}")
+    return count
+
+
+class _Raw:
+    def __init__(self, reads: list[bytes]) -> None:
+        self._reads = reads
+
+    def stream(self) -> Iterator[bytes]:
+        yield from self._reads
+
+
+_SHAPE: list[Any] = []
+
+
+def _shape() -> Any:
+    if not _SHAPE:
+        import botocore.session  # pyright: ignore[reportMissingTypeStubs]
+
+        session: Any = botocore.session.get_session()  # pyright: ignore[reportUnknownMemberType]
+        operation = session.get_service_model("bedrock-runtime").operation_model("ConverseStream")
+        _SHAPE.append(operation.output_shape.members["stream"])
+    return _SHAPE[0]
+
+
+async def _client(body: bytes) -> int:
+    import botocore.parsers  # pyright: ignore[reportMissingTypeStubs]
+    from botocore.eventstream import EventStream  # pyright: ignore[reportMissingTypeStubs]
+
+    reads: list[bytes] = []
+    async with httpx.AsyncClient(transport=_transport(body)) as client, client.stream("POST", _URL) as response:
+        reads = [chunk async for chunk in response.aiter_raw()]
+    stream: Any = EventStream(_Raw(reads), _shape(), botocore.parsers.EventStreamJSONParser(), "ConverseStream")
+    count = 0
+    for _ in stream:
+        count += 1
+    return count
+
+
+def run() -> list[str]:
+    """Measure and return report lines."""
+    lines: list[str] = []
+    stacks = {"botocore EventStreamBuffer + json.loads": _bare, "stream_bedrock_converse": _ours}
+    client = ("boto3 converse_stream event parsing (botocore EventStream)", _client)
+    for label, body, count in (
+        ("text 40k messages", text_body(40_000), 40_004),
+        ("tool input 16k messages", tool_body(16_000), 16_005),
+    ):
+        lines += compare(label, body, count, stacks, client, floor_a=1.5, floor_c=10.0).lines()
+    label = "stream_bedrock_converse tool/text cost at 16k messages"
+    lines.append(judge_cost(label, _ours, tool_body(16_000), text_body(16_000), 1.5))
+    return lines
+
+
+def main() -> None:
+    """Print the Bedrock report."""
+    for line in run():
+        print(line, flush=True)
+
+
+if __name__ == "__main__":
+    main()
