@@ -21,6 +21,10 @@ partial message (one object, mutated in place); copy it if you keep snapshots.
 Listeners are awaited, one event at a time: the loop goes on only once every listener has returned
 (and, for an ``async`` listener, finished) — the transcript is already updated at ``message_end``, so a
 listener may persist it there.
+
+A run that an abort ends before a turn's request has no ``turn_end`` for that turn (no reply was
+asked for): ``agent_end`` follows the last message that entered. A hook that raises ends its turn
+with an error reply: ``message_start``, ``message_end``, ``turn_end``, then ``agent_end``.
 """
 
 from __future__ import annotations
@@ -136,7 +140,8 @@ class TurnEnd:
 
 @dataclass(slots=True)
 class AgentEnd:
-    """The run ended; ``messages`` are the messages it added to the transcript."""
+    """The run ended; ``messages`` are the messages it added that are still in the transcript, in its
+    order (what ``Agent.run`` returns: a message a compaction dropped is not among them)."""
 
     messages: list[Message]
     type: Literal["agent_end"] = field(default="agent_end", init=False)
