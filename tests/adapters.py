@@ -40,6 +40,7 @@ from normalize import (
     event_to_json,
 )
 from streamfns.anthropic import ADAPTER as ANTHROPIC_ADAPTER
+from streamfns.anthropic_bedrock import ADAPTER as ANTHROPIC_BEDROCK_ADAPTER
 from streamfns.anthropic_vertex import ADAPTER as ANTHROPIC_VERTEX_ADAPTER
 from streamfns.google import ADAPTER as GOOGLE_ADAPTER
 from streamfns.kit import Adapter
@@ -49,6 +50,7 @@ from streamfns.openai_responses import ADAPTER as OPENAI_RESPONSES_ADAPTER
 
 __all__ = [
     "ANTHROPIC",
+    "ANTHROPIC_BEDROCK",
     "ANTHROPIC_VERTEX",
     "CONTEXT",
     "GOOGLE",
@@ -300,6 +302,19 @@ BEDROCK = AdapterUnderTest(
         "max_tokens": 8192,
         "reasoning": True,
         "input": ["text", "image"],
+    },
+    replay_fields=lambda cassette: {"id": cassette.model or "us.anthropic.claude-sonnet-4-5-20250929-v1:0"},
+)
+#: Claude on Amazon Bedrock (``anthropic-bedrock``): a model in a named region (no test depends on the
+#: environment's); the tests' key is sent as a Bedrock API key (Bearer), so nothing is signed with SigV4.
+ANTHROPIC_BEDROCK = AdapterUnderTest(
+    ANTHROPIC_BEDROCK_ADAPTER,
+    {
+        "id": "us.anthropic.claude-sonnet-4-5-20250929-v1:0",
+        "provider": "amazon-bedrock-anthropic",
+        "max_tokens": 1024,
+        "reasoning": True,
+        "compat": {"region": "us-east-1"},
     },
     replay_fields=lambda cassette: {"id": cassette.model or "us.anthropic.claude-sonnet-4-5-20250929-v1:0"},
 )

@@ -3,11 +3,14 @@
 ``request.py`` renders the payload and URL, ``decode.py`` maps chunks to the builder, ``errors.py``
 reads ``google.rpc.Status`` bodies, ``compat.py`` tells the endpoints apart (provider ``google``: the
 Gemini API with an ``x-goog-api-key`` key from ``GEMINI_API_KEY``/``GOOGLE_API_KEY``; provider
-``google-vertex``: Vertex AI with a bearer token from ``GOOGLE_CLOUD_ACCESS_TOKEN``, or an API key in
-express mode); :mod:`streamfns.kit` does the rest. Gemini has no terminal event: the finish reason
-is the marker, and a body that ends without one is ``truncated``.
+``google-vertex``: Vertex AI with a bearer token from ``StreamOptions.api_key`` or
+``GOOGLE_CLOUD_ACCESS_TOKEN``, else from Application Default Credentials (``adc.py``, the
+``streamfns[vertex]`` extra), or an API key in express mode); :mod:`streamfns.kit` does the
+rest. Gemini has no terminal event: the finish reason is the marker, and a body that ends without
+one is ``truncated``.
 """
 
+from streamfns.google.adc import sign
 from streamfns.google.compat import GoogleCompat, google_key
 from streamfns.google.decode import GoogleDecoder
 from streamfns.google.ending import ENDING
@@ -21,6 +24,7 @@ WIRE = WireApi(
     api="google-generative-ai",
     vendor=VENDOR,
     key=google_key,
+    signer=sign,
     build_request=build_request,
     decoder=GoogleDecoder,
     errors=ERRORS,

@@ -8,10 +8,13 @@ One api (``google-generative-ai``), two endpoints:
 - **Vertex AI** (provider ``google-vertex``, or ``compat.vertex = true``):
   ``https://{location}-aiplatform.googleapis.com/v1/projects/{project}/locations/{location}/publishers/
   google/models/{id}:streamGenerateContent`` (``global`` has no location prefix on the host) with an
-  OAuth access token as ``Authorization: Bearer`` (``StreamOptions.api_key`` or
-  ``GOOGLE_CLOUD_ACCESS_TOKEN``, e.g. from ``gcloud auth print-access-token``). Project and location
-  come from the model's compat flags, else from ``GOOGLE_CLOUD_PROJECT`` (or ``GCLOUD_PROJECT``) and
-  ``GOOGLE_CLOUD_LOCATION``: :func:`vertex_placement` is the one place that reads them. In **express
+  OAuth access token as ``Authorization: Bearer``: ``StreamOptions.api_key`` or
+  ``GOOGLE_CLOUD_ACCESS_TOKEN`` (e.g. from ``gcloud auth print-access-token``) when given, else one
+  from Application Default Credentials (:mod:`streamfns.google.adc`; the ``streamfns[vertex]``
+  extra). Project and location come from the model's compat flags, else from
+  ``GOOGLE_CLOUD_PROJECT`` (or ``GCLOUD_PROJECT``) and ``GOOGLE_CLOUD_LOCATION``:
+  :func:`vertex_placement` (through :func:`streamfns.kit.vertex_placement`) is the one place that
+  reads them. In **express
   mode** (``compat.express = true``) Vertex takes an API key instead (``x-goog-api-key``,
   ``GOOGLE_CLOUD_API_KEY``) and no project or location.
 
@@ -20,13 +23,12 @@ Everything here is pure except :func:`vertex_placement`, which reads the environ
 
 from __future__ import annotations
 
-import os
-import re
 from dataclasses import dataclass
 from typing import Literal
 
 from normalize import Model
-from streamfns.kit import ApiKey, CompatError, parse_compat
+from streamfns.kit import ApiKey, VertexPlacement, parse_compat
+from streamfns.kit import vertex_placement as kit_vertex_placement
 
 __all__ = [
     "GEMINI_API_BASE_URL",
@@ -42,13 +44,9 @@ GEMINI_API_BASE_URL = "https://generativelanguage.googleapis.com/v1beta"
 VERTEX_PROVIDER = "google-vertex"
 
 GEMINI_KEY = ApiKey(env=("GEMINI_API_KEY", "GOOGLE_API_KEY"), header="x-goog-api-key", scheme=None)
-VERTEX_TOKEN = ApiKey(env=("GOOGLE_CLOUD_ACCESS_TOKEN",), header="authorization", scheme="Bearer")
+# Not required: without one, the signer (streamfns.google.adc) finds Application Default Credentials.
+VERTEX_TOKEN = ApiKey(env=("GOOGLE_CLOUD_ACCESS_TOKEN",), header="authorization", scheme="Bearer", required=False)
 VERTEX_EXPRESS_KEY = ApiKey(env=("GOOGLE_CLOUD_API_KEY",), header="x-goog-api-key", scheme=None)
-
-# A location becomes part of a host name and a project part of a URL path: both are checked, so a
-# hostile or mistyped value cannot point the request (and the token) at another host.
-_LOCATION = re.compile(r"[a-z][a-z0-9-]{0,62}")
-_PROJECT = re.compile(r"(?:[a-z0-9.-]+:)?[a-z0-9][a-z0-9-]{0,62}")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -97,36 +95,11 @@ def google_key(model: Model) -> ApiKey:
     return VERTEX_EXPRESS_KEY if compat.express else VERTEX_TOKEN
 
 
-@dataclass(frozen=True, slots=True)
-class VertexPlacement:
-    """Where a Vertex call goes: the Google Cloud project and location."""
-
-    project: str
-    location: str
-
-
 def vertex_placement(compat: GoogleCompat) -> VertexPlacement:
     """The Vertex project and location: the compat flags first, then the environment
     (``GOOGLE_CLOUD_PROJECT`` or ``GCLOUD_PROJECT``, ``GOOGLE_CLOUD_LOCATION``).
 
-    The request builder's one read of the environment. Raises :class:`CompatError` (a ``config``
-    error, nothing sent) naming what is missing or malformed.
+    The request builder's one read of the environment (:func:`streamfns.kit.vertex_placement`). Raises
+    :class:`CompatError` (a ``config`` error, nothing sent) naming what is missing or malformed.
     """
-    project = compat.project or os.environ.get("GOOGLE_CLOUD_PROJECT") or os.environ.get("GCLOUD_PROJECT") or ""
-    location = compat.location or os.environ.get("GOOGLE_CLOUD_LOCATION") or ""
-    project, location = project.strip(), location.strip()
-    missing = [
-        what
-        for what, value in (
-            ("a project (Model.compat['project'] or GOOGLE_CLOUD_PROJECT)", project),
-            ("a location (Model.compat['location'] or GOOGLE_CLOUD_LOCATION, e.g. us-central1 or global)", location),
-        )
-        if not value
-    ]
-    if missing:
-        raise CompatError(f"Vertex AI needs {' and '.join(missing)}")
-    if not _LOCATION.fullmatch(location):
-        raise CompatError(f"the Vertex AI location {location!r} is not a location name such as us-central1")
-    if not _PROJECT.fullmatch(project):
-        raise CompatError(f"the Vertex AI project {project!r} is not a Google Cloud project id")
-    return VertexPlacement(project=project, location=location)
+    return kit_vertex_placement(compat.project, compat.location)

@@ -33,7 +33,7 @@ from normalize import (
     transcript_for,
 )
 from streamfns.google.compat import GEMINI_API_BASE_URL, GoogleCompat, is_vertex, vertex_placement
-from streamfns.kit import WireRequest, parse_compat
+from streamfns.kit import WireRequest, parse_compat, vertex_root
 
 __all__ = [
     "DEFAULT_THINKING_BUDGETS",
@@ -316,8 +316,7 @@ def request_url(model: Model, compat: GoogleCompat) -> str:
     if compat.express:
         return f"{base or 'https://aiplatform.googleapis.com/v1'}/publishers/google/models/{name}{method}"
     place = vertex_placement(compat)
-    host = "aiplatform.googleapis.com" if place.location == "global" else f"{place.location}-aiplatform.googleapis.com"
-    root = base or f"https://{host}/v1"
+    root = base or vertex_root(place.location)
     return (
         f"{root}/projects/{quote(place.project, safe=':')}/locations/{place.location}"
         f"/publishers/google/models/{name}{method}"

@@ -66,6 +66,14 @@ from streamfns.kit.errors import (
     retry_hint,
 )
 from streamfns.kit.failure import StreamFailure
+from streamfns.kit.gcloud import (
+    CLOUD_PLATFORM_SCOPE,
+    GOOGLE_ADC,
+    GoogleAuth,
+    VertexPlacement,
+    vertex_placement,
+    vertex_root,
+)
 from streamfns.kit.keys import ApiKey, prompt_cache_key, provider_key_env, redact
 from streamfns.kit.payload import array, int_or_none, load_event, load_json, obj, str_or_none, text
 from streamfns.kit.signing import Signature, Signer, SigningRequest
@@ -75,9 +83,11 @@ from streamfns.kit.wire import RequestBuilder, WireApi, WireRequest
 
 __all__ = [
     "AWS_EVENTSTREAM",
+    "CLOUD_PLATFORM_SCOPE",
     "DEFAULT_THINKING_BUDGETS",
     "DROP",
     "ENTRY_POINT_GROUP",
+    "GOOGLE_ADC",
     "MIN_ANSWER_TOKENS",
     "NDJSON",
     "SSE",
@@ -94,6 +104,7 @@ __all__ = [
     "EventStreamMessage",
     "FrameView",
     "Framing",
+    "GoogleAuth",
     "RequestBuilder",
     "SSEDecoder",
     "SSEEventTooLarge",
@@ -105,6 +116,7 @@ __all__ = [
     "StopTable",
     "StreamFailure",
     "VendorError",
+    "VertexPlacement",
     "WireApi",
     "WireProfile",
     "WireRequest",
@@ -130,4 +142,6 @@ __all__ = [
     "str_or_none",
     "text",
     "thinking_budget",
+    "vertex_placement",
+    "vertex_root",
 ]
