@@ -62,7 +62,7 @@ from normalize.messages import (
     now_ms,
 )
 from normalize.model import Model, ModelCost
-from normalize.partial_json import ArgumentsError, parse_arguments, parse_partial, repair_json
+from normalize.partial_json import ArgumentsError, arguments_text, parse_arguments, parse_partial, repair_json
 from normalize.request_checks import model_problem, request_problem
 from normalize.stream import AssistantMessageEventStream
 from normalize.transcript import (
@@ -131,6 +131,7 @@ __all__ = [
     "UserContent",
     "UserMessage",
     "Violation",
+    "arguments_text",
     "calculate_cost",
     "effective_system",
     "error_kind_for_status",

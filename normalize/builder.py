@@ -37,7 +37,6 @@ Events accumulate in :attr:`events`; the adapter hands them to the stream with :
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Hashable
 from typing import Any, cast, get_args
 
@@ -60,7 +59,7 @@ from normalize.events import (
 )
 from normalize.messages import AssistantMessage, StopReason
 from normalize.model import Model
-from normalize.partial_json import ArgumentsError, JsonRepairer, parse_strict, partial_object
+from normalize.partial_json import ArgumentsError, JsonRepairer, arguments_text, parse_strict, partial_object
 from normalize.usage import calculate_cost
 
 __all__ = ["MessageBuilder"]
@@ -412,9 +411,14 @@ class MessageBuilder:
             return
         initial = dict(cast("dict[str, Any]", arguments)) if arguments else None
         index = len(self.message.content)
-        block = ToolCall(id=self._unique_id(id, index), name=name, thought_signature=thought_signature)
-        if initial:
-            block.arguments = dict(initial)
+        # The arguments are given, not left to the field's default factory (a generic alias, which is
+        # several times slower to call than ``dict``): one tool call is one block on the hot path.
+        block = ToolCall(
+            id=self._unique_id(id, index),
+            name=name,
+            arguments=dict(initial) if initial else {},
+            thought_signature=thought_signature,
+        )
         state = _ToolState(index, block, initial)
         if preview is not None:
             block.arguments = preview
@@ -478,14 +482,19 @@ class MessageBuilder:
                 block.arguments = state.preview()
                 state.error = exc
                 return
+        elif state.initial:
+            # A payload that came whole in the start event is also sent as one delta, so the deltas
+            # of every tool call reassemble its arguments; what JSON cannot carry (NaN, infinities)
+            # fails the stream instead of reaching a tool.
+            try:
+                text = arguments_text(state.initial)
+            except ArgumentsError as exc:
+                self.fail(ErrorInfo.of("protocol"), f"the provider sent tool call {block.name!r}: {exc}")
+                return
+            block.arguments = dict(state.initial)
+            self.events.append(ToolCallDeltaEvent(state.index, text, self.message))
         else:
-            block.arguments = dict(state.initial) if state.initial else {}
-            if state.initial:
-                # A payload that came whole in the start event is also sent as one delta, so the
-                # deltas of every tool call reassemble its arguments.
-                self.events.append(
-                    ToolCallDeltaEvent(state.index, json.dumps(state.initial, ensure_ascii=False), self.message)
-                )
+            block.arguments = {}
         self.events.append(ToolCallEndEvent(state.index, block, self.message))
 
     # -- usage and stop -----------------------------------------------------------------------------

@@ -5,12 +5,17 @@ Two different questions, kept apart on purpose (a salvaged object must never be 
 - :func:`parse_arguments` — is this the *complete* JSON object? Strict, with one deterministic repair
   (raw control characters and invalid escapes inside strings, which some vendors emit), never salvage.
 - :func:`parse_partial` — what does the prefix received so far say? Best effort, for live previews.
+
+:func:`arguments_text` goes the other way, for arguments that arrived whole: strict JSON text.
 """
 
 from __future__ import annotations
 
+import json
 import math
 import re
+from collections.abc import Callable
+from json.encoder import encode_basestring as _encode_basestring
 from typing import Any, cast
 
 import jiter
@@ -18,6 +23,7 @@ import jiter
 __all__ = [
     "ArgumentsError",
     "JsonRepairer",
+    "arguments_text",
     "parse_arguments",
     "parse_partial",
     "parse_strict",
@@ -160,6 +166,37 @@ def _non_finite(value: Any) -> bool:
         elif kind is list:
             stack.extend(item)
     return False
+
+
+def _not_json(value: object) -> object:
+    raise TypeError(f"{type(value).__name__} is not a JSON value")
+
+
+# One compact, strict encoder built once: ``json.dumps`` builds an encoder object per call, which
+# costs more than the encoding itself for the small argument objects of a tool call. No markers: a
+# cycle (only an adapter bug can make one) ends in RecursionError, which arguments_text reports.
+# The C encoder of the json module (absent on interpreters without its accelerator).
+_c_make_encoder: Callable[..., object] | None = getattr(json.encoder, "c_make_encoder", None)
+_c_encoder: Callable[[object, int], list[str] | tuple[str, ...]] | None = (
+    cast(
+        "Callable[[object, int], list[str] | tuple[str, ...]]",
+        _c_make_encoder(None, _not_json, _encode_basestring, None, ":", ",", False, False, False),
+    )
+    if _c_make_encoder is not None
+    else None
+)
+
+
+def arguments_text(arguments: dict[str, Any]) -> str:
+    """Tool-call arguments as compact JSON text (non-ASCII kept as is), for a call that arrived whole
+    and is sent on as one delta. Strict: ``NaN``, infinities, a value JSON cannot carry or a cycle
+    raise :class:`ArgumentsError` — what cannot be written as JSON is never passed on as arguments."""
+    try:
+        if _c_encoder is not None:
+            return "".join(_c_encoder(arguments, 0))
+        return json.dumps(arguments, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    except (ValueError, TypeError, RecursionError) as exc:
+        raise ArgumentsError(f"tool-call arguments cannot be written as JSON ({exc})", incomplete=False) from None
 
 
 def parse_strict(text: str) -> dict[str, Any]:

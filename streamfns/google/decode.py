@@ -44,10 +44,10 @@ and ``modelVersion`` ``response_model``.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from normalize import ErrorInfo, MessageBuilder, Model, StopReason
+from normalize.partial_json import ArgumentsError, arguments_text
 from streamfns.google.args import ArgumentsConflict, ArgumentsWriter
 from streamfns.google.errors import ERRORS, VENDOR
 from streamfns.kit import Decoder, ServerSentEvent, StopTable, StreamFailure, load_event
@@ -361,8 +361,8 @@ class GoogleDecoder(Decoder[ServerSentEvent]):
         elif args.__class__ is not dict:
             raise StreamFailure.protocol(f"{VENDOR} sent args for {name!r} that are not a JSON object")
         try:
-            encoded = json.dumps(args, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
-        except ValueError:
+            encoded = arguments_text(args)
+        except ArgumentsError:
             raise StreamFailure.protocol(f"{VENDOR} sent args for {name!r} with a number JSON cannot hold") from None
         key = self._next_key
         self._next_key += 1

@@ -10,7 +10,8 @@ promises:
   parsed strictly as a JSON object, anything else (a string that is not one, an array, null, a missing
   field, a call without a name) is a ``protocol`` error — arguments are never invented. Ollama sends no
   call ids: each call gets ``call_`` + a digest of the response's first ``created_at`` and the call's
-  position, so the same bytes give the same ids, and two turns (two ``created_at``) never share one.
+  position (``call_<digest>_<position>``), so the same bytes give the same ids, and two turns (two
+  ``created_at``) never share one.
 - ``"done": true`` ends the stream: ``done_reason`` ``stop`` (``toolUse`` when a call was made),
   ``length``; a missing reason (servers before 0.1.x sent none) is ``stop``; ``load``, ``unload`` and
   any other word are a ``protocol`` error naming it. ``prompt_eval_count`` → input tokens,
@@ -28,7 +29,7 @@ from typing import Any, Final, cast
 import jiter
 
 from normalize import MessageBuilder, Model
-from streamfns.kit import Decoder, StopTable, StreamFailure, array, load_event, obj
+from streamfns.kit import Decoder, StopTable, StreamFailure, load_event, obj
 from streamfns.ollama.errors import ERRORS, VENDOR
 
 __all__ = ["STOPS", "OllamaDecoder", "tool_call_id"]
@@ -44,11 +45,16 @@ STOPS: Final = StopTable(
 )
 
 
+def _id_prefix(created_at: str) -> str:
+    """``call_`` and a digest of the response's first ``created_at``: what every call id of one
+    response starts with (hashed once per response, not once per call)."""
+    return f"call_{hashlib.sha256(created_at.encode()).hexdigest()[:20]}_"
+
+
 def tool_call_id(created_at: str, position: int) -> str:
     """The id of the ``position``-th tool call (from 0) of the response first stamped ``created_at``:
     the same for the same bytes, different for another response or another position."""
-    digest = hashlib.sha256(f"{created_at}#{position}".encode()).hexdigest()[:24]
-    return f"call_{digest}"
+    return f"{_id_prefix(created_at)}{position}"
 
 
 def _count(line: dict[str, Any], name: str) -> int | None:
@@ -76,27 +82,34 @@ def _arguments(name: str, raw: object) -> dict[str, Any]:
     )
 
 
+#: What a line without a ``message`` object reads as (never written to).
+_NO_MESSAGE: Final[dict[str, Any]] = {}
+
+
 class OllamaDecoder(Decoder[bytes]):
     """One response's lines → builder calls (see the module docstring)."""
 
-    __slots__ = ("_builder", "_calls", "_created_at", "_kind", "_segment")
+    __slots__ = ("_builder", "_calls", "_created_at", "_id_prefix", "_key", "_kind", "_segment")
 
     def __init__(self, builder: MessageBuilder, model: Model) -> None:
         self._builder = builder
         self._calls = 0
         self._created_at: str | None = None
+        self._id_prefix: str | None = None
         # The kind of the block being written ("thinking" or "text") and how many blocks came before it:
         # a key per block keeps the server's order when thinking and text alternate.
         self._kind = ""
         self._segment = 0
+        self._key: tuple[str, int] = ("", 0)  # the open block's key (meaningful while _kind is set)
 
     def _switch(self, kind: str) -> tuple[str, int]:
-        if self._kind != kind:
-            if self._kind:
-                self._builder.block_end((self._kind, self._segment))
-                self._segment += 1
-            self._kind = kind
-        return (kind, self._segment)
+        """The key of the ``kind`` block to write to: the open one, or a new one after ending the other."""
+        if self._kind:
+            self._builder.block_end(self._key)
+            self._segment += 1
+        self._kind = kind
+        key = self._key = (kind, self._segment)
+        return key
 
     def on_event(self, frame: bytes, /) -> None:
         line, builder = load_event(frame, VENDOR), self._builder
@@ -105,18 +118,19 @@ class OllamaDecoder(Decoder[bytes]):
         if self._created_at is None:
             stamp = line.get("created_at")
             self._created_at = stamp if isinstance(stamp, str) else frame.decode("utf-8", "replace")
-        message = obj(line.get("message"))
+        raw = line.get("message")
+        message: dict[str, Any] = cast("dict[str, Any]", raw) if raw.__class__ is dict else _NO_MESSAGE
         thinking = message.get("thinking")
-        if isinstance(thinking, str) and thinking:
-            builder.thinking_delta(self._switch("thinking"), thinking)
+        if thinking and thinking.__class__ is str:
+            builder.thinking_delta(self._key if self._kind == "thinking" else self._switch("thinking"), thinking)
         content = message.get("content")
-        if isinstance(content, str) and content:
-            builder.text_delta(self._switch("text"), content)
+        if content and content.__class__ is str:
+            builder.text_delta(self._key if self._kind == "text" else self._switch("text"), content)
         calls = message.get("tool_calls")
         if calls is not None:
             if calls.__class__ is not list:
                 raise StreamFailure.protocol(f"{VENDOR} sent tool_calls that are not a list: {calls!r:.200}")
-            for call in array(calls):
+            for call in calls:
                 self._tool_call(call)
         if line.get("done") is True:
             self._done(line)
@@ -130,10 +144,13 @@ class OllamaDecoder(Decoder[bytes]):
             raise StreamFailure.protocol(f"{VENDOR} sent tool call {name!r} without arguments")
         arguments = _arguments(name, function["arguments"])
         if self._kind:  # a call after text or thinking closes that block: the order stays the server's
-            self._builder.block_end((self._kind, self._segment))
+            self._builder.block_end(self._key)
             self._kind, self._segment = "", self._segment + 1
         key = ("call", self._calls)
-        self._builder.tool_call_start(key, tool_call_id(self._created_at or "", self._calls), name, arguments=arguments)
+        prefix = self._id_prefix
+        if prefix is None:
+            prefix = self._id_prefix = _id_prefix(self._created_at or "")
+        self._builder.tool_call_start(key, f"{prefix}{self._calls}", name, arguments=arguments)
         self._builder.block_end(key)
         self._calls += 1
 

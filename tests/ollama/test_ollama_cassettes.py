@@ -49,7 +49,7 @@ async def test_a_tool_call_in_the_first_line_with_a_derived_id() -> None:
             arguments={"latitude": "52.5200", "longitude": "13.4050"},
         )
     ]
-    assert message.content[0].id == "call_e66c29f85cf6fd67540ad2e3"  # type: ignore[union-attr]
+    assert message.content[0].id == "call_dad1f6b3c3b86cd656d9_0"  # type: ignore[union-attr]
     assert (message.stop_reason, message.raw_stop_reason) == ("toolUse", "stop")
 
 
