@@ -1,6 +1,6 @@
 """The guides show adapters doing what they do: every request builder starts from
-``normalize.transcript_for`` (which applies ``transform_messages``), the built-in ones and the
-example adapters the adapter guide includes alike."""
+``normalize.transcript_for`` (which applies ``transform_messages``) — itself, or through the built-in
+builder whose body it renders — the built-in ones and the example adapters the adapter guide includes alike."""
 
 from __future__ import annotations
 
@@ -20,8 +20,14 @@ def test_every_request_builder_starts_from_transcript_for() -> None:
     assert len(BUILDERS) >= 4
     for path in [*BUILDERS, *EXAMPLES]:
         code = path.read_text(encoding="utf-8")
-        assert re.search(r"\btranscript_for\(", code), path
         assert not re.search(r"\btransform_messages\(", code), f"{path} calls transform_messages itself"
+        # A builder that renders another api's body (Claude on Bedrock or Vertex renders the Messages
+        # body) starts from that builder, which starts from transcript_for.
+        delegate = re.search(r"from streamfns\.(\w+)\.request import build_request as \w+", code)
+        if delegate is not None:
+            assert (ROOT / "streamfns" / delegate.group(1) / "request.py") in BUILDERS, path
+            continue
+        assert re.search(r"\btranscript_for\(", code), path
 
 
 def test_the_guides_name_transcript_for_as_the_first_step_of_a_request_builder() -> None:
