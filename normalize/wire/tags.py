@@ -19,7 +19,8 @@ every request it sees (so a third party's client, which tags nothing, is covered
   version and grant nothing;
 * besides the whole value, the parts an echo may show alone are secrets too: the token after an auth
   scheme (``Bearer``, ``Api-Key``, ``Token``), each ``name=value`` auth parameter's value and the part
-  of it before a ``/`` (``Token token=…``, SigV4's ``Credential=…/…`` and ``Signature=…``), the
+  of it before a ``/`` (``Token token=…``, SigV4's ``Credential=…/…`` and ``Signature=…``; not
+  SigV4's ``SignedHeaders=content-type;host;…``, a list of header names that grants nothing), the
   decoded ``user:password`` of HTTP Basic credentials and the password alone, each cookie's value;
 * a value (or part) is not registered when it cannot be told from innocent text: shorter than
   :data:`MIN_SECRET_CHARS` characters ("true", a 4-digit id: blanking every echo of it would blank
@@ -127,6 +128,9 @@ _PLAIN = re.compile(
 # An HTTP auth scheme (an RFC 9110 token): `Bearer`, `Basic`, `Api-Key`, `AWS4-HMAC-SHA256`.
 _AUTH_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9._-]*")
 # One `name=value` auth parameter (RFC 9110 `auth-param`, the value a token or a quoted string).
+#: SigV4's list of signed header names (``SignedHeaders=content-type;host;x-amz-date``), cut out
+#: before the parameters are read: the names are public, and one of them would otherwise read as a value.
+_SIGNED_HEADERS = re.compile(r"(?<![A-Za-z0-9_.-])SignedHeaders\s*=\s*[A-Za-z0-9;_.-]*", re.IGNORECASE)
 _AUTH_PARAM = re.compile(r'\s*([A-Za-z_][A-Za-z0-9_.-]*)\s*=\s*("[^"]*"|[^\s,;"]*)')
 
 
@@ -164,9 +168,10 @@ def guarded(value: str) -> bool:
 def _params(text: str) -> list[tuple[str, str]]:
     """The ``name=value`` pieces of ``text`` (separated by commas or semicolons), leniently: a piece
     that is not one is skipped, so a parameter is never lost to its neighbour's odd spelling (a
-    base64 token's ``=`` padding reads as an empty value, which is too short to matter)."""
+    base64 token's ``=`` padding reads as an empty value, which is too short to matter). SigV4's
+    ``SignedHeaders`` (header names joined by ``;``) is public: its names are no secret."""
     found: list[tuple[str, str]] = []
-    for piece in re.split(r"[,;]", text):
+    for piece in re.split(r"[,;]", _SIGNED_HEADERS.sub("", text)):
         match = _AUTH_PARAM.fullmatch(piece.rstrip())
         if match is not None:
             found.append((match.group(1), match.group(2).strip('"')))

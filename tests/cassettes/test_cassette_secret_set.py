@@ -194,3 +194,17 @@ def test_the_kit_and_the_recorder_guard_the_same_header_values(headers: dict[str
     for name, value in headers.items():
         if not public_header(name) and guarded(value):
             assert value.strip() in recorder_values, "fail-closed: every guarded value of a non-public header"
+
+
+def test_a_sigv4_authorization_guards_its_credential_and_signature_but_not_its_signed_header_names() -> None:
+    access, signature = "AKIA" + "EXAMPLE" * 2 + "Q", "5d" * 32
+    value = (
+        f"AWS4-HMAC-SHA256 Credential={access}/20260101/us-east-1/bedrock/aws4_request, "
+        f"SignedHeaders=content-type;host;x-amz-date;x-amz-security-token, Signature={signature}"
+    )
+    found = {secret.value for secret in header_secrets([("Authorization", value)])}
+    assert {access, signature, f"{access}/20260101/us-east-1/bedrock/aws4_request", value} <= found
+    assert not found & {"content-type", "x-amz-date", "x-amz-security-token", "content-type;host"}
+    # The list is cut out by its name alone: a credential-looking parameter elsewhere is still read.
+    spoof = "Token SignedHeadersX=" + signature
+    assert signature in {secret.value for secret in header_secrets([("Authorization", spoof)])}
