@@ -3,13 +3,14 @@
 ``POST {root}/projects/{project}/locations/{location}/publishers/anthropic/models/{id}:streamRawPredict``:
 the Anthropic Messages request without ``model`` and with ``anthropic_version: "vertex-2023-10-16"``
 (``request.py``), answered with Anthropic's own server-sent events, which the Anthropic decoder
-(:class:`streamfns.anthropic.decode.AnthropicDecoder`) reads unchanged. Credentials: an access token
+(:class:`streamfns.anthropic.decode.AnthropicDecoder`) reads unchanged (``decode.py`` types an
+``event: error`` by Vertex's table first). Credentials: an access token
 from ``StreamOptions.api_key`` or ``GOOGLE_CLOUD_ACCESS_TOKEN`` when given, else Application Default
 Credentials (:data:`streamfns.kit.GOOGLE_ADC`, the ``streamfns[vertex]`` extra). Project and location
 come from ``Model.compat`` or ``GOOGLE_CLOUD_PROJECT`` / ``GOOGLE_CLOUD_LOCATION``.
 """
 
-from streamfns.anthropic.decode import AnthropicDecoder
+from streamfns.anthropic_vertex.decode import VertexClaudeDecoder
 from streamfns.anthropic_vertex.errors import ERRORS, VENDOR, error_body, stream_error
 from streamfns.anthropic_vertex.request import (
     VERTEX_ANTHROPIC_VERSION,
@@ -24,6 +25,7 @@ __all__ = [
     "VERTEX_ANTHROPIC_VERSION",
     "WIRE",
     "AnthropicVertexCompat",
+    "VertexClaudeDecoder",
     "build_request",
     "request_url",
     "stream_anthropic_vertex",
@@ -36,7 +38,7 @@ WIRE = WireApi(
     key=ApiKey(env=("GOOGLE_CLOUD_ACCESS_TOKEN",), required=False),
     signer=GOOGLE_ADC.sign,
     build_request=build_request,
-    decoder=AnthropicDecoder,
+    decoder=VertexClaudeDecoder,
     errors=ERRORS,
     ending=Ending.frames("message_stop"),
     joined_headers=frozenset({"anthropic-beta"}),
