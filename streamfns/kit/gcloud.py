@@ -154,9 +154,9 @@ class GoogleAuth:
 
     def forget(self) -> None:
         """Drop the credentials in hand (found by ADC): the next call looks them up again (after
-        ``GOOGLE_APPLICATION_CREDENTIALS`` or the gcloud login changed)."""
-        with self._lock:
-            self._credentials = self._given
+        ``GOOGLE_APPLICATION_CREDENTIALS`` or the gcloud login changed). Never waits for a refresh in
+        progress (one assignment: safe from any thread or event loop)."""
+        self._credentials = self._given
 
     async def sign(self, request: SigningRequest) -> Signature:
         """The ``Authorization: Bearer`` header of a fresh access token (nothing when the request

@@ -16,7 +16,8 @@ from typing import Any
 import pytest
 
 from conformance import LoopbackServer
-from normalize import AssistantMessage, StreamOptions, validate_events
+from conformance.loopback import ReceivedRequest, Scripted
+from normalize import AbortController, AssistantMessage, StreamOptions, validate_events
 from streamfns.anthropic_vertex import WIRE
 from streamfns.kit import GoogleAuth
 from tests.adapters import ANTHROPIC_VERTEX, CONTEXT
@@ -169,3 +170,55 @@ async def test_a_vertex_error_body_is_typed_by_its_status(clean: None) -> None:
         assert (result.error_info.kind, result.error_info.status) == ("rate_limit", 429)
         assert "RESOURCE_EXHAUSTED" in (result.error_message or "")
         assert "Quota exceeded" in (result.error_message or "")
+
+
+async def test_an_error_body_echoing_the_token_is_redacted(clean: None) -> None:
+    handler = Handler(["ya29.token-the-server-echoes"])
+    echo = {
+        "error": {"code": 401, "message": "Bad token Bearer ya29.token-the-server-echoes", "status": "UNAUTHENTICATED"}
+    }
+    plan = dataclasses.replace(
+        PLAN, status=401, headers=[("content-type", "application/json")], chunks=[(0.0, json.dumps(echo).encode())]
+    )
+    async with LoopbackServer(plan) as server:
+        result = await run(signer_with(handler), server, StreamOptions(max_retries=0))
+        assert result.error_info is not None
+        assert result.error_info.kind == "auth"
+        assert "ya29.token-the-server-echoes" not in (result.error_message or "")
+        assert result.error_message == "Anthropic on Vertex AI API error 401 UNAUTHENTICATED: Bad token [redacted]"
+
+
+async def test_an_abort_while_the_token_endpoint_is_silent_ends_aborted_and_sends_nothing(
+    clean: None, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    key = make_key()
+    silent = TokenEndpoint(key, PLAN)
+    asked = asyncio.Event()
+
+    def responder(request: ReceivedRequest) -> Scripted:
+        if request.path.startswith("/token"):
+            asked.set()
+            # Never answers within the test: the server's close at the end ends the refresh thread.
+            return dataclasses.replace(PLAN, head_delay_s=60.0)
+        return silent(request)
+
+    async with LoopbackServer(responder) as server:
+        monkeypatch.setenv(
+            "GOOGLE_APPLICATION_CREDENTIALS", str(write_service_account(tmp_path, f"{server.base_url}/token", key))
+        )
+        own = dataclasses.replace(WIRE, signer=GoogleAuth().sign).stream_fn  # not the process's: its lock stays free
+        controller = AbortController()
+        stream = own(model_at(server), CONTEXT, StreamOptions(signal=controller.signal))
+        events: list[Any] = []
+
+        async def consume() -> None:
+            events.extend([event async for event in stream])
+
+        task = asyncio.create_task(consume())
+        await asyncio.wait_for(asked.wait(), timeout=60)  # a generous bound: only a hang fails it
+        controller.abort()
+        await asyncio.wait_for(task, timeout=60)
+        result = await stream.result()
+        assert validate_events(events) == []
+        assert result.stop_reason == "aborted"
+        assert [request.path for request in server.requests] == ["/token"]
