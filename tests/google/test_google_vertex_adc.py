@@ -9,6 +9,7 @@ cannot be sent or a missing ``google-auth`` each end the stream once, before Ver
 from __future__ import annotations
 
 import asyncio
+import os
 import subprocess
 import sys
 import textwrap
@@ -237,3 +238,47 @@ def test_importing_streamfns_does_not_import_google_auth() -> None:
     )
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=False)
     assert (done.returncode, done.stdout.strip()) == (0, "clean"), done.stderr
+
+
+def test_a_vertex_stream_with_a_token_never_imports_google_auth_and_one_without_does() -> None:
+    script = textwrap.dedent(
+        """
+        import asyncio, sys
+        import httpx
+        from normalize import Context, StreamOptions, UserMessage
+        from streamfns.anthropic_vertex import stream_anthropic_vertex
+        from streamfns.catalog import get_model
+
+        body = (
+            b'event: message_start\\ndata: {"type":"message_start","message":{"id":"m"}}\\n\\n'
+            b'event: message_delta\\ndata: {"type":"message_delta","delta":{"stop_reason":"end_turn"}}\\n\\n'
+            b'event: message_stop\\ndata: {"type":"message_stop"}\\n\\n'
+        )
+
+        async def run(api_key):
+            transport = httpx.MockTransport(
+                lambda request: httpx.Response(200, headers={"content-type": "text/event-stream"}, content=body)
+            )
+            async with httpx.AsyncClient(transport=transport) as client:
+                model = get_model("google-vertex", "claude-haiku-4-5@20251001")
+                model.compat = {**(model.compat or {}), "project": "p-1", "location": "global"}
+                options = StreamOptions(api_key=api_key, http_client=client, max_retries=0)
+                context = Context(messages=[UserMessage(content="hi")])
+                return await stream_anthropic_vertex(model, context, options).result()
+
+        done = asyncio.run(run("ya29.explicit-token-value"))
+        assert done.stop_reason == "stop", done.error_message
+        assert "google.auth" not in sys.modules
+        failed = asyncio.run(run(None))  # no token: ADC is asked (and finds nothing here)
+        assert failed.error_info.kind == "auth", failed.error_message
+        assert "google.auth" in sys.modules
+        print("lazy")
+        """
+    )
+    env = {**os.environ, "NO_GCE_CHECK": "true", "CLOUDSDK_CONFIG": "/nonexistent-gcloud-config"}
+    for name in ("GOOGLE_APPLICATION_CREDENTIALS", "GOOGLE_CLOUD_ACCESS_TOKEN"):
+        env.pop(name, None)
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=False, env=env
+    )
+    assert (done.returncode, done.stdout.strip()) == (0, "lazy"), done.stderr
