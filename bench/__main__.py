@@ -89,7 +89,12 @@ def main(argv: list[str] | None = None) -> int:
             continue
         print(f"== {name}", flush=True)
         _report.suite(name)
-        outcome = module.main(passed) if _takes_arguments(module.main) else module.main()
+        try:
+            outcome = module.main(passed) if _takes_arguments(module.main) else module.main()
+        except Exception as exc:  # one broken suite must not lose the others' figures
+            print(f"== {name}: failed ({type(exc).__name__}: {exc})", flush=True)
+            status = 1
+            continue
         if isinstance(outcome, int) and outcome and name == "load":
             status = outcome  # the load suite's leak checks are must-be-0 figures
     if json_path is not None:

@@ -35,6 +35,7 @@ __all__ = [
     "ESCAPED_TEXT",
     "MAX_ROUNDS",
     "MIN_ROUNDS",
+    "MIN_ROUNDS_FOR_OVER",
     "ROUND_STEP",
     "RULE",
     "Decision",
@@ -43,6 +44,7 @@ __all__ = [
     "best_of",
     "decide",
     "judge",
+    "measure_ratio",
     "median_interval",
     "settle",
     "verdict",
@@ -58,6 +60,8 @@ MIN_ROUNDS = 7
 ROUND_STEP = 4
 #: Rounds after which an undecided ratio stays undecided (keeps ``make bench`` to minutes).
 MAX_ROUNDS = 23
+#: Fewer rounds than this never make a ratio over (a slow contender, the SDK, starts with one).
+MIN_ROUNDS_FOR_OVER = 3
 #: Coverage asked of the interval around the median (at least; order statistics give whole steps).
 CONFIDENCE = 0.98
 #: Relative drift between runs that no single run sees (CPU frequency, memory layout): a ratio is
@@ -109,7 +113,7 @@ def verdict(value: float, budget: float, *, at_most: bool) -> str:
 _SAID: dict[Decision, str] = {
     "within": "within budget",
     "over": "OVER BUDGET",
-    "undecided": "undecided (its interval reaches the budget)",
+    "undecided": f"undecided (median misses; interval + {DRIFT:.0%} drift reaches it)",
 }
 
 
@@ -188,6 +192,8 @@ def judge(samples: Sequence[float], budget: float | None, *, at_most: bool = Fal
     """A :class:`Judgement` of paired-ratio ``samples`` against ``budget`` (None: no budget)."""
     estimate, low, high = median_interval(samples)
     decision = None if budget is None else decide(estimate, low, high, budget, at_most=at_most, final=final)
+    if decision == "over" and len(samples) < MIN_ROUNDS_FOR_OVER and not final:
+        decision = "undecided"  # one or two rounds are no interval: measure more before calling it over
     return Judgement(estimate, low, high, len(samples), budget, at_most, decision)
 
 
@@ -208,3 +214,37 @@ def settle(
         if judgement.decision != "undecided" or final:
             return judgement
         more(min(step, max_rounds - len(samples)))
+
+
+def _cpu_seconds(fn: Callable[[], object]) -> float:
+    started = time.process_time()
+    fn()
+    return time.process_time() - started
+
+
+def measure_ratio(
+    numerator: Callable[[], object],
+    denominator: Callable[[], object],
+    budget: float | None,
+    *,
+    at_most: bool = False,
+    scale: float = 1.0,
+) -> Judgement:
+    """``scale`` × CPU time of ``numerator`` over that of ``denominator``, judged by the rule: one
+    warm-up of each, then paired rounds in alternating order, more while undecided."""
+    numerator()
+    denominator()
+    samples: list[float] = []
+
+    def more(n: int) -> None:
+        for _ in range(n):
+            if len(samples) % 2:
+                below = _cpu_seconds(denominator)
+                above = _cpu_seconds(numerator)
+            else:
+                above = _cpu_seconds(numerator)
+                below = _cpu_seconds(denominator)
+            samples.append(scale * above / below)
+
+    more(MIN_ROUNDS)
+    return settle(samples, more, budget, at_most=at_most)

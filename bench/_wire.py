@@ -3,7 +3,9 @@
 Every stack reads the same bytes from an in-process transport in 16 KiB reads, so what is compared is
 parsing and accumulation, not networking. Times are the process's CPU time: every contender is
 single-threaded and waits on nothing, so CPU time is the time it needs, and other jobs on a shared
-machine do not leak into it the way they leak into wall-clock time.
+machine do not leak into it the way they leak into wall-clock time. Contenders are timed in paired
+interleaved rounds (:class:`Rounds`) and their ratios judged by the rule of ``bench._util`` (``RULE``):
+a figure shown is the median of its rounds, a ratio the median of the rounds' ratios with its interval.
 """
 
 from __future__ import annotations

@@ -9,9 +9,15 @@ for ``S`` seconds, through each built-in adapter in turn, then through the anthr
   divided by the events its consumers received;
 - **added latency** p50 / p99: from the server writing a delta (it stamps ``CLOCK_MONOTONIC`` into
   the delta's text) to the consumer receiving the event, on the same machine;
-- **memory per stream**: the rise of the client's RSS (sampled every 50 ms) over the phase ÷ ``N``;
+- **memory per stream**: in a separate short pass under ``tracemalloc`` (which slows everything, so
+  never during the timed phases), the peak of traced memory over the pass, less what was traced
+  before it, ÷ the streams open at once (at most 100);
 - whether the load was **sustained**: every stream received exactly its deltas and the p99 latency
   stayed under ``--sustain-ms`` (a client that falls behind queues, and its latency grows with time).
+
+Ours (the Anthropic adapter) and the SDK are then each driven at ``N/2``, ``N/4``, … streams until
+they sustain the load, and ours runs once more at the SDK's largest sustained load if it has not: the
+per-event comparison is made at the same load, where both keep up.
 
 Then it checks nothing leaked — every stream ended ``done`` with exactly its events, no task left,
 file descriptors back to where they were, and the server has no connection left open and finished
@@ -28,6 +34,7 @@ import multiprocessing
 import os
 import resource
 import time
+import tracemalloc
 from array import array
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -40,7 +47,7 @@ from bench._load_server import serve, stamp_ns
 from bench._wire import BuiltinStreamFn
 from normalize import Context, Model, StreamOptions, UserMessage
 
-__all__ = ["Leaks", "LoadFigure", "main", "run_load"]
+__all__ = ["Leaks", "LoadFigure", "LoadRun", "main", "measure", "report", "run_load"]
 
 #: The apis driven, each with the model its adapter is given (the server tells apis apart by path).
 _APIS: dict[str, tuple[str, str]] = {
@@ -52,8 +59,10 @@ _APIS: dict[str, tuple[str, str]] = {
 }
 _CONTEXT = Context(messages=[UserMessage(content="load")])
 _TIMEOUT_S = 60.0  # generous: a phase that cannot keep up must show in its latency, not end in a timeout
-_SAMPLE_S = 0.05
-_PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
+#: Streams and seconds of the memory pass (tracemalloc multiplies CPU costs; its figures are only memory).
+_MEMORY_STREAMS = 100
+_MEMORY_SECONDS = 1.0
+_ANTHROPIC = "anthropic-messages"
 
 
 @dataclass(slots=True)
@@ -69,7 +78,7 @@ class LoadFigure:
     ok_streams: int = 0
     cpu_s: float = 0.0
     wall_s: float = 0.0
-    rss_rise_kib: float = 0.0
+    memory_kib_per_stream: float | None = None
     latencies_ns: array[int] = field(default_factory=lambda: array("q"))
     sustain_ms: float = 100.0
 
@@ -96,7 +105,7 @@ class LoadFigure:
             f"  {self.api:<21} {self.stack:<5} {self.streams:>5} streams: {self.events:>8,} events "
             f"({self.events / self.wall_s if self.wall_s else 0:,.0f}/s)  CPU {self.cpu_us_per_event:6.1f} µs/event  "
             f"latency p50 {self.latency_ms(0.5):6.2f} ms p99 {self.latency_ms(0.99):7.2f} ms  "
-            f"RSS {self.rss_rise_kib / self.streams:6.1f} KiB/stream  "
+            f"memory {_kib(self.memory_kib_per_stream)} KiB/stream  "
             f"{'sustained' if self.sustained else 'NOT SUSTAINED'}"
         )
 
@@ -113,7 +122,9 @@ class LoadFigure:
             "cpu_us_per_event": round(self.cpu_us_per_event, 3),
             "latency_p50_ms": round(self.latency_ms(0.5), 3),
             "latency_p99_ms": round(self.latency_ms(0.99), 3),
-            "rss_kib_per_stream": round(self.rss_rise_kib / self.streams, 2),
+            "memory_kib_per_stream": None
+            if self.memory_kib_per_stream is None
+            else round(self.memory_kib_per_stream, 2),
             "events_per_s": round(self.events / self.wall_s, 1) if self.wall_s else 0.0,
             "sustained": self.sustained,
         }
@@ -134,12 +145,8 @@ class Leaks:
         return self.fds + self.tasks + self.server_connections + self.unfinished_responses + self.failed_streams
 
 
-def _rss_kib() -> float:
-    try:
-        with open("/proc/self/statm", encoding="ascii") as statm:
-            return int(statm.read().split()[1]) * _PAGE / 1024
-    except OSError:  # not Linux: the peak is the best there is
-        return float(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+def _kib(value: float | None) -> str:
+    return "   —" if value is None else f"{value:6.1f}"
 
 
 def _open_fds() -> int:
@@ -164,29 +171,25 @@ async def _phase(
     figure: LoadFigure, one: Callable[[LoadFigure], Awaitable[bool]], *, spread_s: float = 1.0
 ) -> LoadFigure:
     """Run ``figure.streams`` copies of ``one`` (each returns whether its stream ended well), their
-    starts spread over ``spread_s`` so their deltas fall evenly in time, measuring CPU and RSS."""
+    starts spread over ``spread_s`` so their deltas fall evenly in time, measuring CPU time (and,
+    when ``tracemalloc`` is tracing, the peak of traced memory per stream)."""
     gc.collect()
-    peak = baseline = _rss_kib()
-    done = asyncio.Event()
-
-    async def sample() -> None:
-        nonlocal peak
-        while not done.is_set():
-            peak = max(peak, _rss_kib())
-            await asyncio.sleep(_SAMPLE_S)
+    tracing = tracemalloc.is_tracing()
+    if tracing:
+        tracemalloc.reset_peak()
+    traced_before = tracemalloc.get_traced_memory()[0] if tracing else 0
 
     async def staggered(index: int) -> bool:
         await asyncio.sleep(spread_s * index / figure.streams)
         return await one(figure)
 
-    sampler = asyncio.ensure_future(sample())
     cpu, wall = time.process_time(), time.perf_counter()
     results = await asyncio.gather(*(staggered(i) for i in range(figure.streams)))
     figure.cpu_s, figure.wall_s = time.process_time() - cpu, time.perf_counter() - wall
-    done.set()
-    await sampler
     figure.ok_streams = sum(results)
-    figure.rss_rise_kib = max(0.0, peak - baseline)
+    if tracing:
+        peak = tracemalloc.get_traced_memory()[1]
+        figure.memory_kib_per_stream = max(0, peak - traced_before) / 1024 / figure.streams
     return figure
 
 
@@ -282,6 +285,55 @@ async def _settled(check: Callable[[], Awaitable[int]], tries: int = 40) -> int:
     return value
 
 
+@dataclass(slots=True)
+class LoadRun:
+    """Everything one load run measured."""
+
+    figures: list[LoadFigure]
+    ours_tries: list[LoadFigure]
+    sdk_tries: list[LoadFigure]
+    leaks: Leaks
+    seconds: float
+
+    @staticmethod
+    def largest_sustained(tries: list[LoadFigure]) -> LoadFigure | None:
+        """The try with the most streams that was sustained, if any."""
+        sustained = [t for t in tries if t.sustained]
+        return max(sustained, key=lambda t: t.streams) if sustained else None
+
+
+async def _halving(
+    drive: Callable[[int], Awaitable[LoadFigure]], first: LoadFigure | None, streams: int
+) -> list[LoadFigure]:
+    """Tries at ``streams``, then half as many, … until one is sustained (``first``: the try at
+    ``streams`` if already made)."""
+    tries = [first if first is not None else await drive(streams)]
+    level = streams
+    while not tries[-1].sustained and level > 1:
+        level //= 2
+        tries.append(await drive(level))
+    return tries
+
+
+async def _memory_pass(
+    base_url: str, apis: list[str], figures: list[LoadFigure], sdk_tries: list[LoadFigure], rate: float
+) -> None:
+    """Fill each figure's memory per stream from a short pass under tracemalloc."""
+    streams = min(_MEMORY_STREAMS, figures[0].streams if figures else _MEMORY_STREAMS)
+    events = max(1, round(rate * _MEMORY_SECONDS))
+    tracemalloc.start()
+    try:
+        for api, figure in zip(apis, figures, strict=True):
+            measured = await drive_ours(api, base_url, streams, rate, events, sustain_ms=figure.sustain_ms)
+            figure.memory_kib_per_stream = measured.memory_kib_per_stream
+        if sdk_tries:
+            measured = await drive_sdk(base_url, streams, rate, events, sustain_ms=sdk_tries[0].sustain_ms)
+            for figure in sdk_tries:
+                figure.memory_kib_per_stream = measured.memory_kib_per_stream
+    finally:
+        tracemalloc.stop()
+
+
 async def run_load(
     base_url: str,
     *,
@@ -291,25 +343,37 @@ async def run_load(
     apis: list[str] | None = None,
     sdk: bool = True,
     sustain_ms: float = 100.0,
-) -> tuple[list[LoadFigure], list[LoadFigure], Leaks]:
-    """Drive every api (then the SDK, halving its streams until it sustains the load) against the
-    server at ``base_url``; the adapters' figures, the SDK's tries, and what leaked."""
+) -> LoadRun:
+    """Drive every api at ``streams`` streams; with ``sdk``, ours (Anthropic) and the anthropic SDK
+    each at half as many until sustained, ours again at the SDK's sustained load; then the memory
+    pass and the leak checks, against the server at ``base_url``."""
     events = max(1, round(rate * seconds))
+    apis = apis or list(_APIS)
     gc.collect()
     fds_before = _open_fds()
     tasks_before = len(asyncio.all_tasks())
     stats_before = await _server_stats(base_url)
-    figures = [
-        await drive_ours(api, base_url, streams, rate, events, sustain_ms=sustain_ms) for api in (apis or list(_APIS))
-    ]
-    tries: list[LoadFigure] = []
-    level = streams
-    while sdk and level >= 1:
-        figure = await drive_sdk(base_url, level, rate, events, sustain_ms=sustain_ms)
-        tries.append(figure)
-        if figure.sustained or level == 1:
-            break
-        level //= 2
+
+    async def ours(api: str, level: int) -> LoadFigure:
+        return await drive_ours(api, base_url, level, rate, events, sustain_ms=sustain_ms)
+
+    async def sdk_at(level: int) -> LoadFigure:
+        return await drive_sdk(base_url, level, rate, events, sustain_ms=sustain_ms)
+
+    async def ours_anthropic(level: int) -> LoadFigure:
+        return await ours(_ANTHROPIC, level)
+
+    figures = [await ours(api, streams) for api in apis]
+    ours_tries: list[LoadFigure] = []
+    sdk_tries: list[LoadFigure] = []
+    if sdk:
+        first = next((f for f in figures if f.api == _ANTHROPIC), None)
+        ours_tries = await _halving(ours_anthropic, first, streams)
+        sdk_tries = await _halving(sdk_at, None, streams)
+        best = LoadRun.largest_sustained(sdk_tries)
+        if best is not None and all(t.streams != best.streams for t in ours_tries):
+            ours_tries.append(await ours_anthropic(best.streams))
+    await _memory_pass(base_url, apis, figures, sdk_tries, rate)
     gc.collect()
 
     async def open_connections() -> int:
@@ -323,15 +387,17 @@ async def run_load(
         return max(0, len(asyncio.all_tasks()) - tasks_before)
 
     stats = await _server_stats(base_url)
+    started = stats["started"] - stats_before["started"]
+    finished = stats["finished"] - stats_before["finished"]
+    every = {id(f): f for f in [*figures, *ours_tries, *sdk_tries]}.values()
     leaks = Leaks(
         server_connections=await _settled(open_connections),
         fds=await _settled(fds),
         tasks=await _settled(tasks),
-        unfinished_responses=(stats["started"] - stats_before["started"])
-        - (stats["finished"] - stats_before["finished"]),
-        failed_streams=sum(f.streams - f.ok_streams for f in figures + tries[-1:]),
+        unfinished_responses=started - finished,
+        failed_streams=sum(f.streams - f.ok_streams for f in every),
     )
-    return figures, tries, leaks
+    return LoadRun(figures, ours_tries, sdk_tries, leaks, seconds)
 
 
 def _serve_in_child(streams: int) -> tuple[Any, Any, str]:
@@ -343,9 +409,7 @@ def _serve_in_child(streams: int) -> tuple[Any, Any, str]:
     return server, stop, receiver.recv()
 
 
-def measure(
-    streams: int, rate: float, seconds: float, *, sdk: bool = True, sustain_ms: float = 100.0
-) -> tuple[list[LoadFigure], list[LoadFigure], Leaks]:
+def measure(streams: int, rate: float, seconds: float, *, sdk: bool = True, sustain_ms: float = 100.0) -> LoadRun:
     """Start the server process, run :func:`run_load`, stop the server."""
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, max(soft, streams * 3 + 256)), hard))
@@ -361,26 +425,34 @@ def measure(
             server.kill()
 
 
-def report(figures: list[LoadFigure], tries: list[LoadFigure], leaks: Leaks, *, seconds: float) -> list[str]:
+def report(run: LoadRun) -> list[str]:
     """Report lines (and the ``--json`` record)."""
+    figures, leaks = run.figures, run.leaks
     first = figures[0] if figures else None
+    rate = first.rate if first else 0.0
     lines: list[str] = []
     if first is not None:
         lines.append(
-            f"load: {first.streams:,} streams × {first.rate:g} events/s × {seconds:g} s per adapter, server in its own "
-            "process; latency = server write → consumer event"
+            f"load: {first.streams:,} streams × {rate:g} events/s × {run.seconds:g} s per adapter, server in its "
+            "own process; latency = server write → consumer event; memory from a tracemalloc pass"
         )
     lines += [figure.line() for figure in figures]
-    best = next((t for t in reversed(tries) if t.sustained), tries[-1] if tries else None)
-    ours = next((f for f in figures if f.api == "anthropic-messages"), None)
-    if best is not None:
-        lines += [t.line() for t in tries]
-        verdict = "sustained" if best.sustained else "not sustained at any level tried"
-        lines.append(f"  anthropic SDK: largest load {verdict}: {best.streams:,} streams")
-        if ours is not None and best.events:
+    lines += [t.line() for t in run.ours_tries if all(t is not f for f in figures)]
+    lines += [t.line() for t in run.sdk_tries]
+    ours_best, sdk_best = LoadRun.largest_sustained(run.ours_tries), LoadRun.largest_sustained(run.sdk_tries)
+    compared = None
+    if run.sdk_tries:
+        lines.append(
+            f"  largest load sustained at {rate:g} events/s per stream: ours (anthropic) "
+            f"{ours_best.streams if ours_best else 0:,} streams, anthropic SDK {sdk_best.streams if sdk_best else 0:,}"
+        )
+        if sdk_best is not None:
+            compared = next((t for t in run.ours_tries if t.streams == sdk_best.streams), None)
+        if compared is not None and sdk_best is not None:
             lines.append(
-                f"  per event, ours vs the SDK: {best.cpu_us_per_event / ours.cpu_us_per_event:.1f}× less CPU, "
-                f"p99 latency {ours.latency_ms(0.99):.2f} ms vs {best.latency_ms(0.99):.2f} ms"
+                f"  per event at {sdk_best.streams:,} streams: ours {compared.cpu_us_per_event:.1f} µs CPU, the SDK "
+                f"{sdk_best.cpu_us_per_event:.1f} ({sdk_best.cpu_us_per_event / compared.cpu_us_per_event:.1f}× ours); "
+                f"p99 latency {compared.latency_ms(0.99):.2f} ms vs {sdk_best.latency_ms(0.99):.2f} ms"
             )
     ok = leaks.total() == 0
     lines.append(
@@ -392,11 +464,14 @@ def report(figures: list[LoadFigure], tries: list[LoadFigure], leaks: Leaks, *, 
         "load",
         {
             "streams": first.streams if first else 0,
-            "rate": first.rate if first else 0,
-            "seconds": seconds,
+            "rate": rate,
+            "seconds": run.seconds,
             "adapters": [f.as_dict() for f in figures],
-            "sdk_tries": [t.as_dict() for t in tries],
-            "sdk_sustained_streams": best.streams if best is not None and best.sustained else 0,
+            "ours_tries": [t.as_dict() for t in run.ours_tries],
+            "sdk_tries": [t.as_dict() for t in run.sdk_tries],
+            "ours_sustained_streams": ours_best.streams if ours_best else 0,
+            "sdk_sustained_streams": sdk_best.streams if sdk_best else 0,
+            "compared_at_streams": sdk_best.streams if sdk_best and compared else 0,
             "leaks": {
                 "fds": leaks.fds,
                 "tasks": leaks.tasks,
@@ -420,12 +495,10 @@ def main(argv: list[str] | None = None) -> int:
         "--sustain-ms", type=float, default=100.0, help="p99 latency under which a load counts as sustained"
     )
     args = parser.parse_args(argv or [])
-    figures, tries, leaks = measure(
-        args.streams, args.rate, args.seconds, sdk=not args.no_sdk, sustain_ms=args.sustain_ms
-    )
-    for line in report(figures, tries, leaks, seconds=args.seconds):
+    run = measure(args.streams, args.rate, args.seconds, sdk=not args.no_sdk, sustain_ms=args.sustain_ms)
+    for line in report(run):
         print(line, flush=True)
-    return 1 if leaks.total() else 0
+    return 1 if run.leaks.total() else 0
 
 
 if __name__ == "__main__":

@@ -2,7 +2,8 @@
 
 Each generator returns Markdown for one ``<!-- generated: NAME -->`` marker in a page (see
 ``hooks.py``): the model catalog, the conformance checks, the event grammar rules, the error kinds,
-the adapters and the command-line help. Nothing here imports MkDocs, so the tests call it directly.
+the adapters, the command-line help and the Performance page (from the committed bench result, see
+``perf_page.py``). Nothing here imports MkDocs, so the tests call it directly.
 """
 
 from __future__ import annotations
@@ -11,7 +12,9 @@ import contextlib
 import inspect
 import io
 import os
+import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import get_args
 
 import conformance
@@ -19,6 +22,11 @@ from normalize import RETRYABLE_KINDS, RULES, ErrorKind
 from streamfns._adapters import all_adapters
 from streamfns.catalog import list_models, list_providers
 from streamfns.cli import main
+
+if str(Path(__file__).resolve().parent) not in sys.path:  # loaded by path (the docs tests do): find its sibling
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import perf_page  # found through the path set just above
 
 __all__ = ["GENERATORS", "generate"]
 
@@ -153,6 +161,11 @@ def cli_help() -> str:
     return "\n\n".join(parts)
 
 
+def performance() -> str:
+    """The Performance page's tables and chart link, from ``docs/perf/bench.json``."""
+    return perf_page.markdown()
+
+
 GENERATORS: dict[str, Callable[[], str]] = {
     "models": models,
     "adapters": adapters,
@@ -160,6 +173,7 @@ GENERATORS: dict[str, Callable[[], str]] = {
     "grammar": grammar,
     "error-kinds": error_kinds,
     "cli-help": cli_help,
+    "performance": performance,
 }
 
 

@@ -1,4 +1,5 @@
-"""MkDocs hooks: fill each ``<!-- generated: NAME -->`` marker with Markdown generated from the code.
+"""MkDocs hooks: fill each ``<!-- generated: NAME -->`` marker with Markdown generated from the code,
+and add the Performance page's chart, drawn from the committed bench result, to the site's files.
 
 An unknown marker fails the build (MkDocs runs with ``--strict``), so a page cannot silently keep a
 stale table.
@@ -11,9 +12,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from mkdocs.structure.files import File
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from generate import GENERATORS  # found through the path set just above
+import perf_page  # found through the path set just above
+from generate import GENERATORS
 
 _MARKER = re.compile(r"<!-- generated: ([a-z-]+) -->")
 
@@ -28,3 +32,12 @@ def on_page_markdown(markdown: str, page: Any, **_kwargs: Any) -> str:
         return GENERATORS[name]()
 
     return _MARKER.sub(fill, markdown)
+
+
+def on_files(files: Any, config: Any, **_kwargs: Any) -> Any:
+    """Add the Performance page's chart (SVG drawn from ``docs/perf/bench.json``) when the page is built."""
+    if files.get_file_from_path("performance.md") is None:
+        return files
+    svg = perf_page.chart_svg(perf_page.load())
+    files.append(File.generated(config, perf_page.CHART_PATH, content=svg))
+    return files

@@ -20,21 +20,25 @@ _APIS = {"anthropic-messages", "openai-completions", "openai-responses", "google
 
 
 def test_every_adapter_and_the_sdk_receive_exactly_their_events_and_nothing_leaks() -> None:
-    figures, tries, leaks = load_bench.measure(streams=4, rate=40, seconds=0.5)
-    assert {figure.api for figure in figures} == _APIS
-    for figure in figures:
+    run = load_bench.measure(streams=4, rate=40, seconds=0.5)
+    assert {figure.api for figure in run.figures} == _APIS
+    assert len(run.figures) == len(_APIS)
+    for figure in run.figures:
         assert (figure.stack, figure.streams, figure.expected) == ("ours", 4, 20)
         assert figure.events == 4 * 20, figure.api
         assert len(figure.latencies_ns) == 4 * 20
         assert figure.ok_streams == 4, figure.api
-    assert tries, "the SDK ran"
-    for sdk in tries:  # it halves its streams only while a level is not sustained
-        assert sdk.stack == "sdk"
-        assert sdk.events == sdk.streams * 20
-        assert sdk.ok_streams == sdk.streams
+        assert figure.memory_kib_per_stream is not None  # from the tracemalloc pass
+    assert run.sdk_tries, "the SDK ran"
+    assert run.ours_tries[0] is run.figures[0]  # ours at the full load is the anthropic figure itself
+    for tried in [*run.ours_tries, *run.sdk_tries]:  # halved only while a level is not sustained
+        assert tried.events == tried.streams * 20
+        assert tried.ok_streams == tried.streams
+    assert {t.stack for t in run.sdk_tries} == {"sdk"}
+    leaks = run.leaks
     assert (leaks.fds, leaks.tasks, leaks.server_connections, leaks.unfinished_responses) == (0, 0, 0, 0)
     assert leaks.failed_streams == 0
-    lines = load_bench.report(figures, tries, leaks, seconds=0.5)
+    lines = load_bench.report(run)
     assert lines[0].startswith("load: 4 streams × 40 events/s × 0.5 s per adapter")
     assert lines[-1].endswith("   ok")
 
@@ -55,6 +59,8 @@ def test_python_m_bench_load_passes_its_arguments_and_writes_json(tmp_path: Path
     assert {row["api"] for row in load["adapters"]} == _APIS
     assert all(row["events"] == 2 * 10 and row["ok_streams"] == 2 for row in load["adapters"])
     assert load["sdk_tries"] == []
+    assert load["ours_tries"] == []
+    assert all(row["memory_kib_per_stream"] is not None for row in load["adapters"])
     assert load["leaks"] == {
         "fds": 0,
         "tasks": 0,

@@ -123,6 +123,17 @@ def test_a_clearly_missed_ratio_is_called_over(true_ratio: float, budget: float,
     assert {j.decision for j in judgements} == {"over"}
 
 
+def test_one_slow_round_is_never_over_until_more_are_measured() -> None:
+    samples = [2.0]  # the SDK: one round, far below a budget of 3
+
+    def more(n: int) -> None:
+        samples.extend([2.1] * n)
+
+    judgement = settle(samples, more, 3.0)
+    assert (judgement.decision, judgement.rounds) == ("over", 5)  # 1, then 4 more: three or more rounds
+    assert judge([2.0], 3.0, final=False).decision == "undecided"
+
+
 def test_rounds_stop_at_the_cap() -> None:
     judgements = [_run(seed, 1.96, 2.0) for seed in range(200)]
     assert max(j.rounds for j in judgements) == MAX_ROUNDS
@@ -134,6 +145,9 @@ def test_the_judgement_says_its_interval_and_verdict() -> None:
     assert judgement.text() == "2.00 [1.90–2.10, 3 rounds]   budget ≥ 1.5: within budget"
     assert judge([1.0, 1.1, 1.2], 1.5).text() == "1.10 [1.00–1.20, 3 rounds]   budget ≥ 1.5: OVER BUDGET"
     assert judge([1.0, 1.1, 1.2], None).text() == "1.10 [1.00–1.20, 3 rounds]"
+    assert judge([1.44, 1.45, 1.5], 1.5).text() == (
+        "1.45 [1.44–1.50, 3 rounds]   budget ≥ 1.5: undecided (median misses; interval + 5% drift reaches it)"
+    )
     assert judge([1.2], 1.5, at_most=True).as_dict() == {
         "estimate": 1.2,
         "low": 1.2,
