@@ -1,12 +1,14 @@
 """The load suite's server: paced token streams in every built-in api's format, in its own process.
 
 Each request names its stream's shape in headers — ``x-load-events`` text deltas at ``x-load-rate``
-per second — and the api is told by the path (``/v1/messages`` is Anthropic, ``/chat/completions``
-OpenAI chat, ``/responses`` OpenAI Responses, ``:streamGenerateContent`` Gemini, ``/api/chat``
-Ollama). Every delta's text is the server's ``CLOCK_MONOTONIC`` nanoseconds at the moment it writes
-the delta (then a space), so the client, on the same machine, measures the latency it adds from the
-server writing a byte to the consumer receiving the event. Deltas follow an absolute schedule (the
-k-th at start + k / rate), so a slow client is not hidden by a server that slows down with it.
+per second — and the api is told by the path (:data:`FRAMERS`: ``/v1/messages`` is Anthropic,
+``:streamRawPredict`` Claude on Vertex, ``/invoke-with-response-stream`` Claude on Bedrock,
+``/converse-stream`` Bedrock ConverseStream, ``/chat/completions`` OpenAI chat, ``/responses``
+OpenAI Responses, ``:streamGenerateContent`` Gemini, ``/api/chat`` Ollama). Every delta's text is
+the server's ``CLOCK_MONOTONIC`` nanoseconds at the moment it writes the delta (then a space), so
+the client, on the same machine, measures the latency it adds from the server writing a byte to the
+consumer receiving the event. Deltas follow an absolute schedule (the k-th at start + k / rate), so
+a slow client is not hidden by a server that slows down with it.
 
 Responses are chunked HTTP/1.1 on kept-alive connections. ``GET /stats`` answers the connections
 open right now (itself included) and the streams served and finished, so the client can check that
@@ -16,6 +18,7 @@ it closed every response and connection.
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import time
 from typing import Any, Protocol
@@ -77,6 +80,60 @@ class _Anthropic:
             self._event("content_block_stop", {"type": "content_block_stop", "index": 0})
             + self._event("message_delta", {**stop, "usage": {"output_tokens": deltas}})
             + self._event("message_stop", {"type": "message_stop"})
+        )
+
+
+def _aws_event(event: str, payload: dict[str, Any]) -> bytes:
+    from normalize.wire import encode_message  # the server process imports it only for AWS framing
+
+    headers = {":event-type": event, ":content-type": "application/json", ":message-type": "event"}
+    return encode_message(headers, _compact(payload).encode())
+
+
+class _AnthropicBedrock:
+    """Claude on Bedrock: each Anthropic event base64-wrapped in an AWS event-stream ``chunk``."""
+
+    media_type = "application/vnd.amazon.eventstream"
+
+    def __init__(self) -> None:
+        self._sse = _Anthropic()
+
+    @staticmethod
+    def _wrap(sse: bytes) -> bytes:
+        out = b""
+        for frame in sse.split(b"\n\n"):
+            for line in frame.split(b"\n"):
+                if line.startswith(b"data: "):
+                    out += _aws_event("chunk", {"bytes": base64.b64encode(line[6:]).decode()})
+        return out
+
+    def head(self) -> bytes:
+        return self._wrap(self._sse.head())
+
+    def delta(self, text: str) -> bytes:
+        return self._wrap(self._sse.delta(text))
+
+    def tail(self, text: str, deltas: int) -> bytes:
+        return self._wrap(self._sse.tail(text, deltas))
+
+
+class _Converse:
+    """Bedrock ConverseStream: AWS event-stream messages."""
+
+    media_type = "application/vnd.amazon.eventstream"
+
+    def head(self) -> bytes:
+        return _aws_event("messageStart", {"role": "assistant"})
+
+    def delta(self, text: str) -> bytes:
+        return _aws_event("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"text": text}})
+
+    def tail(self, text: str, deltas: int) -> bytes:
+        usage = {"inputTokens": 25, "outputTokens": deltas, "totalTokens": 25 + deltas}
+        return (
+            _aws_event("contentBlockStop", {"contentBlockIndex": 0})
+            + _aws_event("messageStop", {"stopReason": "end_turn"})
+            + _aws_event("metadata", {"usage": usage, "metrics": {"latencyMs": 1}})
         )
 
 
@@ -222,6 +279,9 @@ class _Ollama:
 #: Path fragment → the framer of that api (checked in this order).
 FRAMERS: dict[str, type[Framer]] = {
     "/v1/messages": _Anthropic,
+    ":streamRawPredict": _Anthropic,
+    "/invoke-with-response-stream": _AnthropicBedrock,
+    "/converse-stream": _Converse,
     "/chat/completions": _Completions,
     "/responses": _Responses,
     ":streamGenerateContent": _Gemini,

@@ -52,6 +52,9 @@ __all__ = ["Leaks", "LoadFigure", "LoadRun", "main", "measure", "report", "run_l
 #: The apis driven, each with the model its adapter is given (the server tells apis apart by path).
 _APIS: dict[str, tuple[str, str]] = {
     "anthropic-messages": ("claude-load", ""),
+    "anthropic-bedrock": ("anthropic.claude-load-v1:0", ""),
+    "anthropic-vertex": ("claude-load@20250101", ""),
+    "bedrock-converse-stream": ("amazon.nova-load-v1:0", ""),
     "openai-completions": ("gpt-load", "/v1"),
     "openai-responses": ("gpt-load", "/v1"),
     "google-generative-ai": ("gemini-load", "/v1beta"),
@@ -102,7 +105,7 @@ class LoadFigure:
     def line(self) -> str:
         """One report line."""
         return (
-            f"  {self.api:<21} {self.stack:<5} {self.streams:>5} streams: {self.events:>8,} events "
+            f"  {self.api:<23} {self.stack:<5} {self.streams:>5} streams: {self.events:>8,} events "
             f"({self.events / self.wall_s if self.wall_s else 0:,.0f}/s)  CPU {self.cpu_us_per_event:6.1f} µs/event  "
             f"latency p50 {self.latency_ms(0.5):6.2f} ms p99 {self.latency_ms(0.99):7.2f} ms  "
             f"memory {_kib(self.memory_kib_per_stream)} KiB/stream  "
