@@ -9,12 +9,15 @@ model of its api from the catalog (its provider, compat flags and base URL), ans
 from __future__ import annotations
 
 import functools
+from pathlib import Path
 from typing import Any
 
 import httpx
 
 import tests.adapters as declared
 from cassettes import Cassette, ReplayTransport, library
+from cassettes import load as load_file
+from conformance.target import Target
 from normalize import (
     AssistantMessage,
     AssistantMessageEvent,
@@ -28,7 +31,7 @@ from streamfns.catalog import list_models, list_providers
 from streamfns.kit import Adapter
 from tests.adapters import CONTEXT, AdapterUnderTest
 
-__all__ = ["CASES", "adapter_for", "declared_apis", "replay", "stream_of"]
+__all__ = ["CASES", "adapter_for", "declared_apis", "load", "replay", "stream_of"]
 
 
 @functools.cache
@@ -47,12 +50,34 @@ def adapter_for(api: str) -> Adapter | None:
     return all_adapters().get(api)
 
 
+def _declared_files(adapter: Adapter) -> list[str]:
+    """The cassette files an adapter declares in its own package (``Adapter.cassettes``), as paths."""
+    source = Target.from_adapter(adapter).cassettes
+    found: list[str] = []
+    for entry in source if isinstance(source, tuple | list) else ():
+        if isinstance(entry, Path):
+            found.extend(str(path) for path in sorted(entry.glob("*.jsonl")) if entry.is_dir())
+            if entry.is_file():
+                found.append(str(entry))
+    return found
+
+
 def _cases() -> list[tuple[str, str]]:
-    return [(api, name) for api in library.apis() for name in library.names(api)]
+    cases = [(api, name) for api in library.apis() for name in library.names(api)]
+    bundled = {name for _, name in cases}
+    for api, adapter in sorted(all_adapters().items()):
+        cases.extend((api, path) for path in _declared_files(adapter) if Path(path).stem not in bundled)
+    return cases
 
 
-#: ``(api, recording name)`` for every bundled recording.
+#: ``(api, recording)`` for every bundled recording and every cassette file an adapter declares in its
+#: own package (a recording is a bundled name or a file path).
 CASES = _cases()
+
+
+def load(recording: str) -> Cassette:
+    """A recording of :data:`CASES`: a bundled name, or a cassette file."""
+    return library.load(recording) if recording in library.names() else load_file(recording)
 
 
 @functools.cache

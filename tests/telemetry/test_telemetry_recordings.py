@@ -4,15 +4,17 @@ stream whose attribute values are the final message's, and the GenAI client metr
 from __future__ import annotations
 
 from collections import Counter
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from cassettes import library
 from normalize import AssistantMessage, DoneEvent, ErrorEvent, Model, StartEvent
+from streamfns._adapters import all_adapters
 from streamfns.kit import telemetry
 from tests.telemetry._otel import recorded
-from tests.telemetry._replay import CASES, adapter_for, declared_apis, model_for, replay
+from tests.telemetry._replay import CASES, adapter_for, declared_apis, load, model_for, replay
 
 pytestmark = pytest.mark.parallel  # clock-blind: in-memory transport; durations are only compared to each other
 
@@ -51,12 +53,12 @@ def expected_attributes(model: Model, message: AssistantMessage) -> dict[str, An
     return found
 
 
-@pytest.mark.parametrize(("api", "name"), CASES, ids=[name for _, name in CASES])
+@pytest.mark.parametrize(("api", "name"), CASES, ids=[Path(name).stem for _, name in CASES])
 async def test_each_recording_gives_one_span_that_says_what_the_final_message_says(api: str, name: str) -> None:
     adapter = adapter_for(api)
     if adapter is None:
         pytest.skip(f"no adapter serves {api} yet")
-    cassette = library.load(name)
+    cassette = load(name)
     model = model_for(api, cassette)
     with recorded() as otel:
         events, message = await replay(adapter, model, cassette)
@@ -117,11 +119,11 @@ async def test_each_recording_gives_one_span_that_says_what_the_final_message_sa
     assert sum(point.count for point in per_chunk) <= (1 if len(chunks) > 1 else 0)
 
 
-def test_the_recordings_reach_each_declared_adapter_beyond_its_error_paths() -> None:
-    """Not a vacuous sweep: every api ``tests/adapters.py`` declares has bundled streams (which the test
-    above replays to ``done`` with usage)."""
+def test_every_registered_adapter_has_recordings_in_the_sweep() -> None:
+    """Not a vacuous sweep: every adapter the registry knows, and every api ``tests/adapters.py``
+    declares, is replayed on recordings of its own."""
     apis = Counter(api for api, _ in CASES)
-    for api in declared_apis():
+    for api in {*all_adapters(), *declared_apis()}:
         assert apis[api] > 0, api
 
 
