@@ -442,17 +442,17 @@ class StreamTelemetry:
         """The request is built: where it goes, and the secrets it carries (the list is the call's
         own, which a signer may still extend)."""
         self._secrets = secrets
+        if self._ended:
+            return
+        host, port = _server(url)
+        # The metrics read these too: kept whether or not there is a span.
+        found = {name: value for name, value in ((SERVER_ADDRESS, host), (SERVER_PORT, port)) if value is not None}
+        self._attributes.update(found)
         span = self._span
-        if span is None or self._ended:
+        if span is None or not found:
             return
         try:
-            host, port = _server(url)
-            if host is not None:
-                self._attributes[SERVER_ADDRESS] = host
-                span.set_attribute(SERVER_ADDRESS, host)
-            if port is not None:
-                self._attributes[SERVER_PORT] = port
-                span.set_attribute(SERVER_PORT, port)
+            span.set_attributes(found)
         except Exception:
             self._broken()
 
@@ -480,6 +480,12 @@ class StreamTelemetry:
                 span.end()
 
     def _open(self) -> None:
+        try:
+            self._start_span()
+        except Exception:  # whatever OpenTelemetry or an odd model raised: no telemetry for this stream
+            self._broken()
+
+    def _start_span(self) -> None:
         model = self._model
         options = self._options
         given = _given_secrets(model, options)
@@ -509,18 +515,15 @@ class StreamTelemetry:
         if tracer is None:
             self._started_at = time.perf_counter()
             return
-        try:
-            span_attributes = dict(attributes)
-            span_attributes[REQUEST_STREAM] = True
-            if _capture_content():
-                span_attributes.update(_input_content(self._context, given))
-            self._span = tracer.start_span(
-                f"{_OPERATION} {attributes[REQUEST_MODEL]}".strip(),
-                kind=self._api.trace.SpanKind.CLIENT,
-                attributes=span_attributes,
-            )
-        except Exception:
-            self._broken()
+        span_attributes = dict(attributes)
+        span_attributes[REQUEST_STREAM] = True
+        if _capture_content():
+            span_attributes.update(_input_content(self._context, given))
+        self._span = tracer.start_span(
+            f"{_OPERATION} {attributes[REQUEST_MODEL]}".strip(),
+            kind=self._api.trace.SpanKind.CLIENT,
+            attributes=span_attributes,
+        )
         # After the span starts: what the span measures from, the durations and chunk times measure from.
         self._started_at = time.perf_counter()
 

@@ -331,3 +331,28 @@ async def test_the_bundled_recording_used_here_is_what_it_says() -> None:
     # Guards the fixtures above: the recording is a complete text stream of several reads.
     assert len(TEXT) > 4
     assert library.load("llma__text_haiku45").interactions[0].response.status == 200
+
+
+async def test_metrics_alone_need_no_tracer_and_name_the_host_the_request_went_to() -> None:
+    with recorded(tracing=False) as otel:
+        async with _client(TEXT) as client:
+            model = ANTHROPIC.model(base_url="https://gateway.example:8443/anthropic")
+            options = StreamOptions(api_key="test-key", http_client=client, max_retries=0)
+            stream = ANTHROPIC.adapter.stream_fn(model, CONTEXT, options)
+            assert isinstance(stream, AssistantMessageEventStream)
+            message = await stream.result()
+        duration = otel.points("gen_ai.client.operation.duration")
+        tokens = otel.points("gen_ai.client.token.usage")
+        assert otel.spans() == []
+    assert message.stop_reason == "stop"
+    assert [point.count for point in duration] == [1]
+    assert duration[0].attributes == {
+        "gen_ai.operation.name": "chat",
+        "gen_ai.provider.name": "anthropic",
+        "gen_ai.request.model": "claude-haiku-4-5",
+        "server.address": "gateway.example",
+        "server.port": 8443,
+    }
+    by_type = {point.attributes["gen_ai.token.type"]: point.sum for point in tokens}
+    usage = message.usage
+    assert by_type == {"input": usage.input + usage.cache_read + usage.cache_write, "output": usage.output}
