@@ -7,6 +7,8 @@ failure, and are generous for a loaded machine."""
 from __future__ import annotations
 
 import asyncio
+import re
+import sys
 from typing import Any
 
 import pytest
@@ -138,3 +140,40 @@ async def test_concurrent_streams_end_one_span_each_with_their_own_kind() -> Non
     kinds = sorted(str(dict(span.attributes or {}).get("error.type")) for span in spans)
     assert kinds == ["None", "network", "rate_limit", "truncated"]
     assert sorted(str(m.error_info.kind if m.error_info else None) for m in messages) == kinds
+
+
+_CONFORMANCE_TRACED = """
+import re, sys
+from opentelemetry import metrics, trace
+from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+exporter = InMemorySpanExporter()
+provider = TracerProvider()
+provider.add_span_processor(SimpleSpanProcessor(exporter))
+trace.set_tracer_provider(provider)
+metrics.set_meter_provider(MeterProvider(metric_readers=[InMemoryMetricReader()]))
+from conformance.cli import main
+
+status = main(["run", "streamfns.anthropic:ADAPTER"])
+spans = exporter.get_finished_spans()
+print("SPANS", len(spans), sum(span.end_time is None for span in spans))
+sys.exit(status)
+"""
+
+
+@pytest.mark.slow
+async def test_the_conformance_harness_passes_with_the_sdk_configured_one_ended_span_per_scenario() -> None:
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-c", _CONFORMANCE_TRACED, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
+    )
+    async with asyncio.timeout(600):
+        out, err = await process.communicate()
+    text = out.decode()
+    assert process.returncode == 0, text + err.decode()
+    verdict = re.search(r"^verdict: conformant \(\d+ pass; (\d+) scenarios", text, re.MULTILINE)
+    assert verdict is not None, text
+    assert f"SPANS {verdict.group(1)} 0" in text
