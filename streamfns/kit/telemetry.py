@@ -331,6 +331,19 @@ def start(api: str, model: Model, context: Context, options: StreamOptions | Non
 # -- one stream -------------------------------------------------------------------------------------
 
 
+#: The longest id, model name or finish reason a span keeps, and the longest status description: the
+#: vendor chooses these strings, and a hostile server must not make every span it answers megabytes long.
+_MAX_ID = 256
+_MAX_DESCRIPTION = 1024
+
+
+def _bounded(text: str, secrets: Sequence[str], limit: int) -> str:
+    """``text`` redacted, then cut to ``limit`` characters (redacted whole first: a cut through a key
+    would leave a piece of it that no longer matches)."""
+    cleaned = redact(text, secrets)
+    return cleaned if len(cleaned) <= limit else cleaned[: limit - 1] + "…"
+
+
 def _capture_content() -> bool:
     return os.environ.get(CAPTURE_CONTENT_ENV, "").strip().lower() == "true"
 
@@ -580,11 +593,11 @@ class StreamTelemetry:
         error_type = early
         if message is not None:
             if message.response_id:
-                done[RESPONSE_ID] = redact(message.response_id, secrets)
+                done[RESPONSE_ID] = _bounded(message.response_id, secrets, _MAX_ID)
             if message.response_model:
-                done[RESPONSE_MODEL] = redact(message.response_model, secrets)
+                done[RESPONSE_MODEL] = _bounded(message.response_model, secrets, _MAX_ID)
             if message.raw_stop_reason:
-                done[RESPONSE_FINISH_REASONS] = (redact(message.raw_stop_reason, secrets),)
+                done[RESPONSE_FINISH_REASONS] = (_bounded(message.raw_stop_reason, secrets, _MAX_ID),)
             if early is None and message.stop_reason in ("error", "aborted"):
                 info = message.error_info
                 error_type = info.kind if info is not None else message.stop_reason
@@ -603,7 +616,7 @@ class StreamTelemetry:
                 if error_type is not None:
                     description = error_type
                     if message is not None and message.error_message and early is None:
-                        description = f"{error_type}: {redact(message.error_message, secrets)}"
+                        description = _bounded(f"{error_type}: {message.error_message}", secrets, _MAX_DESCRIPTION)
                     span.set_status(self._api.trace.Status(self._api.trace.StatusCode.ERROR, description))
             finally:
                 span.end()

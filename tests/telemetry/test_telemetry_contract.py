@@ -264,3 +264,31 @@ def test_the_first_stream_without_a_provider_imports_the_api_once_and_makes_no_s
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120)
     assert done.stdout.split("\n")[:2] == ["None", "True False"]
+
+
+# -- a hostile server -------------------------------------------------------------------------------------
+
+
+async def test_a_server_sending_huge_ids_and_reasons_cannot_bloat_the_span() -> None:
+    message_start = TEXT[0]
+    response_id = json.loads(message_start.split(b"data: ", 1)[1])["message"]["id"]
+    huge_id = "msg_" + "A" * 200_000
+    huge_reason = "R" * 200_000
+    reads = [chunk.replace(response_id.encode(), huge_id.encode()) for chunk in TEXT]
+    reads = [chunk.replace(b'"end_turn"', json.dumps(huge_reason).encode()) for chunk in reads]
+    assert reads != TEXT
+    with recorded() as otel:
+        async with reads_client(reads) as client:
+            options = StreamOptions(api_key="test-key", http_client=client, max_retries=0)
+            message = await stream_of(ANTHROPIC.adapter, ANTHROPIC.model(), CONTEXT, options).result()
+        span = otel.span()
+    # The message keeps what the vendor said; the span keeps a bounded piece of it.
+    assert message.response_id == huge_id
+    assert message.raw_stop_reason is not None
+    assert huge_reason in message.raw_stop_reason
+    attributes = dict(span.attributes or {})
+    assert attributes["gen_ai.response.id"] == huge_id[:255] + "…"
+    assert attributes["gen_ai.response.finish_reasons"] == (message.raw_stop_reason[:255] + "…",)
+    description = span.status.description or ""
+    assert len(description) <= 1024
+    assert all(len(str(value)) <= 1024 for value in attributes.values())
