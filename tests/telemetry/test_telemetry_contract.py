@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -21,6 +22,8 @@ from streamfns.kit import telemetry
 from tests.adapters import ANTHROPIC, CONTEXT, reads_client
 from tests.telemetry._otel import Recorded, recorded
 from tests.telemetry._replay import stream_of
+
+ROOT = Path(__file__).resolve().parents[2]
 
 pytestmark = pytest.mark.parallel  # clock-blind: in-memory transports; the subprocess has no tight timeout
 
@@ -243,13 +246,19 @@ async def test_message_content_is_recorded_as_the_conventions_shape_it_when_aske
 # -- import cost ------------------------------------------------------------------------------------------
 
 
+def _python(code: str) -> subprocess.CompletedProcess[str]:
+    """``code`` run by a fresh interpreter in the repository (no tight timeout: the bound is for a hang)."""
+    command = [sys.executable, "-c", code]
+    return subprocess.run(command, capture_output=True, text=True, check=True, timeout=120, cwd=ROOT)
+
+
 def test_import_streamfns_imports_no_opentelemetry_module() -> None:
     code = (
         "import sys\n"
         "import streamfns, streamfns.kit, streamfns.kit.telemetry, streamfns.anthropic, streamfns.kit.wire\n"
         "print(sorted(name for name in sys.modules if name.startswith('opentelemetry')))\n"
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120)
+    done = _python(code)
     assert done.stdout.strip() == "[]"
 
 
@@ -262,7 +271,7 @@ def test_the_first_stream_without_a_provider_imports_the_api_once_and_makes_no_s
         "print(telemetry.start('anthropic-messages', model, Context(), None))\n"
         "print('opentelemetry.trace' in sys.modules, 'opentelemetry.sdk' in sys.modules)\n"
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120)
+    done = _python(code)
     assert done.stdout.split("\n")[:2] == ["None", "True False"]
 
 
@@ -292,3 +301,18 @@ async def test_a_server_sending_huge_ids_and_reasons_cannot_bloat_the_span() -> 
     description = span.status.description or ""
     assert len(description) <= 1024
     assert all(len(str(value)) <= 1024 for value in attributes.values())
+
+
+def test_without_the_api_installed_streams_run_untraced() -> None:
+    code = (
+        "import sys, asyncio\n"
+        "sys.modules['opentelemetry'] = None  # as if the extra were not installed\n"
+        "from streamfns.kit import telemetry\n"
+        "from tests.adapters import ANTHROPIC, CONTEXT\n"
+        "from cassettes import library\n"
+        "assert telemetry.start('anthropic-messages', ANTHROPIC.model(), CONTEXT, None) is None\n"
+        "events, message = asyncio.run(ANTHROPIC.replay(library.load('llma__text_haiku45')))\n"
+        "print(message.stop_reason, sorted(n for n in sys.modules if n.startswith('opentelemetry.')))\n"
+    )
+    done = _python(code)
+    assert done.stdout.strip() == "stop []"
