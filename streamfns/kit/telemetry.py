@@ -217,10 +217,12 @@ def _api() -> _Api | None:
         off_tracers = tuple(
             kind for kind in (getattr(trace, "ProxyTracerProvider", None), trace.NoOpTracerProvider) if kind
         )
-        internal = importlib.import_module("opentelemetry.metrics._internal")
-        off_meters = tuple(
-            kind for kind in (getattr(internal, "_ProxyMeterProvider", None), metrics.NoOpMeterProvider) if kind
-        )
+        proxy_meters: object = None
+        with contextlib.suppress(ImportError):  # the API's proxy meter provider has no public name
+            proxy_meters = getattr(
+                importlib.import_module("opentelemetry.metrics._internal"), "_ProxyMeterProvider", None
+            )
+        off_meters = tuple(kind for kind in (proxy_meters, metrics.NoOpMeterProvider) if kind)
         loaded = _Api(trace, metrics, cast("tuple[type, ...]", off_tracers), cast("tuple[type, ...]", off_meters))
     except Exception:  # not installed, or an API too old to have what we read: no telemetry
         loaded = None

@@ -19,6 +19,10 @@ in this order:
 6. :func:`streamfns.kit.http.run_stream` signs (each attempt, when the api has a ``signer``), sends,
    retries, reads frames, times out and closes.
 
+When an OpenTelemetry tracer or meter provider is configured, the stream is traced
+(:mod:`streamfns.kit.telemetry`: one GenAI span and the client metrics); otherwise that costs one
+lookup per stream and nothing per event.
+
 The declaration also yields the api's :class:`~normalize.wire.WireProfile` (:attr:`WireApi.profile`):
 its framing, ending, envelope, error samples and recordings, which the conformance harness and the
 cassette tools read.
