@@ -36,6 +36,7 @@ import os
 import time
 from collections.abc import AsyncGenerator, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from importlib import metadata
 from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import urlsplit
 
@@ -271,8 +272,8 @@ def uninstrument() -> None:
 
 
 def _version() -> str | None:
-    with contextlib.suppress(Exception):
-        return importlib.import_module("importlib.metadata").version("streamfns")
+    with contextlib.suppress(Exception):  # not installed (a bare checkout on sys.path): no version to say
+        return metadata.version("streamfns")
     return None
 
 
@@ -307,7 +308,7 @@ def _sinks(api: _Api) -> _Sinks | None:
             per_chunk=meter.create_histogram(
                 METRIC_TIME_PER_OUTPUT_CHUNK,
                 unit="s",
-                description="Time per output chunk, for each chunk after the first.",
+                description="Time per output chunk after the first: the mean, once per stream.",
             ),
         )
     sinks = _Sinks(tracer, instruments) if tracer is not None or instruments is not None else None
