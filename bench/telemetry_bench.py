@@ -10,8 +10,9 @@ Three configurations stream the same Anthropic body through ``stream_anthropic``
 
 Budgets (issue 25): b/a ≤ 1.05 and c/a ≤ 1.15. Each body is served by an in-process transport, once
 with one server-sent event per read (the worst case: the kit's per-read work is per event) and once in
-16 KiB reads. Rounds are interleaved (a, b, c in a shuffled order each round) and each configuration's
-figure is the median of its rounds' CPU times, so a machine that slows down mid-run slows all three.
+16 KiB reads. Rounds are interleaved (a, b, c in a shuffled order each round); each ratio is a paired
+one (CPU times of the same round) judged by ``bench._util.RULE``, so a machine that slows down mid-run
+slows all three alike.
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ from typing import Any
 
 import httpx
 
+from bench import _report
+from bench._util import MIN_ROUNDS, settle
 from normalize import Context, Model, StreamOptions, UserMessage
 from streamfns.anthropic import stream_anthropic
 from streamfns.kit import telemetry
@@ -35,7 +38,6 @@ __all__ = ["main", "run", "text_body"]
 _MODEL = Model(id="claude-bench", api="anthropic-messages", provider="anthropic", base_url="https://bench.invalid")
 _CONTEXT = Context(messages=[UserMessage(content="bench", timestamp=0)])
 _READ = 16 * 1024
-_ROUNDS = 15
 _BUDGETS = {"extra, no provider": 1.05, "SDK configured": 1.15}
 
 
@@ -159,29 +161,52 @@ def _configurations() -> tuple[dict[str, Callable[[], None]], Callable[[], int]]
     return {"none": none, "extra, no provider": extra, "SDK configured": sdk}, lambda: exporter.spans
 
 
-async def _measure(reads: Sequence[bytes], rounds: int) -> tuple[dict[str, float], int, int]:
-    configurations, exported = _configurations()
-    times: dict[str, list[float]] = {name: [] for name in configurations}
-    events = 0
-    order = list(configurations)
-    shuffler = random.Random(25)
-    async with httpx.AsyncClient(transport=_transport(reads)) as client:
-        for name in order:  # warm-up: imports, caches, the first span
-            configurations[name]()
-            await _stream(client)
-        spans_before = exported()
-        for _ in range(rounds):
-            shuffler.shuffle(order)
-            for name in order:
-                configurations[name]()
-                started = time.process_time()
-                events = await _stream(client)
-                times[name].append(time.process_time() - started)
-    configurations["extra, no provider"]()
-    return {name: statistics.median(values) for name, values in times.items()}, events, exported() - spans_before
+class _Rounds:
+    """Interleaved rounds: each runs the three configurations once, in a shuffled order, and adds
+    one paired ratio per budgeted configuration (its CPU time over ``none``'s in the same round)."""
+
+    def __init__(self, reads: Sequence[bytes]) -> None:
+        self.reads = reads
+        self.configurations, self.exported = _configurations()
+        self.shuffler = random.Random(25)
+        self.ratios: dict[str, list[float]] = {name: [] for name in _BUDGETS}
+        self.per_event: dict[str, list[float]] = {name: [] for name in self.configurations}
+        self.events = 0
+        self.traced = 0
+        self.exported_before = 0
+
+    async def _run(self, rounds: int, *, warm_up: bool = False) -> None:
+        order = list(self.configurations)
+        async with httpx.AsyncClient(transport=_transport(self.reads)) as client:
+            for _ in range(rounds):
+                self.shuffler.shuffle(order)
+                times: dict[str, float] = {}
+                for name in order:
+                    self.configurations[name]()
+                    started = time.process_time()
+                    self.events = await _stream(client)
+                    times[name] = time.process_time() - started
+                if warm_up:  # imports, caches, the first span: dropped
+                    continue
+                self.traced += 1
+                for name, elapsed in times.items():
+                    self.per_event[name].append(elapsed / self.events * 1e6)
+                for name in _BUDGETS:
+                    self.ratios[name].append(times[name] / times["none"])
+        self.configurations["extra, no provider"]()
+
+    def more(self, rounds: int) -> None:
+        """Measure ``rounds`` more rounds (``settle`` asks for them while a ratio is undecided)."""
+        asyncio.run(self._run(rounds))
+
+    def start(self) -> None:
+        """One warm-up round, then the first ``MIN_ROUNDS``."""
+        asyncio.run(self._run(1, warm_up=True))
+        self.exported_before = self.exported()
+        self.more(MIN_ROUNDS)
 
 
-def run(deltas: int = 20_000, rounds: int = _ROUNDS) -> list[str]:
+def run(deltas: int = 20_000) -> list[str]:
     """Measure and return report lines."""
     lines: list[str] = []
     body = text_body(deltas)
@@ -190,19 +215,20 @@ def run(deltas: int = 20_000, rounds: int = _ROUNDS) -> list[str]:
         ("one event per read", body),
         ("16 KiB reads", [joined[i : i + _READ] for i in range(0, len(joined), _READ)]),
     ):
-        medians, events, spans = asyncio.run(_measure(reads, rounds))
-        if spans != rounds:
-            raise AssertionError(f"the SDK exported {spans} spans for {rounds} traced streams")
-        base = medians["none"]
-        lines.append(f"{label}: {events} events per stream, {rounds} interleaved rounds (median CPU time)")
-        lines.append(f"  none: {base / events * 1e6:.3f} µs/event")
-        for name, budget in _BUDGETS.items():
-            ratio = medians[name] / base
-            verdict = "within budget" if ratio <= budget else "OVER BUDGET"
-            lines.append(
-                f"  {name}: {medians[name] / events * 1e6:.3f} µs/event, {ratio:.3f}× none "
-                f"(budget ≤ {budget:g}: {verdict})"
-            )
+        rounds = _Rounds(reads)
+        rounds.start()
+        judgements = {
+            name: settle(rounds.ratios[name], rounds.more, budget, at_most=True) for name, budget in _BUDGETS.items()
+        }
+        exported = rounds.exported() - rounds.exported_before
+        if exported != rounds.traced:  # one span per traced stream, or the bench measured something else
+            raise AssertionError(f"the SDK exported {exported} spans for {rounds.traced} traced streams")
+        lines.append(f"{label}: {rounds.events} events per stream")
+        lines.append(f"  none: {statistics.median(rounds.per_event['none']):.3f} µs/event (median)")
+        for name, judgement in judgements.items():
+            _report.record("ratios", {"label": f"telemetry {name} / none, {label}", **judgement.as_dict()})
+            cost = statistics.median(rounds.per_event[name])
+            lines.append(f"  {name}: {cost:.3f} µs/event; ratio to none {judgement.text()}")
     return lines
 
 
