@@ -356,3 +356,31 @@ async def test_metrics_alone_need_no_tracer_and_name_the_host_the_request_went_t
     by_type = {point.attributes["gen_ai.token.type"]: point.sum for point in tokens}
     usage = message.usage
     assert by_type == {"input": usage.input + usage.cache_read + usage.cache_write, "output": usage.output}
+
+
+async def test_the_span_is_a_child_of_the_callers_current_span() -> None:
+    with recorded() as otel:
+        tracer = otel.tracer_provider.get_tracer("caller")
+        async with _client(TEXT) as client:
+            with tracer.start_as_current_span("agent turn") as parent:
+                message = await _stream(client).result()
+        spans = {span.name: span for span in otel.spans()}
+    assert message.stop_reason == "stop"
+    child = spans["chat claude-haiku-4-5"]
+    assert child.parent is not None
+    assert child.parent.span_id == parent.get_span_context().span_id
+    assert child.context is not None
+    assert child.context.trace_id == parent.get_span_context().trace_id
+
+
+@pytest.mark.parametrize("model", [None, "claude", 42])
+async def test_a_stream_called_with_garbage_for_a_model_still_ends_one_span(model: Any) -> None:
+    with recorded() as otel:
+        stream = ANTHROPIC.adapter.stream_fn(model, CONTEXT, StreamOptions(api_key="test-key"))
+        assert isinstance(stream, AssistantMessageEventStream)
+        message = await stream.result()
+        assert message.error_info is not None
+        attributes = _ended_as(otel, message.error_info.kind)
+    assert (message.stop_reason, message.error_info.kind) == ("error", "config")
+    assert attributes["gen_ai.operation.name"] == "chat"
+    assert otel.span().name == "chat"
