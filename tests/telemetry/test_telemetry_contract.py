@@ -13,6 +13,7 @@ import pytest
 
 from normalize import (
     Context,
+    ImageContent,
     StreamOptions,
     TextContent,
     ToolResultMessage,
@@ -316,3 +317,26 @@ def test_without_the_api_installed_streams_run_untraced() -> None:
     )
     done = _python(code)
     assert done.stdout.strip() == "stop []"
+
+
+async def test_captured_images_are_their_media_type_never_their_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
+    data = "iVBORw0KGgo" + "Q" * 4000
+    context = Context(
+        messages=[
+            UserMessage(
+                content=[TextContent(text="What is this?"), ImageContent(data=data, mime_type="image/png")],
+                timestamp=0,
+            )
+        ]
+    )
+    attributes = await _run(context, monkeypatch, "true")
+    assert json.loads(str(attributes["gen_ai.input.messages"])) == [
+        {
+            "role": "user",
+            "parts": [
+                {"type": "text", "content": "What is this?"},
+                {"type": "blob", "modality": "image", "mime_type": "image/png"},
+            ],
+        }
+    ]
+    assert not any(data[:40] in str(value) for value in attributes.values())
