@@ -1,6 +1,7 @@
 """The adapter signs what it sends, over real loopback HTTP: a Bedrock API key as a Bearer token, or
 SigV4 with credentials from the environment (botocore's chain) that botocore verifies from what the
-server received; missing credentials send nothing; a recording keeps no credential and replays.
+server received; missing credentials send nothing; a SigV4-signed recording keeps no credential (no
+``authorization``, no ``x-amz-security-token``) and replays with other credentials entirely.
 
 Not ``parallel``: these tests open sockets (no timeout here decides an outcome, though)."""
 
@@ -121,15 +122,6 @@ async def test_no_credentials_is_one_auth_error_and_nothing_is_sent() -> None:
     assert "no AWS credentials found" in message.error_message
 
 
-@pytest.mark.xfail(
-    reason=(
-        "normalize.wire.tags.secret_parts splits auth parameters on ';' too, so SigV4's public SignedHeaders "
-        "list (content-type;host;x-amz-date;...) registers 'content-type' as a secret and the recorder refuses "
-        "every SigV4-signed recording; needs a change in normalize/wire/tags.py (reported)"
-    ),
-    raises=Exception,
-    strict=True,
-)
 async def test_a_recording_keeps_no_credential_and_replays(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", ACCESS)
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", SECRET)
