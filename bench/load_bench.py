@@ -163,11 +163,13 @@ def _record(figure: LoadFigure, text: str) -> int:
     """Record the latency of each stamp in one delta's text (should a stack merge deltas into one
     event, each still counts); how many there were."""
     now = stamp_ns()
-    stamps = text.split()
-    for stamp in stamps:
-        figure.latencies_ns.append(now - int(stamp))
-    figure.events += len(stamps)
-    return len(stamps)
+    counted = 0
+    for stamp in text.split():
+        if stamp.isdigit():  # anything else is not one of the server's deltas: not counted, so its stream fails
+            figure.latencies_ns.append(now - int(stamp))
+            counted += 1
+    figure.events += counted
+    return counted
 
 
 async def _phase(
@@ -184,7 +186,10 @@ async def _phase(
 
     async def staggered(index: int) -> bool:
         await asyncio.sleep(spread_s * index / figure.streams)
-        return await one(figure)
+        try:
+            return await one(figure)
+        except Exception:  # a stack that raises (the SDK does) fails its stream, not the whole run
+            return False
 
     cpu, wall = time.process_time(), time.perf_counter()
     results = await asyncio.gather(*(staggered(i) for i in range(figure.streams)))

@@ -3,11 +3,13 @@ the load server's framing helpers."""
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from bench.__main__ import _split, suites  # pyright: ignore[reportPrivateUsage]
 from bench._load_server import framer_for
-from bench.load_bench import LoadFigure, _record  # pyright: ignore[reportPrivateUsage]
+from bench.load_bench import LoadFigure, _phase, _record  # pyright: ignore[reportPrivateUsage]
 
 pytestmark = pytest.mark.parallel
 
@@ -44,3 +46,30 @@ def test_merged_deltas_each_count() -> None:
     assert _record(figure, "1 2 ") == 2
     assert figure.events == 2
     assert len(figure.latencies_ns) == 2
+
+
+def test_text_that_is_no_stamp_is_not_counted() -> None:
+    figure = LoadFigure("x", "ours", streams=1, rate=1.0, expected=2)
+    assert _record(figure, "12 -3 x1 ") == 1  # a hostile or garbled delta must not pass for one of ours
+    assert figure.events == 1
+
+
+def test_a_stream_that_raises_fails_alone() -> None:
+    async def one(figure: LoadFigure) -> bool:
+        if figure.ok_streams == 0 and not figure.latencies_ns:
+            figure.latencies_ns.append(0)
+            raise ConnectionError("the SDK raised")
+        return True
+
+    figure = LoadFigure("x", "sdk", streams=3, rate=1.0, expected=0)
+    asyncio.run(_phase(figure, one, spread_s=0.0))
+    assert figure.ok_streams == 2
+
+
+def test_a_cancelled_phase_is_not_swallowed() -> None:
+    async def one(figure: LoadFigure) -> bool:
+        raise asyncio.CancelledError
+
+    figure = LoadFigure("x", "ours", streams=2, rate=1.0, expected=0)
+    with pytest.raises(asyncio.CancelledError):
+        asyncio.run(_phase(figure, one, spread_s=0.0))
