@@ -86,7 +86,8 @@ class AssistantMessage(JsonModel):
     processing tier the vendor reports having served the request on (OpenAI ``default``/``flex``/
     ``priority``), when it reports one. ``model`` is the requested model id; ``response_model`` (JSON
     ``responseModel``) is the concrete model or version the vendor reports having answered with, when
-    it reports one (Gemini ``modelVersion``). ``timestamp`` is taken when the request starts.
+    it reports one (Gemini ``modelVersion``, Anthropic's ``message.model``, the ``model`` of an OpenAI
+    chat chunk or Responses response). ``timestamp`` is taken when the request starts.
     """
 
     role: Literal["assistant"] = "assistant"

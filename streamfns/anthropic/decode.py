@@ -157,8 +157,11 @@ class AnthropicDecoder(Decoder[ServerSentEvent]):
                 )
             builder.reset_for_retry()
         self._message_started = True
-        message_id = message.get("id")
-        builder.response(id=message_id if isinstance(message_id, str) else None)
+        message_id, served_by = message.get("id"), message.get("model")
+        builder.response(
+            id=message_id if isinstance(message_id, str) else None,
+            model=served_by if isinstance(served_by, str) else None,
+        )
         usage = obj(message.get("usage"))
         if usage:
             self._usage(usage)

@@ -255,7 +255,7 @@ class CompletionsDecoder(Decoder[ServerSentEvent]):
             self._chunk_usage(chunk, None)
             raise ERRORS.from_event(chunk)
         if self._need_id:
-            self._response_id(chunk.get("id"))
+            self._response_id(chunk.get("id"), chunk.get("model"))
         choices: Any = chunk.get("choices")
         choice: Any = None
         if choices.__class__ is list and choices:
@@ -311,9 +311,10 @@ class CompletionsDecoder(Decoder[ServerSentEvent]):
         self._finish = None
         return False
 
-    def _response_id(self, value: object) -> None:
+    def _response_id(self, value: object, served_by: object) -> None:
+        """The response's id and the model the server says answered, from the first chunk that has an id."""
         if isinstance(value, str) and value:
-            self._builder.response(id=value)
+            self._builder.response(id=value, model=served_by if isinstance(served_by, str) else None)
             self._need_id = False
 
     def _chunk_usage(self, chunk: dict[str, Any], choice: dict[str, Any] | None) -> None:

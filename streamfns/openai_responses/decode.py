@@ -530,7 +530,8 @@ class OpenAIResponsesDecoder(Decoder[ServerSentEvent]):
             return
         if self._response_id is None:
             self._response_id = response_id
-            self._builder.response(id=response_id)
+            served_by = response.get("model")
+            self._builder.response(id=response_id, model=served_by if isinstance(served_by, str) else None)
         elif kind == "response.created" and response_id != self._response_id:
             raise StreamFailure.of(
                 "truncated", f"{_VENDOR} started response {response_id} before response {self._response_id} ended"

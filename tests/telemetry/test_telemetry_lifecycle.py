@@ -350,6 +350,7 @@ async def test_metrics_alone_need_no_tracer_and_name_the_host_the_request_went_t
         "gen_ai.operation.name": "chat",
         "gen_ai.provider.name": "anthropic",
         "gen_ai.request.model": "claude-haiku-4-5",
+        "gen_ai.response.model": "claude-haiku-4-5-20251001",
         "server.address": "gateway.example",
         "server.port": 8443,
     }
