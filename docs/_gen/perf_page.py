@@ -219,7 +219,7 @@ def chart_svg(document: dict[str, Any]) -> str:
         "font.size": 9,
     }
     colors = {"bare": "#9e9e9e", "ours": "#3f51b5", "sdk": "#ff9800"}
-    labels = {"bare": "bare parse (httpx-sse / lines + json.loads)", "ours": "streamfns", "sdk": "vendor SDK"}
+    labels = {"bare": "bare parse (framing + json.loads)", "ours": "streamfns", "sdk": "vendor SDK"}
     with matplotlib.rc_context(style):
         figure = Figure(figsize=(10, 4.2))
         axes = figure.subplots(1, 2, sharey=True)
