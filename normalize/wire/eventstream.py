@@ -22,6 +22,7 @@ import struct
 import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Final, TypeAlias
 
 from normalize.wire.base import (
@@ -101,6 +102,15 @@ class EventStreamMessage:
     def name(self) -> str | None:
         """What the message calls itself: its event type, exception type or error code."""
         return self.event_type or self.exception_type or self.error_code
+
+
+# Parsed headers sections by their bytes, shared by all decoders: a stream repeats a handful of exact
+# sections (``:event-type contentBlockDelta``, ``:content-type``, ``:message-type``), and parsing one
+# in Python costs more than the rest of the message. Read-only views, so no message can change
+# another's headers; the bounds only stop a hostile stream from growing the cache.
+_PARSED_HEADERS: Final[dict[bytes, Mapping[str, HeaderValue]]] = {}
+_CACHE_ENTRIES: Final = 512
+_CACHE_KEY_BYTES: Final = 1024
 
 
 def _headers(data: bytes | memoryview, start: int, end: int) -> dict[str, HeaderValue]:
@@ -202,10 +212,15 @@ def _message(data: bytes | memoryview, at: int, total: int, headers_length: int)
     if zlib.crc32(data[at : end - _CRC]) != message_crc:
         raise FramingError(f"event-stream message CRC mismatch in the message at byte {at}")
     headers_end = at + _PRELUDE + headers_length
-    try:
-        headers = _headers(data, at + _PRELUDE, headers_end)
-    except (ValueError, IndexError, struct.error) as exc:
-        raise FramingError(f"event-stream headers do not parse in the message at byte {at}: {exc}") from None
+    raw = bytes(data[at + _PRELUDE : headers_end])
+    headers = _PARSED_HEADERS.get(raw)
+    if headers is None:
+        try:
+            headers = MappingProxyType(_headers(raw, 0, len(raw)))
+        except (ValueError, IndexError, struct.error) as exc:
+            raise FramingError(f"event-stream headers do not parse in the message at byte {at}: {exc}") from None
+        if len(_PARSED_HEADERS) < _CACHE_ENTRIES and len(raw) <= _CACHE_KEY_BYTES:
+            _PARSED_HEADERS[raw] = headers
     return EventStreamMessage(headers, bytes(data[headers_end : end - _CRC]))
 
 

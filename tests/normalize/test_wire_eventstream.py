@@ -230,3 +230,18 @@ def test_a_memoryview_fed_by_the_caller_is_left_alone() -> None:
     view = memoryview(body)
     assert len(EventStreamDecoder().feed(view[:100])) == 0  # pyright: ignore[reportArgumentType] - a caller may pass one
     assert bytes(view[:4]) == body[:4], "still usable: the framer did not release the caller's view"
+
+
+def test_parsed_headers_are_shared_read_only_and_the_cache_stays_bounded() -> None:
+    from normalize.wire import eventstream
+
+    same = encode_message({":event-type": "chunk", ":message-type": "event"}, b"{}")
+    first, second = EventStreamDecoder().feed(same + same)
+    assert first.headers is second.headers  # one parse for a section the stream repeats
+    with pytest.raises(TypeError):
+        first.headers[":event-type"] = "other"  # type: ignore[index]  # no message can change another's
+    # A hostile stream of ever-new sections cannot grow the cache past its bound; each still parses.
+    body = b"".join(encode_message({":event-type": f"kind-{n}"}, b"{}") for n in range(1_500))
+    messages = EventStreamDecoder().feed(body)
+    assert [m.event_type for m in messages] == [f"kind-{n}" for n in range(1_500)]
+    assert len(eventstream._PARSED_HEADERS) <= eventstream._CACHE_ENTRIES  # pyright: ignore[reportPrivateUsage]
