@@ -146,8 +146,10 @@ def test_library_refuses_an_api_nobody_knows_naming_the_known_ones(capsys: pytes
     known = sorted({*library.apis(), *known_profiles()})
     assert captured.err == f"cassettes: error: unknown --api 'nope'; known apis: {', '.join(known)}\n"
     assert main(["library", "--api", "anthropic-message"]) == 2
+    # The closest first; anthropic-vertex is alike enough to be offered too (difflib ratio 0.73 > 0.7),
+    # anthropic-bedrock is not (0.65).
     assert capsys.readouterr().err == (
-        "cassettes: error: unknown --api 'anthropic-message'; did you mean: anthropic-messages?\n"
+        "cassettes: error: unknown --api 'anthropic-message'; did you mean: anthropic-messages, anthropic-vertex?\n"
     )
 
 

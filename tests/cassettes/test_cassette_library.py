@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import json
 from pathlib import Path
 
 import pytest
@@ -10,14 +11,28 @@ import pytest
 import cassettes
 from cassettes import CassetteError, dumps, library
 from cassettes.secret_scan import scan_path
-from normalize.wire import NDJSON
+from normalize.wire import AWS_EVENTSTREAM, NDJSON, profile_for
 from tests.sse_events import split_events
 from tools import build_cassette_library as _build
 
 pytestmark = pytest.mark.parallel
 
 SOURCE = _build.DEFAULT_SOURCE.resolve()
-APIS = ["anthropic-messages", "google-generative-ai", "ollama-chat", "openai-completions", "openai-responses"]
+# The builder's list, and what the eight library folders must be.
+APIS = list(_build.APIS)
+
+
+def test_the_library_has_the_eight_apis_the_builder_builds() -> None:
+    assert APIS == [
+        "anthropic-bedrock",
+        "anthropic-messages",
+        "anthropic-vertex",
+        "bedrock-converse-stream",
+        "google-generative-ai",
+        "ollama-chat",
+        "openai-completions",
+        "openai-responses",
+    ]
 
 
 def test_every_library_cassette_loads_and_counts_are_printed() -> None:
@@ -63,12 +78,23 @@ def test_every_bundled_cassette_says_which_of_its_parts_are_synthetic() -> None:
         assert cassette.synthetic.get("timing") == "synthetic", path
 
 
-def test_one_chunk_per_server_sent_event_with_increasing_synthetic_times() -> None:
+def test_one_chunk_per_frame_of_the_apis_framing_with_increasing_synthetic_times() -> None:
+    """One chunk per server-sent event, JSON line or AWS event-stream message, as the adapter declares the
+    api's framing (an error body of a non-SSE api is one chunk)."""
     for name in library.names():
         response = library.load(name).interactions[0].response
         cassette_api = library.load(name).api or ""
-        if cassette_api in _build.LINE_APIS:  # JSON lines: one chunk per line (an error body: one chunk)
+        profile = profile_for(cassette_api)
+        assert profile is not None, cassette_api
+        if profile.framing is NDJSON:  # JSON lines: one chunk per line (an error body: one chunk)
             expected = [s.raw for s in NDJSON.spans(response.body)] if response.status == 200 else [response.body]
+        elif profile.framing is AWS_EVENTSTREAM:  # one chunk per message (an error body: one chunk)
+            expected = (
+                [s.raw for s in AWS_EVENTSTREAM.spans(response.body)] if response.status == 200 else [response.body]
+            )
+            if response.status == 200:
+                messages = AWS_EVENTSTREAM.framer().feed(response.body)
+                assert len(messages) == len(expected), name  # every byte is in a whole, CRC-checked message
         else:
             expected = [e.raw for e in split_events(response.body)]
         assert [c.data for c in response.chunks] == expected
@@ -79,17 +105,26 @@ def test_one_chunk_per_server_sent_event_with_increasing_synthetic_times() -> No
 def test_every_source_file_is_bundled_byte_for_byte() -> None:
     rows, _ = _build.read_index(SOURCE)
     expected: dict[str, int] = {}
-    for folder in (*_build.FOLDERS, "errors"):
-        for file in sorted((SOURCE / folder).iterdir()):
-            if not _build.bundled(folder, file.name, rows.get(file.name)):
-                continue
-            api = _build.api_of(folder, file.name)
-            expected[api] = expected.get(api, 0) + 1
-            assert library.load(file.stem).interactions[0].response.body == file.read_bytes(), file.name
+    for item in _build.sources(SOURCE, rows):
+        expected[item.api] = expected.get(item.api, 0) + 1
+        cassette = library.load(item.file.stem)
+        assert cassette.api == item.api, item.file.name
+        body = cassette.interactions[0].response.body
+        if item.file.suffix == ".jsonl":  # a decoded Bedrock fixture: its lines, re-encoded message by message
+            assert item.folder == "bedrock", item.file.name
+            lines = [ln for ln in item.file.read_text("utf-8").splitlines() if ln.strip()]
+            messages = AWS_EVENTSTREAM.framer().feed(body)
+            assert [{m.event_type: json.loads(m.payload)} for m in messages] == [json.loads(ln) for ln in lines]
+        else:
+            assert body == item.file.read_bytes(), item.file.name
+    for api, name in _build.REFRAMED:  # the one converted cassette, made from a bundled one
+        expected["anthropic-bedrock"] += 1
+        assert library.load(f"{name}_REFRAMED").source != library.load(name).source  # it says it was converted
+        assert library.load(name).api == api
     assert library.counts() == expected
 
 
-@pytest.mark.slow  # 192 files written, scanned and read back: a few seconds
+@pytest.mark.slow  # 307 files written, scanned and read back: a few seconds
 @pytest.mark.skipif(not SOURCE.is_dir(), reason="the realstreams collection is not next to this checkout")
 def test_the_builder_rebuilds_the_library_byte_for_byte(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert _build.main(["--source", str(SOURCE), "--output", str(tmp_path)]) == 0
@@ -99,6 +134,21 @@ def test_the_builder_rebuilds_the_library_byte_for_byte(tmp_path: Path, capsys: 
     assert built == sorted(str(p.relative_to(shipped)) for p in [*shipped.glob("*/*.jsonl"), shipped / "NOTICE"])
     for name in built:
         assert (tmp_path / name).read_bytes() == (shipped / name).read_bytes(), name
+
+
+def test_the_builder_keeps_a_cassette_it_has_no_source_for(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    source, output = tmp_path / "realstreams", tmp_path / "library"
+    source.mkdir()
+    (source / "INDEX.md").write_text("# nothing collected\n", encoding="utf-8")
+    name = "llma__text_haiku45"
+    kept = output / "anthropic-messages" / f"{name}.jsonl"
+    kept.parent.mkdir(parents=True)
+    kept.write_bytes(library.path(name).read_bytes())
+    assert _build.main(["--source", str(source), "--output", str(output)]) == 0
+    assert "kept (no source for it): anthropic-messages/llma__text_haiku45.jsonl" in capsys.readouterr().out
+    assert kept.read_bytes() == library.path(name).read_bytes()
+    notice = (output / "NOTICE").read_text(encoding="utf-8")
+    assert f"anthropic-messages/{name}.jsonl\n  repository: https://github.com/simonw/llm-anthropic\n" in notice
 
 
 def test_the_builder_is_not_part_of_the_installed_package() -> None:

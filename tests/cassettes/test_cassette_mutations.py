@@ -28,6 +28,7 @@ from cassettes import (
 )
 from cassettes.canonical import NotJSON
 from cassettes.model import header_value
+from normalize.wire import profile_for
 from tests.cassettes._helpers import make_cassette
 from tests.sse_events import split_events
 
@@ -295,11 +296,14 @@ def test_edits_move_a_stall_off_a_removed_chunk() -> None:
     assert mutated.interactions[0].response.end.stall_s == 3
 
 
-# Bodies that end in a mid-stream error event carry no terminal marker to drop.
+# Bodies that end in a mid-stream error event carry no terminal marker to drop. (A ConverseStream
+# ends at the end of its body, after ``metadata``; its marker is ``messageStop``, which a 200 body
+# that is one ``validationException`` message never reaches.)
 _NO_MARKER = {
     "anthropic_sse_midstream_error_event_overloaded",
     "pai__groq_midstream_error_after_text",
     "pai__groq_midstream_error_event_tool_use_failed",
+    "reqllm__converse_stream_validation_exception_midstream_nova-lite-v1-0",
 }
 
 
@@ -310,6 +314,10 @@ def test_drop_terminal_removes_every_marker_from_every_library_stream(api: str) 
     for name in streams:
         original = library.load(name)
         if name in _NO_MARKER:
+            profile = profile_for(api)
+            assert profile is not None
+            last = profile.framing.spans(original.interactions[0].response.body)[-1].raw.lower()
+            assert b"error" in last or b"exception" in last, name  # it does end in an error
             with pytest.raises(CassetteError, match="found no terminal marker"):
                 drop_terminal(original)
             continue

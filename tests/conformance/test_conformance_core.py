@@ -92,9 +92,18 @@ def test_every_declared_recording_is_bundled_and_successful() -> None:
     for api, profile in profiles.items():
         assert set(profile.recordings) == {"text", "tool", "parallel", "thinking"}, api
         for feature, name in profile.recordings.items():
-            assert name in library.names(api), (api, feature, name)
-            assert name in names
-            assert library.load(name).interactions[0].response.status == 200
+            assert name in names, (api, feature, name)
+            cassette = library.load(name)
+            assert cassette.interactions[0].response.status == 200
+            if name in library.names(api):
+                continue
+            # A recording of another api (Vertex declares the Messages recording of parallel calls) is
+            # honest only when it is this api's bytes: the same framing and envelope, and this api's end
+            # marker is in it.
+            assert cassette.api is not None, (api, feature, name)
+            other = profiles[cassette.api]
+            assert (other.framing, other.envelope) == (profile.framing, profile.envelope), (api, feature, name)
+            assert profile.terminal_edits(cassette.interactions[0].response.body), (api, feature, name)
 
 
 def test_recordings_load_from_a_directory_keeping_only_successes(tmp_path: Path) -> None:
