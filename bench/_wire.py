@@ -44,6 +44,7 @@ __all__ = [
     "parse_naively",
     "sdk_http_client",
     "served",
+    "transport",
 ]
 
 READ = 16 * 1024
@@ -69,14 +70,19 @@ class _Reads(httpx.AsyncByteStream):
             yield read
 
 
-def served(body: bytes) -> httpx.AsyncClient:
-    """An httpx client whose every request answers 200 ``text/event-stream`` with ``body``."""
+def transport(body: bytes, media_type: str = "text/event-stream") -> httpx.MockTransport:
+    """An httpx transport whose every request answers 200 ``media_type`` with ``body``, in 16 KiB reads."""
     reads = _reads(body)
 
     def handler(request: httpx.Request) -> httpx.Response:
-        return httpx.Response(200, headers={"content-type": "text/event-stream"}, stream=_Reads(reads))
+        return httpx.Response(200, headers={"content-type": media_type}, stream=_Reads(reads))
 
-    return httpx.AsyncClient(transport=httpx.MockTransport(handler))
+    return httpx.MockTransport(handler)
+
+
+def served(body: bytes, media_type: str = "text/event-stream") -> httpx.AsyncClient:
+    """An httpx client over :func:`transport`."""
+    return httpx.AsyncClient(transport=transport(body, media_type))
 
 
 def sdk_http_client(body: bytes) -> httpx2.AsyncClient:

@@ -20,7 +20,7 @@ from typing import Any
 import httpx
 
 from bench import anthropic_bench
-from bench._wire import BENCH_CONTEXT, READ, compare, judge_cost
+from bench._wire import BENCH_CONTEXT, READ, compare, judge_cost, transport
 from normalize import Model, StreamOptions
 from normalize.wire import SSE, encode_message
 from streamfns.anthropic_bedrock import stream_anthropic_bedrock
@@ -58,22 +58,8 @@ def tool_body(deltas: int) -> bytes:
     return _reframed(anthropic_bench.tool_body(deltas))
 
 
-class _Reads(httpx.AsyncByteStream):
-    def __init__(self, reads: list[bytes]) -> None:
-        self._reads = reads
-
-    async def __aiter__(self) -> AsyncIterator[bytes]:
-        for piece in self._reads:
-            yield piece
-
-
 def _transport(body: bytes) -> httpx.MockTransport:
-    reads = [body[i : i + READ] for i in range(0, len(body), READ)]
-
-    def handler(request: httpx.Request) -> httpx.Response:
-        return httpx.Response(200, headers={"content-type": _EVENTSTREAM}, stream=_Reads(reads))
-
-    return httpx.MockTransport(handler)
+    return transport(body, _EVENTSTREAM)
 
 
 async def _bare(body: bytes) -> int:

@@ -15,12 +15,12 @@ times, medians of paired interleaved rounds judged by ``bench._util.RULE``.
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import httpx
 
-from bench._wire import BENCH_CONTEXT, READ, compare, judge_cost
+from bench._wire import BENCH_CONTEXT, compare, judge_cost, transport
 from normalize import Model, StreamOptions
 from normalize.wire import encode_message
 from streamfns.bedrock import stream_bedrock_converse
@@ -75,26 +75,8 @@ def tool_body(messages: int) -> bytes:
     return b"".join(body) + _end(messages, "tool_use")
 
 
-class _Reads(httpx.AsyncByteStream):
-    def __init__(self, reads: list[bytes]) -> None:
-        self._reads = reads
-
-    async def __aiter__(self) -> AsyncIterator[bytes]:
-        for piece in self._reads:
-            yield piece
-
-
-def _reads(body: bytes) -> list[bytes]:
-    return [body[i : i + READ] for i in range(0, len(body), READ)]
-
-
 def _transport(body: bytes) -> httpx.MockTransport:
-    reads = _reads(body)
-
-    def handler(request: httpx.Request) -> httpx.Response:
-        return httpx.Response(200, headers={"content-type": _EVENTSTREAM}, stream=_Reads(reads))
-
-    return httpx.MockTransport(handler)
+    return transport(body, _EVENTSTREAM)
 
 
 async def _bare(body: bytes) -> int:

@@ -15,12 +15,11 @@ for every stack; times are CPU times, medians of paired interleaved rounds judge
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
 
-from bench._wire import BENCH_CONTEXT, READ, compare, judge_cost
+from bench._wire import BENCH_CONTEXT, compare, judge_cost, transport
 from normalize import Model, StreamOptions
 from streamfns.ollama import stream_ollama_chat
 
@@ -71,22 +70,8 @@ def tool_body(lines: int) -> bytes:
     return b"".join(body) + _done(lines)
 
 
-class _Reads(httpx.AsyncByteStream):
-    def __init__(self, reads: list[bytes]) -> None:
-        self._reads = reads
-
-    async def __aiter__(self) -> AsyncIterator[bytes]:
-        for piece in self._reads:
-            yield piece
-
-
 def _transport(body: bytes) -> httpx.MockTransport:
-    reads = [body[i : i + READ] for i in range(0, len(body), READ)]
-
-    def handler(request: httpx.Request) -> httpx.Response:
-        return httpx.Response(200, headers={"content-type": "application/x-ndjson"}, stream=_Reads(reads))
-
-    return httpx.MockTransport(handler)
+    return transport(body, "application/x-ndjson")
 
 
 async def _naive(body: bytes) -> int:
