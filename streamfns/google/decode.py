@@ -44,7 +44,7 @@ and ``modelVersion`` ``response_model``.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from normalize import ErrorInfo, MessageBuilder, Model, StopReason
 from normalize.partial_json import ArgumentsError, arguments_text
@@ -361,7 +361,7 @@ class GoogleDecoder(Decoder[ServerSentEvent]):
         elif args.__class__ is not dict:
             raise StreamFailure.protocol(f"{VENDOR} sent args for {name!r} that are not a JSON object")
         try:
-            encoded = arguments_text(args)
+            encoded = arguments_text(cast("dict[str, Any]", args))
         except ArgumentsError:
             raise StreamFailure.protocol(f"{VENDOR} sent args for {name!r} with a number JSON cannot hold") from None
         key = self._next_key
