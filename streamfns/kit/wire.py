@@ -76,7 +76,13 @@ class WireRequest:
     headers: dict[str, str] = field(default_factory=dict[str, str])
 
 
-#: ``(model, context, options) → WireRequest``; pure (no I/O, no environment). May raise
+#: ``(model, context, options) → WireRequest``; pure (no I/O, no clock, no state), with one allowance:
+#: when the model names no ``base_url``, where the request goes may be read from the environment the
+#: way the vendor's own tools read it (``OLLAMA_HOST``; ``AWS_ENDPOINT_URL_*`` and the AWS region, the
+#: shared config's read once per profile; ``GOOGLE_CLOUD_PROJECT``/``GOOGLE_CLOUD_LOCATION``), per
+#: call, so a changed variable takes effect
+#: as it does for those tools. Nothing else of the environment is read; credentials are the key rule's
+#: or the signer's. May raise
 #: :class:`~streamfns.kit.CompatError` or ``ValueError``/``TypeError`` for what it cannot send.
 RequestBuilder = Callable[[Model, Context, StreamOptions], WireRequest]
 
