@@ -11,16 +11,15 @@ import pytest
 from cassettes import library
 from cassettes.mutations import corrupt_json, drop_terminal, rechunk, truncate
 from normalize import (
-    AssistantMessage,
     AssistantMessageEvent,
     TextContent,
-    ThinkingContent,
     ToolCall,
     event_to_json,
     validate_events,
 )
-from normalize.wire.sse import SSEDecoder
 from tests.adapters import ANTHROPIC
+from tests.anthropic._oracle import comparable_blocks, comparable_sdk_blocks, sse_events
+from tests.anthropic._oracle import sdk_final as sdk_final_of_events
 
 pytestmark = pytest.mark.parallel
 
@@ -39,49 +38,7 @@ EXPECTED_ERRORS = {
 
 def sdk_final(body: bytes) -> Any:
     """What the anthropic SDK's own accumulator builds from the same bytes."""
-    # Imported here: the SDK takes seconds to import, and only this oracle needs it.
-    from anthropic.lib.streaming._messages import accumulate_event  # pyright: ignore[reportPrivateUsage]
-
-    decoder = SSEDecoder()
-    snapshot: Any = None
-    json_bufs: dict[int, bytes] = {}
-    for sse in [*decoder.feed(body), *decoder.flush()]:
-        data = jiter.from_json(sse.data)
-        if data.get("type") in ("ping", "error"):
-            continue
-        snapshot = accumulate_event(event=data, current_snapshot=snapshot, json_bufs=json_bufs)
-        if data.get("type") == "message_stop":
-            break  # a response ends here; anything after it (a fixture of several calls) is not part of it
-    return snapshot
-
-
-def comparable_sdk_blocks(snapshot: Any) -> list[dict[str, Any]]:
-    blocks: list[dict[str, Any]] = []
-    for block in snapshot.content:
-        if block.type == "text":
-            blocks.append({"type": "text", "text": block.text})
-        elif block.type == "thinking":
-            blocks.append({"type": "thinking", "thinking": block.thinking, "signature": block.signature or None})
-        elif block.type == "redacted_thinking":
-            blocks.append({"type": "redacted", "data": block.data})
-        elif block.type == "tool_use":
-            blocks.append({"type": "tool", "id": block.id, "name": block.name, "input": block.input})
-    return blocks
-
-
-def comparable_blocks(message: AssistantMessage) -> list[dict[str, Any]]:
-    blocks: list[dict[str, Any]] = []
-    for block in message.content:
-        if isinstance(block, TextContent):
-            blocks.append({"type": "text", "text": block.text})
-        elif isinstance(block, ThinkingContent):
-            if block.redacted:
-                blocks.append({"type": "redacted", "data": block.thinking_signature})
-            else:
-                blocks.append({"type": "thinking", "thinking": block.thinking, "signature": block.thinking_signature})
-        else:
-            blocks.append({"type": "tool", "id": block.id, "name": block.name, "input": block.arguments})
-    return blocks
+    return sdk_final_of_events(sse_events(body))
 
 
 @pytest.mark.parametrize("name", STREAMS)

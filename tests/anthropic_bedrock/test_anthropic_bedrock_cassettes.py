@@ -8,8 +8,8 @@ import pytest
 from cassettes import library
 from normalize import validate_events
 from tests.adapters import ANTHROPIC_BEDROCK, response_of
+from tests.anthropic._oracle import chunkings, comparable_blocks, comparable_sdk_blocks, sdk_final
 from tests.anthropic_bedrock._frames import EVENT_STREAM, inner_events
-from tests.anthropic_vertex._oracle import chunkings, comparable_blocks, comparable_sdk_blocks, sdk_final
 
 pytestmark = pytest.mark.parallel  # clock-blind: in-process transport, no sleep or timeout
 

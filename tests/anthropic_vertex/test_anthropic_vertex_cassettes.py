@@ -8,7 +8,7 @@ import pytest
 from cassettes import library
 from normalize import validate_events
 from tests.adapters import ANTHROPIC_VERTEX, response_of
-from tests.anthropic_vertex._oracle import (
+from tests.anthropic._oracle import (
     chunkings,
     comparable_blocks,
     comparable_sdk_blocks,

@@ -1,5 +1,6 @@
-"""The anthropic SDK as an oracle for Claude served by a cloud: its own accumulator over the Messages events
-a body carries, and both sides reduced to comparable blocks. Shared by the Vertex and Bedrock tests."""
+"""The anthropic SDK as an oracle for the Messages events, wherever Claude is served: its own accumulator
+over the events a body carries, and both sides reduced to comparable blocks. Shared by the Anthropic,
+Vertex and Bedrock tests."""
 
 from __future__ import annotations
 
