@@ -489,6 +489,7 @@ class MessageBuilder:
             try:
                 text = arguments_text(state.initial)
             except ArgumentsError as exc:
+                block.arguments = {}  # what JSON cannot carry stays out of the message too (it is serialized)
                 self.fail(ErrorInfo.of("protocol"), f"the provider sent tool call {block.name!r}: {exc}")
                 return
             block.arguments = dict(state.initial)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from normalize import MessageBuilder
+from normalize import MessageBuilder, ToolCall
 from normalize.partial_json import ArgumentsError, arguments_text, parse_strict, partial_object
 
 pytestmark = pytest.mark.parallel  # clock-blind: no socket, sleep or timeout
@@ -77,3 +77,5 @@ def test_a_whole_call_whose_arguments_hold_nan_fails_the_stream_and_is_never_exe
     assert builder.message.error_info.kind == "protocol"
     assert "'calc'" in (builder.message.error_message or "")
     assert not [event for event in builder.events if event.type == "toolcall_end"]
+    (call,) = [block for block in builder.message.content if isinstance(block, ToolCall)]
+    assert call.arguments == {}  # the NaN is not kept where a serializer or a tool would meet it
