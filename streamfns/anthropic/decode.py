@@ -20,11 +20,21 @@ An ``event: error`` mid-stream raises :class:`StreamFailure` with the kind of th
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import Any, ClassVar, Final
 
 from normalize import MessageBuilder, Model
 from streamfns.anthropic.errors import ERRORS
-from streamfns.kit import Decoder, ServerSentEvent, StopTable, StreamFailure, int_or_none, load_event, obj, text
+from streamfns.kit import (
+    Decoder,
+    ErrorTable,
+    ServerSentEvent,
+    StopTable,
+    StreamFailure,
+    int_or_none,
+    load_event,
+    obj,
+    text,
+)
 
 __all__ = ["REDACTED_PLACEHOLDER", "STOP_REASONS", "AnthropicDecoder"]
 
@@ -58,6 +68,9 @@ class AnthropicDecoder(Decoder[ServerSentEvent]):
     """Feeds one response's events to a :class:`MessageBuilder` (see the module docstring)."""
 
     __slots__ = ("_builder", "_kinds", "_message_started")
+
+    #: The table an ``event: error`` is typed by (a cloud serving Claude answers in its own shapes too).
+    errors: ClassVar[ErrorTable] = ERRORS
 
     def __init__(self, builder: MessageBuilder, model: Model | None = None) -> None:
         del model  # the Messages stream needs nothing from the model
@@ -111,7 +124,7 @@ class AnthropicDecoder(Decoder[ServerSentEvent]):
         elif kind == "message_stop":
             builder.finish()
         elif kind == "error":
-            raise ERRORS.from_event(data)
+            raise self.errors.from_event(data)
 
     def on_eof(self) -> None:
         """The body ended before ``message_stop``: nothing to conclude (the kit reports ``truncated``)."""

@@ -1,27 +1,26 @@
 """Claude on Vertex AI's events → the Anthropic decoder, with Vertex's error table for ``event: error``.
 
 Vertex streams the Messages api's own server-sent events: :class:`streamfns.anthropic.decode.AnthropicDecoder`
-reads them unchanged. Only an ``event: error`` is read here first, by the table that knows both shapes
-a Vertex error takes (Anthropic's ``overloaded_error`` and Google's ``RESOURCE_EXHAUSTED``): typed by
-the Messages table alone, a Google status would read as a ``server`` error.
+reads them unchanged. Only an ``event: error`` is typed differently, by the table that knows both
+shapes a Vertex error takes (Anthropic's ``overloaded_error`` and Google's ``RESOURCE_EXHAUSTED``):
+typed by the Messages table alone, a Google status would read as a ``server`` error.
 """
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from streamfns.anthropic.decode import AnthropicDecoder
-from streamfns.anthropic_vertex.errors import ERRORS, VENDOR
-from streamfns.kit import ServerSentEvent, load_event
+from streamfns.anthropic_vertex.errors import ERRORS
+from streamfns.kit import ErrorTable
 
 __all__ = ["VertexClaudeDecoder"]
 
 
 class VertexClaudeDecoder(AnthropicDecoder):
-    """:class:`AnthropicDecoder` whose ``event: error`` is typed by :data:`streamfns.anthropic_vertex.errors.ERRORS`."""
+    """:class:`AnthropicDecoder` whose ``event: error`` is typed by :data:`streamfns.anthropic_vertex.errors.ERRORS`
+    (the events themselves go through the Messages decoder's one path, unwrapped by nothing)."""
 
     __slots__ = ()
 
-    def on_event(self, sse: ServerSentEvent) -> None:
-        """Apply one server-sent event; raises :class:`~streamfns.kit.StreamFailure` for vendor errors."""
-        if sse.event == "error":
-            raise ERRORS.from_event(load_event(sse.data, VENDOR))
-        super().on_event(sse)
+    errors: ClassVar[ErrorTable] = ERRORS
