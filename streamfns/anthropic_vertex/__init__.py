@@ -10,6 +10,9 @@ Credentials (:data:`streamfns.kit.GOOGLE_ADC`, the ``streamfns[vertex]`` extra).
 come from ``Model.compat`` or ``GOOGLE_CLOUD_PROJECT`` / ``GOOGLE_CLOUD_LOCATION``.
 """
 
+import dataclasses
+
+from streamfns.anthropic import WIRE as MESSAGES_WIRE
 from streamfns.anthropic_vertex.decode import VertexClaudeDecoder
 from streamfns.anthropic_vertex.errors import ERRORS, VENDOR, error_body, stream_error
 from streamfns.anthropic_vertex.request import (
@@ -18,7 +21,7 @@ from streamfns.anthropic_vertex.request import (
     build_request,
     request_url,
 )
-from streamfns.kit import GOOGLE_ADC, Adapter, ApiKey, Ending, WireApi
+from streamfns.kit import GOOGLE_ADC, Adapter, ApiKey
 
 __all__ = [
     "ADAPTER",
@@ -31,7 +34,9 @@ __all__ = [
     "stream_anthropic_vertex",
 ]
 
-WIRE = WireApi(
+# The Messages api's wire (its events, ending, keep-alives, beta-header joining), with what Vertex changes.
+WIRE = dataclasses.replace(
+    MESSAGES_WIRE,
     api="anthropic-vertex",
     vendor=VENDOR,
     # Not required: without a token the signer asks Application Default Credentials for one.
@@ -40,11 +45,8 @@ WIRE = WireApi(
     build_request=build_request,
     decoder=VertexClaudeDecoder,
     errors=ERRORS,
-    ending=Ending.frames("message_stop"),
-    joined_headers=frozenset({"anthropic-beta"}),
     error_body=error_body,
     stream_error=stream_error,
-    keepalive=frozenset({"ping"}),
     recordings={
         "text": "fantasy__simple_streaming_claude-3-7-sonnet-20250219",
         "tool": "fantasy__tool_streaming_i0_claude-3-7-sonnet-20250219",
