@@ -41,6 +41,7 @@ __all__ = [
     "cpu_time",
     "judge_cost",
     "normalize_body",
+    "parse_eventstream_naively",
     "parse_naively",
     "sdk_http_client",
     "served",
@@ -101,17 +102,42 @@ def sdk_http_client(body: bytes) -> httpx2.AsyncClient:
     return httpx2.AsyncClient(transport=httpx2.MockTransport(handler))
 
 
-async def normalize_body(stream_fn: BuiltinStreamFn, model: Model, body: bytes, *, with_signal: bool = False) -> int:
-    """Run ``stream_fn`` over ``body`` to its final message; the message must be a success."""
-    async with served(body) as client:
+async def normalize_body(
+    stream_fn: BuiltinStreamFn,
+    model: Model,
+    body: bytes,
+    *,
+    with_signal: bool = False,
+    media_type: str = "text/event-stream",
+) -> int:
+    """Run ``stream_fn`` over ``body`` (served as ``media_type``) to its final message, which must be a
+    success; returns how many events the stream gave."""
+    count = 0
+    async with served(body, media_type) as client:
         signal = AbortController().signal if with_signal else None
         options = StreamOptions(api_key="bench", http_client=client, signal=signal)
         stream = stream_fn(model, BENCH_CONTEXT, options)
         async for _ in stream:
-            pass
+            count += 1
         message = await stream.result()
         assert message.stop_reason in ("stop", "toolUse"), message.error_message
-    return 0
+    return count
+
+
+async def parse_eventstream_naively(body: bytes, url: str, read: Callable[[bytes], object] = json.loads) -> int:
+    """botocore's ``EventStreamBuffer`` framing plus ``read`` of every message's payload (``json.loads``
+    unless the payload wraps something else): merely framing and parsing, as boto3 does it."""
+    from botocore.eventstream import EventStreamBuffer  # pyright: ignore[reportMissingTypeStubs]
+
+    count = 0
+    buffer: Any = EventStreamBuffer()
+    async with served(body, "application/vnd.amazon.eventstream") as client, client.stream("POST", url) as response:
+        async for chunk in response.aiter_raw():
+            buffer.add_data(chunk)
+            for message in buffer:
+                read(message.payload)
+                count += 1
+    return count
 
 
 async def parse_naively(body: bytes, url: str) -> int:

@@ -15,13 +15,10 @@ from __future__ import annotations
 import base64
 import json
 from collections.abc import AsyncIterator
-from typing import Any
-
-import httpx
 
 from bench import anthropic_bench
-from bench._wire import BENCH_CONTEXT, READ, compare, judge_cost, transport
-from normalize import Model, StreamOptions
+from bench._wire import READ, compare, judge_cost, normalize_body, parse_eventstream_naively
+from normalize import Model
 from normalize.wire import SSE, encode_message
 from streamfns.anthropic_bedrock import stream_anthropic_bedrock
 
@@ -58,35 +55,16 @@ def tool_body(deltas: int) -> bytes:
     return _reframed(anthropic_bench.tool_body(deltas))
 
 
-def _transport(body: bytes) -> httpx.MockTransport:
-    return transport(body, _EVENTSTREAM)
+def _unwrapped(payload: bytes) -> object:
+    return json.loads(base64.b64decode(json.loads(payload)["bytes"]))
 
 
 async def _bare(body: bytes) -> int:
-    from botocore.eventstream import EventStreamBuffer  # pyright: ignore[reportMissingTypeStubs]
-
-    count = 0
-    buffer: Any = EventStreamBuffer()
-    async with httpx.AsyncClient(transport=_transport(body)) as client, client.stream("POST", _URL) as response:
-        async for chunk in response.aiter_raw():
-            buffer.add_data(chunk)
-            for message in buffer:
-                json.loads(base64.b64decode(json.loads(message.payload)["bytes"]))
-                count += 1
-    return count
+    return await parse_eventstream_naively(body, _URL, _unwrapped)
 
 
 async def _ours(body: bytes) -> int:
-    async with httpx.AsyncClient(transport=_transport(body)) as client:
-        options = StreamOptions(http_client=client, api_key="bench-bedrock-key")
-        stream = stream_anthropic_bedrock(_MODEL, BENCH_CONTEXT, options)
-        count = 0
-        async for _ in stream:
-            count += 1
-        message = await stream.result()
-    if message.stop_reason not in ("stop", "toolUse"):
-        raise AssertionError(f"the bench body did not decode: {message.error_message}")
-    return count
+    return await normalize_body(stream_anthropic_bedrock, _MODEL, body, media_type=_EVENTSTREAM)
 
 
 async def _sdk(body: bytes) -> int:

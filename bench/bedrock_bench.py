@@ -20,8 +20,8 @@ from typing import Any
 
 import httpx
 
-from bench._wire import BENCH_CONTEXT, compare, judge_cost, transport
-from normalize import Model, StreamOptions
+from bench._wire import compare, judge_cost, normalize_body, parse_eventstream_naively, transport
+from normalize import Model
 from normalize.wire import encode_message
 from streamfns.bedrock import stream_bedrock_converse
 
@@ -80,30 +80,11 @@ def _transport(body: bytes) -> httpx.MockTransport:
 
 
 async def _bare(body: bytes) -> int:
-    from botocore.eventstream import EventStreamBuffer  # pyright: ignore[reportMissingTypeStubs]
-
-    count = 0
-    buffer: Any = EventStreamBuffer()
-    async with httpx.AsyncClient(transport=_transport(body)) as client, client.stream("POST", _URL) as response:
-        async for chunk in response.aiter_raw():
-            buffer.add_data(chunk)
-            for message in buffer:
-                json.loads(message.payload)
-                count += 1
-    return count
+    return await parse_eventstream_naively(body, _URL)
 
 
 async def _ours(body: bytes) -> int:
-    async with httpx.AsyncClient(transport=_transport(body)) as client:
-        options = StreamOptions(http_client=client, api_key="bench-bedrock-key")
-        stream = stream_bedrock_converse(_MODEL, BENCH_CONTEXT, options)
-        count = 0
-        async for _ in stream:
-            count += 1
-        message = await stream.result()
-    if message.stop_reason not in ("stop", "toolUse"):
-        raise AssertionError(f"the bench body did not decode: {message.error_message}")
-    return count
+    return await normalize_body(stream_bedrock_converse, _MODEL, body, media_type=_EVENTSTREAM)
 
 
 class _Raw:

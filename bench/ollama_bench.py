@@ -19,8 +19,8 @@ from typing import Any
 
 import httpx
 
-from bench._wire import BENCH_CONTEXT, compare, judge_cost, transport
-from normalize import Model, StreamOptions
+from bench._wire import compare, judge_cost, normalize_body, transport
+from normalize import Model
 from streamfns.ollama import stream_ollama_chat
 
 __all__ = ["main", "run", "text_body", "thinking_body", "tool_body"]
@@ -85,15 +85,7 @@ async def _naive(body: bytes) -> int:
 
 
 async def _ours(body: bytes) -> int:
-    async with httpx.AsyncClient(transport=_transport(body)) as client:
-        stream = stream_ollama_chat(_MODEL, BENCH_CONTEXT, StreamOptions(http_client=client))
-        count = 0
-        async for _ in stream:
-            count += 1
-        message = await stream.result()
-    if message.stop_reason not in ("stop", "toolUse"):
-        raise AssertionError(f"the bench body did not decode: {message.error_message}")
-    return count
+    return await normalize_body(stream_ollama_chat, _MODEL, body, media_type="application/x-ndjson")
 
 
 async def _client(body: bytes) -> int:
