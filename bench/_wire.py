@@ -195,17 +195,28 @@ class Rounds:
         return statistics.median(self.times[i])
 
     def settle(
-        self, i: int, j: int, budget: float | None, *, at_most: bool = False, rounds: int = MIN_ROUNDS
+        self,
+        i: int,
+        j: int,
+        budget: float | None,
+        *,
+        at_most: bool = False,
+        rounds: int = MIN_ROUNDS,
+        scale: float = 1.0,
     ) -> Judgement:
-        """Judge ``ratios(i, j)`` against ``budget`` (bench._util.RULE), measuring at least ``rounds``
-        rounds and more while the verdict is undecided."""
+        """Judge ``scale`` × ``ratios(i, j)`` against ``budget`` (bench._util.RULE), measuring at least
+        ``rounds`` rounds and more while the verdict is undecided."""
         if len(self) < rounds:
             self.more(rounds - len(self))
-        samples = self.ratios(i, j)
+
+        def scaled() -> list[float]:
+            return [ratio * scale for ratio in self.ratios(i, j)]
+
+        samples = scaled()
 
         def more(n: int) -> None:
             self.more(n)
-            samples[:] = self.ratios(i, j)
+            samples[:] = scaled()
 
         return settle(samples, more, budget, at_most=at_most)
 
@@ -228,9 +239,21 @@ def cost_ratio(fn: Contender, heavier: bytes, lighter: bytes, repeats: int = REP
     return best_heavier / best_lighter
 
 
-def judge_cost(label: str, fn: Contender, heavier: bytes, lighter: bytes, budget: float) -> str:
+def judge_cost(
+    label: str, fn: Contender, heavier: bytes, lighter: bytes, budget: float, *, per_event: bool = False
+) -> str:
     """A report line: ``fn``'s cost on ``heavier`` over its cost on ``lighter`` (paired rounds, one
-    body after the other), judged against an upper ``budget`` by the rule; recorded for ``--json``."""
+    body after the other), judged against an upper ``budget`` by the rule; recorded for ``--json``.
+
+    The two bodies are compared whole (they hold as many deltas or lines), or with ``per_event`` per
+    event each gives ``fn`` (its return value): for a body whose unit makes several events, as a tool
+    call that arrives whole makes a start, one delta and an end."""
+    scale = 1.0
+    if per_event:
+        heavier_events, lighter_events = asyncio.run(fn(heavier)), asyncio.run(fn(lighter))
+        if heavier_events <= 0 or lighter_events <= 0:
+            raise ValueError(f"{label}: per-event costs need a contender that counts its events")
+        scale = lighter_events / heavier_events
 
     async def on_heavier(_: bytes) -> int:
         return await fn(heavier)
@@ -239,7 +262,7 @@ def judge_cost(label: str, fn: Contender, heavier: bytes, lighter: bytes, budget
         return await fn(lighter)
 
     rounds = Rounds([on_heavier, on_lighter], b"")
-    judgement = rounds.settle(0, 1, budget, at_most=True)
+    judgement = rounds.settle(0, 1, budget, at_most=True, scale=scale)
     _report.record("ratios", {"label": label, **judgement.as_dict()})
     return f"{label}: {judgement.text()}"
 

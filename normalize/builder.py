@@ -4,10 +4,11 @@ Decoders translate vendor events into builder calls; the builder owns the partia
 vendor keys (an Anthropic block index, an OpenAI tool-call index, a Responses ``output_index``) to
 content indexes, and emits events that satisfy the grammar G1–G7 by construction. Its verbs mirror
 the events they emit: ``text_start``/``text_delta``, ``thinking_start``/``thinking_delta``,
-``tool_call_start``/``tool_call_delta``, ``block_end``, then ``stop`` and ``finish`` (``done``) or
-``fail``/``abort`` (``error``). Verbs that emit nothing record what the vendor said about the response:
-``response`` (its id, model and service tier), ``usage`` (token counts, priced at the model's rates
-times ``price_multiplier``), ``block_signature`` and ``late_signature`` (a block's opaque signature).
+``tool_call_start``/``tool_call_delta``, ``block_end``, ``tool_call`` (a call that arrived whole), then
+``stop`` and ``finish`` (``done``) or ``fail``/``abort`` (``error``). Verbs that emit nothing record
+what the vendor said about the response: ``response`` (its id, model and service tier), ``usage``
+(token counts, priced at the model's rates times ``price_multiplier``), ``block_signature`` and
+``late_signature`` (a block's opaque signature).
 A decoder speaks only these verbs: it never reaches into :attr:`MessageBuilder.message`. The guarantees:
 
 - ``start`` is emitted once, before anything else — also when the call fails before any byte;
@@ -178,6 +179,7 @@ class MessageBuilder:
         "_stop",
         "_stop_error",
         "_tools",
+        "_whole_calls",
         "events",
         "finished",
         "message",
@@ -193,6 +195,8 @@ class MessageBuilder:
         self._ended: dict[Hashable, _BlockState] = {}
         self._price_multiplier = 1.0
         self._tools: list[_ToolState] = []
+        #: Calls that arrived whole (:meth:`tool_call`): complete from the start, never open.
+        self._whole_calls = 0
         #: Every tool-call id given out, so a duplicate is told apart in one lookup.
         self._ids: set[str] = set()
         self._started = False
@@ -428,6 +432,48 @@ class MessageBuilder:
         self._tools.append(state)
         self.events.append(ToolCallStartEvent(index, self.message))
 
+    def tool_call(
+        self, key: Hashable, id: str, name: str, arguments: object, *, thought_signature: str | None = None
+    ) -> None:
+        """A tool call that arrived whole, its arguments an already-parsed JSON object (Ollama's calls,
+        Gemini's ``functionCall``): its start, the arguments as one delta of compact JSON and its end,
+        emitted at once, so the deltas reassemble the arguments as for a streamed call.
+
+        ``arguments`` that are not a dict, or that JSON cannot carry (``NaN``, infinities, a value that
+        is not JSON), are a ``protocol`` error before the call enters the message: no tool meets them
+        and no empty call stands in for them. ``key`` is checked like a streamed call's (a key that
+        names an open block is a ``protocol`` error) and is not kept open. An empty ``id`` gets one
+        derived from the response id and the content index.
+        """
+        if self.finished:
+            return
+        if not isinstance(arguments, dict):
+            self.fail(
+                ErrorInfo.of("protocol"),
+                f"the provider sent tool call {name!r} with arguments that are not a JSON object: "
+                f"{type(arguments).__name__}",
+            )
+            return
+        # One shallow copy: the message holds arguments no decoder can change afterwards.
+        final: dict[str, Any] = dict(arguments)  # pyright: ignore[reportUnknownArgumentType] - a JSON object
+        try:
+            text = arguments_text(final)
+        except ArgumentsError as exc:
+            self.fail(ErrorInfo.of("protocol"), f"the provider sent tool call {name!r}: {exc}")
+            return
+        if not self._claim(key):
+            return
+        content = self.message.content
+        index = len(content)
+        block = ToolCall(id=self._unique_id(id, index), name=name, arguments=final, thought_signature=thought_signature)
+        content.append(block)
+        self._whole_calls += 1
+        events = self.events
+        message = self.message
+        events.append(ToolCallStartEvent(index, message))
+        events.append(ToolCallDeltaEvent(index, text, message))
+        events.append(ToolCallEndEvent(index, block, message))
+
     def tool_call_delta(self, key: Hashable, fragment: str) -> None:
         """Append a raw JSON fragment to the arguments of the open tool call for ``key``.
 
@@ -617,7 +663,7 @@ class MessageBuilder:
         for key in sorted(self._open, key=lambda k: self._open[k].index):
             self.block_end(key)
         incomplete = [state for state in self._tools if state.error is not None]
-        has_complete_call = any(state.error is None for state in self._tools)
+        has_complete_call = self._whole_calls > 0 or any(state.error is None for state in self._tools)
         if incomplete:
             if stop != "length":
                 first = incomplete[0]

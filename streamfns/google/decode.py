@@ -44,10 +44,9 @@ and ``modelVersion`` ``response_model``.
 
 from __future__ import annotations
 
-from typing import Any, cast
+from typing import Any
 
 from normalize import ErrorInfo, MessageBuilder, Model, StopReason
-from normalize.partial_json import ArgumentsError, arguments_text
 from streamfns.google.args import ArgumentsConflict, ArgumentsWriter
 from streamfns.google.errors import ERRORS, VENDOR
 from streamfns.kit import Decoder, ServerSentEvent, StopTable, StreamFailure, load_event
@@ -355,20 +354,15 @@ class GoogleDecoder(Decoder[ServerSentEvent]):
             if not fields:
                 return  # the empty end marker of a streamed call, repeated: it carries nothing
             raise StreamFailure.protocol(f"{VENDOR} sent a functionCall without a name")
-        args = fields.get("args")
+        args: Any = fields.get("args")
         if args is None:
             args = {}
         elif args.__class__ is not dict:
             raise StreamFailure.protocol(f"{VENDOR} sent args for {name!r} that are not a JSON object")
-        try:
-            encoded = arguments_text(cast("dict[str, Any]", args))
-        except ArgumentsError:
-            raise StreamFailure.protocol(f"{VENDOR} sent args for {name!r} with a number JSON cannot hold") from None
         key = self._next_key
         self._next_key += 1
-        builder.tool_call_start(key, call_id, name, thought_signature=signature)
-        builder.tool_call_delta(key, encoded)
-        builder.block_end(key)
+        # A number JSON cannot hold (NaN, an infinity) fails the stream there, before the call exists.
+        builder.tool_call(key, call_id, name, args, thought_signature=signature)
 
     def _feed(self, streamed: _StreamedCall, partial: list[Any] | None) -> None:
         if not partial:

@@ -119,7 +119,8 @@ class OllamaDecoder(Decoder[bytes]):
             stamp = line.get("created_at")
             self._created_at = stamp if isinstance(stamp, str) else frame.decode("utf-8", "replace")
         raw = line.get("message")
-        message: dict[str, Any] = cast("dict[str, Any]", raw) if raw.__class__ is dict else _NO_MESSAGE
+        # No typing.cast here: it is a function call at run time, once per line.
+        message: dict[str, Any] = raw if raw.__class__ is dict else _NO_MESSAGE  # pyright: ignore[reportAssignmentType]
         thinking = message.get("thinking")
         if thinking and thinking.__class__ is str:
             builder.thinking_delta(self._key if self._kind == "thinking" else self._switch("thinking"), thinking)
@@ -150,8 +151,7 @@ class OllamaDecoder(Decoder[bytes]):
         prefix = self._id_prefix
         if prefix is None:
             prefix = self._id_prefix = _id_prefix(self._created_at or "")
-        self._builder.tool_call_start(key, f"{prefix}{self._calls}", name, arguments=arguments)
-        self._builder.block_end(key)
+        self._builder.tool_call(key, f"{prefix}{self._calls}", name, arguments)
         self._calls += 1
 
     def _done(self, line: dict[str, Any]) -> None:

@@ -107,7 +107,7 @@ async def test_function_calls_keep_ids_generate_missing_and_duplicate_ones_and_d
         ({"name": "f", "args": [1]}, "not a JSON object"),
         ({"args": {"x": 1}}, "without a name"),
         ({"name": 3}, "name is not a string"),
-        ({"name": "f", "args": {"x": float("nan")}}, "JSON cannot hold"),
+        ({"name": "f", "args": {"x": float("nan")}}, "cannot be written as JSON"),
     ],
 )
 async def test_function_calls_that_cannot_be_executed_are_protocol_errors(call: dict[str, Any], fragment: str) -> None:

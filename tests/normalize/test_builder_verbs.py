@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from normalize import MessageBuilder, Model, ModelCost, TextContent, ThinkingContent, validate_events
+from normalize import MessageBuilder, Model, ModelCost, TextContent, ThinkingContent, ToolCall, validate_events
 
 pytestmark = pytest.mark.parallel  # clock-blind: no socket, sleep or timeout
 
@@ -96,3 +96,66 @@ def test_reasoning_never_exceeds_output_whichever_step_said_it() -> None:
     assert (builder.message.usage.output, builder.message.usage.reasoning) == (30, 30)
     builder.usage(output=60)
     assert builder.message.usage.reasoning == 30  # never raised back: only lowered to fit
+
+
+# -- tool_call: a call that arrived whole ---------------------------------------------------------------
+
+
+def test_a_whole_call_is_a_start_one_delta_and_an_end_and_makes_the_message_tool_use() -> None:
+    builder = MessageBuilder(MODEL)
+    arguments = {"path": "a\tb", "n": [1, 2.5, None], "nested": {"ok": True}}
+    builder.tool_call("c0", "call_1", "edit", arguments)
+    arguments["path"] = "changed by the decoder afterwards"
+    builder.tool_call("c1", "", "list", {})
+    builder.stop("stop", "stop")
+    builder.finish()
+    events = builder.drain()
+    assert validate_events(events) == []
+    assert [e.type for e in events] == [
+        "start",
+        *("toolcall_start", "toolcall_delta", "toolcall_end") * 2,
+        "done",
+    ]
+    deltas = [e.delta for e in events if e.type == "toolcall_delta"]  # pyright: ignore[reportAttributeAccessIssue]
+    assert deltas == ['{"path":"a\\tb","n":[1,2.5,null],"nested":{"ok":true}}', "{}"]
+    first, second = builder.message.content
+    assert isinstance(first, ToolCall)
+    assert isinstance(second, ToolCall)
+    assert first.arguments["path"] == "a\tb", "the message keeps its own copy of the arguments"
+    assert first.id == "call_1"
+    assert second.id.startswith("call_gen_"), "an empty id is derived, never empty"
+    assert builder.message.stop_reason == "toolUse"
+
+
+@pytest.mark.parametrize("bad", [[1, 2], "rm -rf /", None, {"x": math.nan}, {"x": [math.inf]}, {"x": object()}])
+def test_a_whole_call_whose_arguments_are_not_json_never_enters_the_message(bad: object) -> None:
+    builder = MessageBuilder(MODEL)
+    builder.text_delta("t", "before")
+    builder.tool_call("c0", "call_1", "shell", bad)
+    builder.tool_call("c1", "call_2", "shell", {"after": "the failure"})
+    assert builder.finished
+    assert builder.message.error_info is not None
+    assert builder.message.error_info.kind == "protocol"
+    assert "'shell'" in (builder.message.error_message or "")
+    assert not any(isinstance(block, ToolCall) for block in builder.message.content)
+    events = builder.drain()
+    assert validate_events(events) == []
+    assert [e.type for e in events] == ["start", "text_start", "text_delta", "error"]
+
+
+def test_a_whole_call_under_the_key_of_an_open_block_is_a_protocol_error() -> None:
+    builder = MessageBuilder(MODEL)
+    builder.tool_call_start("k", "call_1", "streamed")
+    builder.tool_call("k", "call_2", "whole", {"a": 1})
+    assert builder.finished
+    assert builder.message.error_info is not None
+    assert builder.message.error_info.kind == "protocol"
+    assert validate_events(builder.drain()) == []
+
+
+def test_a_repeated_whole_call_id_is_told_apart() -> None:
+    builder = MessageBuilder(MODEL)
+    builder.tool_call(0, "call_1", "a", {})
+    builder.tool_call(1, "call_1", "b", {})
+    ids = [block.id for block in builder.message.content if isinstance(block, ToolCall)]
+    assert ids == ["call_1", "call_1_2"]
