@@ -216,7 +216,12 @@ async def drive_ours(
     model_id, prefix = _APIS[api]
     model = Model(id=model_id, api=api, provider="load", base_url=base_url + prefix)
     figure = LoadFigure(api, "ours", streams, rate, events, sustain_ms=sustain_ms)
-    limits = httpx.Limits(max_connections=streams, max_keepalive_connections=streams)
+    # No idle keep-alive connections: every stream of the run is one request, so keeping a connection
+    # buys nothing, and httpcore 1.0.9's pool costs O(idle × connections) on every request and release
+    # (encode/httpcore#1035): a stream read to the end of its body (ConverseStream: its usage comes after
+    # messageStop) hands its connection back idle, and 1,000 of them made that adapter's run look 2.6×
+    # dearer per event than the others, all of it in the pool's bookkeeping.
+    limits = httpx.Limits(max_connections=streams, max_keepalive_connections=0)
     async with httpx.AsyncClient(limits=limits, timeout=_TIMEOUT_S) as client:
 
         async def one(figure: LoadFigure) -> bool:
