@@ -60,7 +60,14 @@ from normalize.events import (
 )
 from normalize.messages import AssistantMessage, StopReason
 from normalize.model import Model
-from normalize.partial_json import ArgumentsError, JsonRepairer, arguments_text, parse_strict, partial_object
+from normalize.partial_json import (
+    ArgumentsError,
+    JsonRepairer,
+    arguments_round_trip,
+    arguments_text,
+    parse_strict,
+    partial_object,
+)
 from normalize.usage import calculate_cost
 
 __all__ = ["MessageBuilder"]
@@ -437,7 +444,7 @@ class MessageBuilder:
     ) -> None:
         """A tool call that arrived whole, its arguments an already-parsed JSON object (Ollama's calls,
         Gemini's ``functionCall``): its start, the arguments as one delta of compact JSON and its end,
-        emitted at once, so the deltas reassemble the arguments as for a streamed call.
+        emitted at once; the message holds the strict parse of that delta, as for a streamed call.
 
         ``arguments`` that are not a dict, or that JSON cannot carry (``NaN``, infinities, a value that
         is not JSON), are a ``protocol`` error before the call enters the message: no tool meets them
@@ -454,10 +461,10 @@ class MessageBuilder:
                 f"{type(arguments).__name__}",
             )
             return
-        # One shallow copy: the message holds arguments no decoder can change afterwards.
-        final: dict[str, Any] = dict(arguments)  # pyright: ignore[reportUnknownArgumentType] - a JSON object
         try:
-            text = arguments_text(final)
+            # The message holds the parse of the delta it sends, as for a streamed call: a fresh object
+            # no decoder can change afterwards, and exactly JSON whatever a decoder handed over.
+            text, final = arguments_round_trip(arguments)  # pyright: ignore[reportUnknownArgumentType] - a dict
         except ArgumentsError as exc:
             self.fail(ErrorInfo.of("protocol"), f"the provider sent tool call {name!r}: {exc}")
             return

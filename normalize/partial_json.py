@@ -23,6 +23,7 @@ import jiter
 __all__ = [
     "ArgumentsError",
     "JsonRepairer",
+    "arguments_round_trip",
     "arguments_text",
     "parse_arguments",
     "parse_partial",
@@ -197,6 +198,21 @@ def arguments_text(arguments: dict[str, Any]) -> str:
         return json.dumps(arguments, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
     except (ValueError, TypeError, RecursionError) as exc:
         raise ArgumentsError(f"tool-call arguments cannot be written as JSON ({exc})", incomplete=False) from None
+
+
+def arguments_round_trip(arguments: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """``arguments`` as compact JSON text (:func:`arguments_text`) and that text parsed back: what a
+    call that arrived whole sends as its one delta, and the arguments its message holds — exactly
+    JSON, whatever the mapping held (an int key comes back a string, a tuple a list). Raises
+    :class:`ArgumentsError` as :func:`arguments_text` does."""
+    text = arguments_text(arguments)
+    try:
+        # The encoder wrote no NaN or infinity (it refuses them), so the non-finite walk of
+        # parse_strict has nothing to find here; a lone surrogate in a string is not UTF-8 and fails.
+        value = _strict(text)
+    except ValueError as exc:
+        raise ArgumentsError(f"tool-call arguments cannot be written as JSON ({exc})", incomplete=False) from None
+    return text, cast("dict[str, Any]", value)
 
 
 def parse_strict(text: str) -> dict[str, Any]:

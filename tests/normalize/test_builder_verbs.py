@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 
 import pytest
@@ -127,7 +128,9 @@ def test_a_whole_call_is_a_start_one_delta_and_an_end_and_makes_the_message_tool
     assert builder.message.stop_reason == "toolUse"
 
 
-@pytest.mark.parametrize("bad", [[1, 2], "rm -rf /", None, {"x": math.nan}, {"x": [math.inf]}, {"x": object()}])
+@pytest.mark.parametrize(
+    "bad", [[1, 2], "rm -rf /", None, {"x": math.nan}, {"x": [math.inf]}, {"x": object()}, {"x": "lone \ud800"}]
+)
 def test_a_whole_call_whose_arguments_are_not_json_never_enters_the_message(bad: object) -> None:
     builder = MessageBuilder(MODEL)
     builder.text_delta("t", "before")
@@ -159,3 +162,14 @@ def test_a_repeated_whole_call_id_is_told_apart() -> None:
     builder.tool_call(1, "call_1", "b", {})
     ids = [block.id for block in builder.message.content if isinstance(block, ToolCall)]
     assert ids == ["call_1", "call_1_2"]
+
+
+def test_a_whole_call_holds_exactly_the_json_its_delta_sends_whatever_the_decoder_handed_over() -> None:
+    builder = MessageBuilder(MODEL)
+    builder.tool_call(0, "call_1", "f", {1: ("a", "b"), "n": {2: None}})
+    events = builder.drain()
+    delta = next(e.delta for e in events if e.type == "toolcall_delta")  # pyright: ignore[reportAttributeAccessIssue]
+    call = builder.message.content[0]
+    assert isinstance(call, ToolCall)
+    assert call.arguments == {"1": ["a", "b"], "n": {"2": None}}
+    assert call.arguments == json.loads(delta)
