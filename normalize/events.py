@@ -8,12 +8,14 @@ stream runs (never copied per event; copy it if you keep history). Terminal even
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from normalize.content import ToolCall
 from normalize.messages import AssistantMessage
 
 __all__ = [
+    "CONTENT_EVENT_TYPES",
+    "TERMINAL_EVENT_TYPES",
     "AssistantMessageEvent",
     "DoneEvent",
     "ErrorEvent",
@@ -171,6 +173,25 @@ AssistantMessageEvent = (
     | ToolCallEndEvent
     | DoneEvent
     | ErrorEvent
+)
+
+#: The terminal event classes, as a tuple for ``isinstance`` (a union would be rebuilt per call).
+TERMINAL_EVENT_TYPES: Final = (DoneEvent, ErrorEvent)
+#: The exact classes of content events (blocks' starts, deltas and ends): a batch of nothing else is
+#: the hot path of the event stream and of telemetry, tested with ``type(event) in`` — a subclass or
+#: any other class takes the general path.
+CONTENT_EVENT_TYPES: Final[frozenset[type]] = frozenset(
+    {
+        TextStartEvent,
+        TextDeltaEvent,
+        TextEndEvent,
+        ThinkingStartEvent,
+        ThinkingDeltaEvent,
+        ThinkingEndEvent,
+        ToolCallStartEvent,
+        ToolCallDeltaEvent,
+        ToolCallEndEvent,
+    }
 )
 
 

@@ -30,19 +30,12 @@ from typing import TYPE_CHECKING, Self
 
 from normalize.errors import ErrorInfo, ErrorKind
 from normalize.events import (
+    CONTENT_EVENT_TYPES,
+    TERMINAL_EVENT_TYPES,
     AssistantMessageEvent,
     DoneEvent,
     ErrorEvent,
     StartEvent,
-    TextDeltaEvent,
-    TextEndEvent,
-    TextStartEvent,
-    ThinkingDeltaEvent,
-    ThinkingEndEvent,
-    ThinkingStartEvent,
-    ToolCallDeltaEvent,
-    ToolCallEndEvent,
-    ToolCallStartEvent,
 )
 from normalize.messages import AssistantMessage
 
@@ -53,23 +46,6 @@ if TYPE_CHECKING:
 
 __all__ = ["AssistantMessageEventStream", "classify_exception"]
 
-#: A tuple, not ``DoneEvent | ErrorEvent``: the union would be rebuilt on every event (the hot path).
-_TERMINALS = (DoneEvent, ErrorEvent)
-#: The exact classes of content events: a batch of nothing else is taken whole (``_fill``); any
-#: other class (a terminal, ``start``, a subclass) goes through ``_accept`` one event at a time.
-_CONTENT_TYPES = frozenset(
-    {
-        TextStartEvent,
-        TextDeltaEvent,
-        TextEndEvent,
-        ThinkingStartEvent,
-        ThinkingDeltaEvent,
-        ThinkingEndEvent,
-        ToolCallStartEvent,
-        ToolCallDeltaEvent,
-        ToolCallEndEvent,
-    }
-)
 
 _CLOSED_EARLY = "the consumer closed the stream before it completed"
 
@@ -205,7 +181,7 @@ class AssistantMessageEventStream:
 
     def _accept(self, event: AssistantMessageEvent) -> None:
         self._partial = event.partial
-        if isinstance(event, _TERMINALS):
+        if isinstance(event, TERMINAL_EVENT_TYPES):
             self._terminal = event
             self._pending.append(event)
             waiters, self._terminal_waiters = self._terminal_waiters, []
@@ -271,7 +247,7 @@ class AssistantMessageEventStream:
                     ready.set_result(None)
         if not batch:
             return  # a read that produced no event (a keep-alive, an empty delta): nothing to take
-        if self._started and _CONTENT_TYPES.issuperset(map(type, batch)):
+        if self._started and CONTENT_EVENT_TYPES.issuperset(map(type, batch)):
             # The common batch (one network read of content events): taken whole, at C speed.
             self._pending.extend(batch)
             self._partial = batch[-1].partial

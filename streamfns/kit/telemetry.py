@@ -43,24 +43,15 @@ from urllib.parse import urlsplit
 from normalize import (
     AssistantMessage,
     AssistantMessageEvent,
-    DoneEvent,
     ErrorEvent,
     ErrorInfo,
     ImageContent,
     StartEvent,
     TextContent,
-    TextDeltaEvent,
-    TextEndEvent,
-    TextStartEvent,
     ThinkingContent,
-    ThinkingDeltaEvent,
-    ThinkingEndEvent,
-    ThinkingStartEvent,
     ToolCall,
-    ToolCallDeltaEvent,
-    ToolCallEndEvent,
-    ToolCallStartEvent,
 )
+from normalize.events import CONTENT_EVENT_TYPES, TERMINAL_EVENT_TYPES
 from normalize.stream import classify_exception
 from streamfns.kit.keys import credentials_in, credentials_in_url, redact
 
@@ -154,21 +145,6 @@ _PROVIDERS = {
     "xai": "x_ai",
     "ibm-watsonx": "ibm.watsonx.ai",
 }
-_TERMINALS = (DoneEvent, ErrorEvent)
-#: The exact classes of content events (a read of them is the hot path).
-_CONTENT_TYPES = frozenset(
-    {
-        TextStartEvent,
-        TextDeltaEvent,
-        TextEndEvent,
-        ThinkingStartEvent,
-        ThinkingDeltaEvent,
-        ThinkingEndEvent,
-        ToolCallStartEvent,
-        ToolCallDeltaEvent,
-        ToolCallEndEvent,
-    }
-)
 _NOT_CHUNKS = (StartEvent, ErrorEvent)
 
 
@@ -546,7 +522,7 @@ class StreamTelemetry:
     def _saw(self, batch: Sequence[AssistantMessageEvent]) -> None:
         """One read's events: time the chunk, end at the terminal."""
         last = batch[-1]
-        if type(last) in _CONTENT_TYPES:
+        if type(last) in CONTENT_EVENT_TYPES:
             # The common read, content events: two clock reads' worth of work, nothing recorded yet.
             now = time.perf_counter()
             if self._chunks:
@@ -565,7 +541,7 @@ class StreamTelemetry:
                 self._chunk_at = now
             else:
                 self._first_chunk(now, last.partial)
-        if isinstance(last, _TERMINALS):
+        if isinstance(last, TERMINAL_EVENT_TYPES):
             self._end(last.partial)
 
     def _first_chunk(self, now: float, partial: AssistantMessage) -> None:

@@ -370,3 +370,13 @@ async def test_a_cancelled_consumer_closes_the_producer_in_both_modes(mode: str)
     leftovers = [task for task in asyncio.all_tasks() if task is not asyncio.current_task()]
     assert leftovers == []
     assert held, "the cursor was still referenced throughout"
+
+
+def test_the_content_and_terminal_event_classes_cover_every_event_class_but_start() -> None:
+    from typing import get_args
+
+    from normalize.events import CONTENT_EVENT_TYPES, TERMINAL_EVENT_TYPES, AssistantMessageEvent, StartEvent
+
+    every = set(get_args(AssistantMessageEvent))
+    assert set(CONTENT_EVENT_TYPES) | set(TERMINAL_EVENT_TYPES) | {StartEvent} == every
+    assert not set(CONTENT_EVENT_TYPES) & set(TERMINAL_EVENT_TYPES)
