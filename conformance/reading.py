@@ -25,39 +25,16 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 from conformance.text import class_name, describe_exception, kind_of
-from normalize import AssistantMessage, DoneEvent, ErrorEvent, ErrorInfo, StartEvent, event_to_json
+from normalize import AssistantMessage, DoneEvent, ErrorInfo, event_to_json
 from normalize.content import TextContent, ThinkingContent, ToolCall
-from normalize.events import (
-    TextDeltaEvent,
-    TextEndEvent,
-    TextStartEvent,
-    ThinkingDeltaEvent,
-    ThinkingEndEvent,
-    ThinkingStartEvent,
-    ToolCallDeltaEvent,
-    ToolCallEndEvent,
-    ToolCallStartEvent,
-)
+from normalize.events import TERMINAL_EVENT_TYPES, AssistantMessageEvent
 from normalize.usage import Usage
 
 __all__ = ["EVENT_TYPES", "TERMINAL_TYPES", "Read", "Unreadable", "read_event", "read_result"]
 
 #: The twelve event classes; an event must be exactly one of them (a subclass could run code).
-EVENT_TYPES: tuple[type, ...] = (
-    StartEvent,
-    TextStartEvent,
-    TextDeltaEvent,
-    TextEndEvent,
-    ThinkingStartEvent,
-    ThinkingDeltaEvent,
-    ThinkingEndEvent,
-    ToolCallStartEvent,
-    ToolCallDeltaEvent,
-    ToolCallEndEvent,
-    DoneEvent,
-    ErrorEvent,
-)
-TERMINAL_TYPES: tuple[type, ...] = (DoneEvent, ErrorEvent)
+EVENT_TYPES: tuple[type, ...] = typing.get_args(AssistantMessageEvent)
+TERMINAL_TYPES: tuple[type, ...] = TERMINAL_EVENT_TYPES
 _BLOCK_TYPES: tuple[type, ...] = (TextContent, ThinkingContent, ToolCall)
 _SCALARS = (str, int, float, bool, type(None))
 _STUB: dict[str, Any] = {"type": "<unreadable>"}
