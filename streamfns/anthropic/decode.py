@@ -20,13 +20,16 @@ An ``event: error`` mid-stream raises :class:`StreamFailure` with the kind of th
 
 from __future__ import annotations
 
+from collections.abc import Callable, Hashable
 from typing import Any, ClassVar, Final
 
 from normalize import MessageBuilder, Model
 from streamfns.anthropic.errors import ERRORS
 from streamfns.kit import (
+    SHAPE_LEARNS,
     Decoder,
     ErrorTable,
+    EventShape,
     ServerSentEvent,
     StopTable,
     StreamFailure,
@@ -60,6 +63,10 @@ STOP_REASONS: Final = StopTable(
     },
 )
 
+#: The deltas that carry a piece of a block: the member holding it, and the kind of block it belongs to.
+_PIECE_FIELDS: Final = {"text_delta": "text", "input_json_delta": "partial_json", "thinking_delta": "thinking"}
+_PIECE_KINDS: Final = {"text_delta": _TEXT, "input_json_delta": _TOOL, "thinking_delta": _THINKING}
+
 #: What a delta without an object reads as (never mutated).
 _NO_DELTA: dict[str, Any] = {}
 
@@ -67,7 +74,7 @@ _NO_DELTA: dict[str, Any] = {}
 class AnthropicDecoder(Decoder[ServerSentEvent]):
     """Feeds one response's events to a :class:`MessageBuilder` (see the module docstring)."""
 
-    __slots__ = ("_builder", "_kinds", "_message_started")
+    __slots__ = ("_builder", "_kinds", "_learns", "_message_started", "_shape", "_shape_index", "_shape_sink")
 
     #: The table an ``event: error`` is typed by (a cloud serving Claude answers in its own shapes too).
     errors: ClassVar[ErrorTable] = ERRORS
@@ -77,11 +84,25 @@ class AnthropicDecoder(Decoder[ServerSentEvent]):
         self._builder = builder
         self._kinds: dict[int, int] = {}
         self._message_started = False
+        # The layout of the last text, thinking or argument delta read whole, its block and the builder
+        # verb it went to: until another event is read whole (which may change what a delta means), a
+        # delta whose bytes differ from it only in that piece goes to the same verb (kit.shapes).
+        self._shape: EventShape | None = None
+        self._shape_index: Hashable = -1
+        self._shape_sink: Callable[[Hashable, str], None] = builder.text_delta
+        self._learns = SHAPE_LEARNS
 
     def on_event(self, sse: ServerSentEvent) -> None:
         """Apply one server-sent event; raises :class:`StreamFailure` for vendor errors."""
         if sse.event == "ping":
             return
+        shape = self._shape
+        if shape is not None:
+            pieces = shape.match(sse.data)
+            if pieces is not None:
+                self._shape_sink(self._shape_index, pieces[0])
+                return
+            self._shape = None
         data = load_event(sse.data, "Anthropic")
         kind = data.get("type", sse.event)
         builder = self._builder
@@ -97,13 +118,15 @@ class AnthropicDecoder(Decoder[ServerSentEvent]):
             if delta.__class__ is not dict:
                 delta = _NO_DELTA
             delta_type = delta.get("type")
-            if delta_type == "text_delta" and block_kind == _TEXT:
-                piece = delta.get("text")
-                builder.text_delta(index, piece if type(piece) is str else "")
-            elif delta_type == "input_json_delta" and block_kind == _TOOL:
-                builder.tool_call_delta(index, text(delta.get("partial_json")))
-            elif delta_type == "thinking_delta" and block_kind == _THINKING:
-                builder.thinking_delta(index, text(delta.get("thinking")))
+            field = _PIECE_FIELDS.get(delta_type)
+            if field is not None and _PIECE_KINDS[delta_type] == block_kind:
+                piece = delta.get(field)
+                sink = self._sink(block_kind)
+                sink(index, piece if type(piece) is str else "")
+                if self._learns and type(piece) is str:
+                    self._learns -= 1
+                    self._shape = EventShape.learn(sse.data, data, (("delta", field),))
+                    self._shape_index, self._shape_sink = index, sink
             elif delta_type == "signature_delta" and block_kind == _THINKING:
                 builder.block_signature(index, text(delta.get("signature")))
             elif delta_type in ("text_delta", "input_json_delta", "thinking_delta", "signature_delta"):
@@ -125,6 +148,14 @@ class AnthropicDecoder(Decoder[ServerSentEvent]):
             builder.finish()
         elif kind == "error":
             raise self.errors.from_event(data)
+
+    def _sink(self, kind: int) -> Callable[[Hashable, str], None]:
+        """The builder verb that takes a piece of a block of ``kind``: text, argument or thinking."""
+        if kind == _TEXT:
+            return self._builder.text_delta
+        if kind == _TOOL:
+            return self._builder.tool_call_delta
+        return self._builder.thinking_delta
 
     def on_eof(self) -> None:
         """The body ended before ``message_stop``: nothing to conclude (the kit reports ``truncated``)."""

@@ -49,7 +49,17 @@ from typing import Any
 from normalize import ErrorInfo, MessageBuilder, Model, StopReason
 from streamfns.google.args import ArgumentsConflict, ArgumentsWriter
 from streamfns.google.errors import ERRORS, VENDOR
-from streamfns.kit import Decoder, ServerSentEvent, StopTable, StreamFailure, load_event
+from streamfns.kit import (
+    SHAPE_LEARNS,
+    Decoder,
+    EventShape,
+    HolePath,
+    ServerSentEvent,
+    StopTable,
+    StreamFailure,
+    changed,
+    load_event,
+)
 
 __all__ = ["CONTENT_FILTER_REASONS", "FINISH_REASONS", "GoogleDecoder"]
 
@@ -133,8 +143,14 @@ class GoogleDecoder(Decoder[ServerSentEvent]):
         "_has_id",
         "_has_model",
         "_identified",
+        "_learns",
         "_next_key",
         "_other_candidates",
+        "_shape",
+        "_shape_counts",
+        "_shape_key",
+        "_shape_usage",
+        "_shape_value",
         "_stop_is_error",
         "_stopped",
         "_usage_seen",
@@ -155,6 +171,16 @@ class GoogleDecoder(Decoder[ServerSentEvent]):
         self._identified = False
         self._has_id = False
         self._has_model = False
+        # The layout of the last chunk read whole that carried one text part continuing the open text
+        # block, and nothing else to act on: until another chunk is read whole (which may change what a
+        # chunk means), a chunk whose bytes differ from it only in the text (and in the usage counts
+        # seen changing) is that text and that usage, read off the bytes (kit.shapes).
+        self._shape: EventShape | None = None
+        self._shape_key = -1
+        self._shape_usage: Any = None
+        self._shape_counts: tuple[str, ...] = ()
+        self._shape_value: Any = None
+        self._learns = SHAPE_LEARNS
         #: A candidate other than 0 was seen (candidateCount > 1): the usage counts them all, so the
         #: message waits for the end of the body.
         self._other_candidates = False
@@ -163,6 +189,18 @@ class GoogleDecoder(Decoder[ServerSentEvent]):
 
     def on_event(self, sse: ServerSentEvent) -> None:
         """Apply one chunk; raises :class:`StreamFailure` for vendor errors and malformed chunks."""
+        shape = self._shape
+        if shape is not None:
+            pieces = shape.match(sse.data)
+            if pieces is not None:
+                if self._shape_counts:
+                    # The counts, with the learned usage they go into: a dict is made once per read.
+                    self._usage_seen = (self._shape_usage, self._shape_counts, pieces)
+                elif self._shape_usage is not None:
+                    self._usage_seen = self._shape_usage
+                self._builder.text_delta(self._shape_key, pieces[0])
+                return
+            self._shape = None
         data = load_event(sse.data, VENDOR)
         if "error" in data:
             raise ERRORS.from_event(data)
@@ -202,6 +240,28 @@ class GoogleDecoder(Decoder[ServerSentEvent]):
             self._record_stop(raw, *FINISH_REASONS.map(raw, detail=detail))
             if usage is not None and self._call is None and not self._other_candidates:
                 self._finish_with(usage)
+        elif self._learns and self._identified and self._block_kind == _TEXT and candidate is candidates[0]:
+            self._learn(sse.data, data, content, usage)
+
+    def _learn(self, raw: bytes, data: dict[str, Any], content: Any, usage: Any) -> None:
+        """Learn the layout of a chunk whose one part was text continuing the open text block (see
+        __init__); the state checked by the caller is what would make the same bytes read otherwise."""
+        parts: Any = content.get("parts") if content.__class__ is dict else None
+        if parts.__class__ is not list or len(parts) != 1:
+            return
+        part: Any = parts[0]
+        if part.__class__ is not dict or len(part) != 1 or part.get("text").__class__ is not str:
+            return
+        counts: list[HolePath] = []
+        if usage.__class__ is dict:
+            counts = [("usageMetadata", name) for name, count in usage.items() if count.__class__ is int]
+        counts = changed(self._shape_value, data, counts)
+        self._learns -= 1
+        self._shape = EventShape.learn(raw, data, [("candidates", 0, "content", "parts", 0, "text"), *counts])
+        self._shape_key = self._block_key
+        self._shape_usage = usage
+        self._shape_counts = tuple(str(path[1]) for path in counts)
+        self._shape_value = data
 
     def _finish_with(self, usage: Any) -> None:
         """Finish at the chunk that carries the finish reason, when it also carries the usage counts
@@ -417,6 +477,9 @@ class GoogleDecoder(Decoder[ServerSentEvent]):
         return True
 
     def _usage(self, meta: Any) -> None:
+        if meta.__class__ is tuple:  # (learned usage, names, the shape's pieces): see on_event
+            learned, names, pieces = meta
+            meta = {**learned, **dict(zip(names, pieces[1:], strict=True))}
         if meta.__class__ is not dict:
             return
         get = meta.get

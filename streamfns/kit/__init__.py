@@ -76,6 +76,7 @@ from streamfns.kit.gcloud import (
 )
 from streamfns.kit.keys import ApiKey, prompt_cache_key, provider_key_env, redact
 from streamfns.kit.payload import array, int_or_none, load_event, load_json, obj, str_or_none, text
+from streamfns.kit.shapes import SHAPE_LEARNS, EventShape, HolePath, changed
 from streamfns.kit.signing import Signature, Signer, SigningRequest
 from streamfns.kit.stops import StopMapping, StopTable
 from streamfns.kit.thinking import DEFAULT_THINKING_BUDGETS, MIN_ANSWER_TOKENS, effort_for, thinking_budget
@@ -90,6 +91,7 @@ __all__ = [
     "GOOGLE_ADC",
     "MIN_ANSWER_TOKENS",
     "NDJSON",
+    "SHAPE_LEARNS",
     "SSE",
     "Adapter",
     "ApiKey",
@@ -101,10 +103,12 @@ __all__ = [
     "Ending",
     "ErrorSample",
     "ErrorTable",
+    "EventShape",
     "EventStreamMessage",
     "FrameView",
     "Framing",
     "GoogleAuth",
+    "HolePath",
     "RequestBuilder",
     "SSEDecoder",
     "SSEEventTooLarge",
@@ -125,6 +129,7 @@ __all__ = [
     "bedrock_model_path",
     "bedrock_region",
     "bedrock_runtime_url",
+    "changed",
     "effort_for",
     "encode_message",
     "error_object",

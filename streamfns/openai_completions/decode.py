@@ -64,19 +64,25 @@ type.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from functools import partial
 from typing import Any, Final, cast
 
 import jiter
 
 from normalize import ErrorInfo, MessageBuilder, Model, StopReason
 from streamfns.kit import (
+    SHAPE_LEARNS,
     CompatError,
     Decoder,
+    EventShape,
+    HolePath,
     ServerSentEvent,
     StopTable,
     StreamFailure,
     VendorError,
     array,
+    changed,
     load_json,
     obj,
     text,
@@ -120,6 +126,8 @@ _TEXT, _THINKING, _REFUSAL = 1, 2, 3
 #: The slot of the legacy ``delta.function_call``: a key no vendor index can equal (``tool_calls``
 #: indexes are ints, -1 included), so the two protocols never share a call.
 _LEGACY: Final = "legacy function_call"
+#: Members a chunk may change on every chunk that no reading depends on: OpenAI's random padding.
+_PADDING: Final[tuple[HolePath, ...]] = (("obfuscation",),)
 
 
 class _Call:
@@ -182,10 +190,15 @@ class CompletionsDecoder(Decoder[ServerSentEvent]):
         "_finish",
         "_kind",
         "_last_call",
+        "_learns",
         "_need_id",
         "_refusal",
         "_reliable",
         "_seq",
+        "_shape",
+        "_shape_call",
+        "_shape_sink",
+        "_shape_value",
         "_signatures",
         "_stops",
         "_usage_expected",
@@ -225,6 +238,16 @@ class CompletionsDecoder(Decoder[ServerSentEvent]):
         self._refusal: list[str] = []
         #: No chunk id seen yet (the first non-empty one is the response id).
         self._need_id = True
+        # The layout of the last chunk read whole that carried one piece (text, reasoning or one call's
+        # arguments) and nothing else, and the handler it went to: until another chunk is read whole
+        # (which may change what a chunk means), a chunk whose bytes differ from it only in that piece
+        # (and in OpenAI's random ``obfuscation`` padding, once seen changing) goes to the same handler,
+        # read off the bytes (kit.shapes).
+        self._shape: EventShape | None = None
+        self._shape_sink: Callable[[str], None] = self._text_piece
+        self._shape_call: _Call | None = None
+        self._shape_value: Any = None
+        self._learns = SHAPE_LEARNS
 
     # -- events -------------------------------------------------------------------------------------
 
@@ -240,6 +263,13 @@ class CompletionsDecoder(Decoder[ServerSentEvent]):
                 raise self._event_error(sse)
             if event == "ping":
                 return  # a keep-alive some proxies send as a named event
+        shape = self._shape
+        if shape is not None:
+            pieces = shape.match(data)
+            if pieces is not None:
+                self._shape_sink(pieces[0])
+                return
+            self._shape = None
         if (not data or data[0] != _OPEN_BRACE) and data.strip() == _DONE:  # not an object: [DONE]?
             self._on_done()
             return
@@ -281,6 +311,74 @@ class CompletionsDecoder(Decoder[ServerSentEvent]):
             self._chunk_usage(chunk, choice)
             if reason:
                 self._finish_reason(str(reason))
+        elif (
+            self._learns
+            and choice is choices[0]
+            and isinstance(delta, dict)
+            and len(cast("dict[str, Any]", delta)) == 1
+            and not self._need_id
+            and self._finish is None
+        ):
+            self._learn(data, chunk, cast("dict[str, Any]", delta))
+
+    def _learn(self, data: bytes, chunk: dict[str, Any], delta: dict[str, Any]) -> None:
+        """Learn the layout of a chunk whose choice 0 carried one piece and nothing else (see __init__);
+        the state checked by the caller is what would make the same bytes read otherwise."""
+        field, piece = next(iter(delta.items()))
+        if piece.__class__ is str:
+            path: HolePath = ("choices", 0, "delta", field)
+            if field == "content":
+                sink = self._text_piece
+            elif field in self._fields:
+                sink = partial(self._thinking_piece, field_name=field)
+            else:
+                return
+        else:
+            call = self._started_call(piece)
+            if call is None:
+                return
+            path = ("choices", 0, "delta", "tool_calls", 0, "function", "arguments")
+            sink = self._call_fragment
+            self._shape_call = call
+        self._learns -= 1
+        holes: list[HolePath] = [path, *changed(self._shape_value, chunk, _PADDING)]
+        self._shape = EventShape.learn(data, chunk, holes)
+        self._shape_value = chunk
+        self._shape_sink = sink
+
+    def _started_call(self, calls: Any) -> _Call | None:
+        """The started call that ``calls`` (a ``tool_calls`` value) continues with an argument fragment
+        and nothing else, as ``{"index": i, "function": {"arguments": "…"}}``; else None."""
+        if calls.__class__ is not list or len(calls) != 1:
+            return None
+        entry: Any = calls[0]
+        if entry.__class__ is not dict or len(entry) != 2 or entry.get("index").__class__ is not int:
+            return None
+        function: Any = entry.get("function")
+        if function.__class__ is not dict or len(function) != 1 or function.get("arguments").__class__ is not str:
+            return None
+        call = self._by_index.get(entry["index"])
+        return call if call is not None and call.started else None
+
+    def _text_piece(self, piece: str) -> None:
+        if piece:
+            self._text(piece)
+
+    def _thinking_piece(self, piece: str, field_name: str) -> None:
+        if piece:
+            self._thinking(piece, field_name)
+
+    def _call_fragment(self, fragment: str) -> None:
+        """An argument fragment for the call the shape learned."""
+        if self._shape_call is not None:
+            self._continue_call(self._shape_call, fragment)
+
+    def _continue_call(self, call: _Call, fragment: str) -> None:
+        """The common ``tool_calls`` entry: an argument fragment, and nothing else, for a started call."""
+        self._last_call = call
+        if fragment:
+            self._builder.tool_call_delta(call.key, fragment)
+            call.last = fragment
 
     def _unplaceable(self, choice: dict[str, Any]) -> StreamFailure:
         delta = choice.get("delta")
@@ -486,10 +584,7 @@ class CompletionsDecoder(Decoder[ServerSentEvent]):
             function: Any = entry.get("function")
             fragment: Any = function.get("arguments") if function.__class__ is dict else None
             if fragment.__class__ is str:
-                self._last_call = call
-                if fragment:
-                    self._builder.tool_call_delta(call.key, fragment)
-                    call.last = fragment
+                self._continue_call(call, fragment)
                 return
         if entry.get("type") == "custom" or "custom" in entry:
             raise StreamFailure.protocol(

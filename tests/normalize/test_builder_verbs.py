@@ -8,7 +8,16 @@ import math
 
 import pytest
 
-from normalize import MessageBuilder, Model, ModelCost, TextContent, ThinkingContent, ToolCall, validate_events
+from normalize import (
+    ErrorInfo,
+    MessageBuilder,
+    Model,
+    ModelCost,
+    TextContent,
+    ThinkingContent,
+    ToolCall,
+    validate_events,
+)
 
 pytestmark = pytest.mark.parallel  # clock-blind: no socket, sleep or timeout
 
@@ -173,3 +182,45 @@ def test_a_whole_call_holds_exactly_the_json_its_delta_sends_whatever_the_decode
     assert isinstance(call, ToolCall)
     assert call.arguments == {"1": ["a", "b"], "n": {"2": None}}
     assert call.arguments == json.loads(delta)
+
+
+def test_deltas_are_in_the_message_whenever_it_can_be_seen() -> None:
+    # Deltas are kept as pieces and joined at drain() (once per network read), or when the message,
+    # streamed() or an end reads the text: whoever looks sees every delta sent so far.
+    builder = MessageBuilder(MODEL)
+    builder.text_delta("t", "Hel")
+    builder.text_delta("t", "lo")
+    assert builder.streamed("t") == "Hello"
+    builder.text_delta("t", ", ")
+    assert builder.message.content[0] == TextContent(text="Hello, ")
+    builder.thinking_start("r")
+    builder.thinking_delta("r", "hm")
+    builder.text_delta("t", "world")
+    events = builder.drain()
+    partial = events[-1].partial
+    assert [getattr(block, "text", getattr(block, "thinking", None)) for block in partial.content] == [
+        "Hello, world",
+        "hm",
+    ]
+    builder.thinking_delta("r", "m")
+    builder.block_end("r")
+    assert builder.events[-1].type == "thinking_end"
+    assert builder.events[-1].content == "hmm"
+    builder.text_delta("t", "!")
+    builder.fail(ErrorInfo.of("network"), "cut")  # open blocks stay open, with everything they got
+    rest = builder.drain()
+    assert rest[-1].type == "error"
+    assert rest[-1].partial.content[0] == TextContent(text="Hello, world!")
+    assert validate_events([*events, *rest]) == []
+
+
+def test_a_long_reply_accumulates_every_piece_in_order() -> None:
+    builder = MessageBuilder(MODEL)
+    pieces = [f"{i:05d}é " for i in range(60_000)]
+    for n, piece in enumerate(pieces):
+        builder.text_delta(0, piece)
+        if n % 97 == 0:
+            builder.drain()  # reads of every size, as the kit drains once per read
+    builder.block_end(0)
+    assert builder.events[-1].content == "".join(pieces)  # pyright: ignore
+    assert builder.message.content[0] == TextContent(text="".join(pieces))

@@ -299,6 +299,15 @@ def test_mixed_line_endings_in_one_stream() -> None:
     assert _decode([b"data: a\rdata: b\r\ndata: c\n\r\ndata: d\r\r"]) == [_ev("a\nb\nc"), _ev("d")]
 
 
+def test_a_crlf_chunk_is_split_on_crlf_only_when_every_cr_and_lf_pairs_up() -> None:
+    # Every line in CRLF (Gemini): split as it is. A lone LF or CR in the same chunk: normalised first.
+    assert _decode([b"data: a\r\n\r\ndata: b\r\n\r\n"]) == [_ev("a"), _ev("b")]
+    assert _decode([b"data: a\r\n\ndata: b\r\n\r\n"]) == [_ev("a"), _ev("b")]
+    assert _decode([b"data: a\r\n\rdata: b\r\n\r\n"]) == [_ev("a"), _ev("b")]
+    assert _decode([b"data: a\r\ndata: b\n\r\n"]) == [_ev("a\nb")]
+    assert _decode([b"data: a\r\r\n\r\n"]) == [_ev("a")]  # CR, CRLF: two breaks
+
+
 def test_leading_bom_is_ignored_once() -> None:
     bom = b"\xef\xbb\xbf"
     assert _decode([bom + b"data: x\n\n"]) == [_ev("x")]

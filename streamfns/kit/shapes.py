@@ -1,0 +1,330 @@
+"""Events that repeat one JSON layout: read the few values that change without parsing the rest again.
+
+A streaming vendor sends the same event hundreds of times with only a value or two changed: Anthropic's
+``{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"…"}}``, a Chat Completions
+chunk whose id, model and fingerprint repeat around ``"content":"…"``. Parsing each one whole builds every
+dict and string again to read one of them; for a chat chunk that is three quarters of the work.
+
+:meth:`EventShape.learn` takes one event's raw bytes, its parsed value and the paths of the members that
+change (the *holes*: strings, or integers written as plain digits) and records the bytes around them.
+:meth:`EventShape.match` then takes a later event's bytes and returns the holes' values — or ``None`` when
+the event differs anywhere else. What a match promises: ``data`` is the learned event with every hole
+replaced by one complete JSON string (checked by jiter, escapes and UTF-8 included) or one non-negative
+integer, so its parse is exactly the learned value with those members replaced; every other byte is the
+same, so a decoder that reached a decision on the learned event reaches the same one on this event
+(given the same state of its own: the decoder checks that). Anything else — another key, a changed
+index, a value of another type, whitespace where there was none, a malformed literal the full path
+would repair or refuse — is no match, and the decoder's full path reads the event as before.
+
+Learning is checked, not assumed: the holes are found by their member names, then the event is rebuilt
+with a distinct sentinel in every hole and parsed again; unless that parse equals the learned value
+with the sentinels at exactly the given paths, there is no shape. A duplicate key that shadows a
+hole, a name that occurs in two places, a value the vendor wrote in a form we did not expect: each
+makes :meth:`~EventShape.learn` return ``None``, never a shape that reads the wrong bytes.
+"""
+
+from __future__ import annotations
+
+import copy
+import itertools
+import json
+import re
+from collections.abc import Sequence
+from typing import Any, Final, TypeAlias
+
+import jiter
+
+__all__ = ["SHAPE_LEARNS", "EventShape", "HolePath", "changed"]
+
+SHAPE_LEARNS: Final = 16
+"""How many times one decoder learns a shape in one stream: each costs tens of microseconds, so a stream
+whose events never repeat (or a hostile one that changes layout every event) pays for a few, not for
+every event."""
+
+HolePath: TypeAlias = tuple[str | int, ...]
+"""Where a hole lies in the parsed event: object member names and array positions, outermost first."""
+
+_from_json = jiter.from_json
+# A JSON string literal, and a non-negative integer with no sign, fraction or exponent.
+_STRING: Final = re.compile(rb'"(?:[^"\\\x00-\x1f]|\\.)*"')
+_DIGITS: Final = re.compile(rb"0|[1-9][0-9]*")
+_NOT_FOUND: Final = object()
+
+
+class EventShape:
+    """The bytes of one learned event around its holes (see the module docstring)."""
+
+    __slots__ = (
+        "_blank",
+        "_head",
+        "_head_len",
+        "_kinds",
+        "_left",
+        "_middles",
+        "_one_string",
+        "_piece_at",
+        "_piece_is_string",
+        "_piece_slot",
+        "_placed",
+        "_right",
+        "_steps",
+        "_strings_slots",
+        "_tail",
+        "_tail_len",
+        "value",
+    )
+
+    def __init__(
+        self,
+        head: bytes,
+        kinds: Sequence[type],
+        middles: Sequence[bytes],
+        tail: bytes,
+        *,
+        value: Any,
+        order: Sequence[int] = (0,),
+    ) -> None:
+        self._head = head
+        self._head_len = len(head)
+        self._kinds = tuple(kinds)
+        self._middles = tuple(middles)
+        self._tail = tail
+        self._tail_len = len(tail)
+        self._one_string = self._kinds == (str,)
+        # Per hole, in byte order: the fixed bytes that follow it (b"" for the last: the tail, matched
+        # already) and their length, whether it is a string, and its place in the caller's order.
+        follows = [*self._middles, b""]
+        self._steps = tuple(
+            (after, len(after), kind is str, slot)
+            for after, kind, slot in zip(follows, self._kinds, order, strict=True)
+        )
+        self._blank: tuple[None, ...] = (None,) * len(self._kinds)
+        self._strings_slots = [(kind is str, slot) for kind, slot in zip(self._kinds, order, strict=True)]
+        # The piece: the hole given first to learn(), by its place among the bytes.
+        self._piece_at = list(order).index(0) if order else 0
+        self._piece_slot = 0
+        self._piece_is_string = self._kinds[self._piece_at] is str if self._kinds else True
+        # Where the other holes lay in the last match (see _holes); not known yet.
+        self._placed = False
+        self._left: tuple[tuple[int, bytes, int, bool, int], ...] = ()
+        self._right: tuple[tuple[int, int, bytes, int, bool, int], ...] = ()
+        self.value: Any = value
+        """The learned event's parsed value (the caller's, not a copy: read it, do not change it)."""
+
+    @classmethod
+    def learn(cls, data: bytes, value: Any, holes: Sequence[HolePath]) -> EventShape | None:
+        """The shape of ``data`` (whose parse is ``value``) with a hole at each path of ``holes``, or
+        ``None`` when those members cannot be told apart from the rest (see the module docstring).
+        Each hole must hold a string or a non-negative int and end in a member name."""
+        spans: list[tuple[int, int, type, HolePath, int]] = []
+        for position, path in enumerate(holes):
+            found = _locate(data, value, path)
+            if found is None:
+                return None
+            spans.append((*found, path, position))
+        spans.sort(key=lambda span: span[0])
+        if not spans or any(a[1] > b[0] for a, b in itertools.pairwise(spans)):
+            return None
+        starts = [0, *(span[1] for span in spans)]
+        ends = [*(span[0] for span in spans), len(data)]
+        segments = [data[a:b] for a, b in zip(starts, ends, strict=True)]
+        kinds = [span[2] for span in spans]
+        shape = cls(segments[0], kinds, segments[1:-1], segments[-1], value=value, order=[span[4] for span in spans])
+        return shape if shape._verified([span[3] for span in spans]) else None
+
+    def match(self, data: bytes) -> list[Any] | None:
+        """The holes' values of ``data`` (in the order the holes were given to :meth:`learn`) if ``data``
+        has this shape; else ``None``."""
+        # Written for CPython 3.11, where every slice allocates a slice object: the usual shape (one
+        # string hole, as a text delta) costs three slices, two compares and one small parse.
+        head_len = self._head_len
+        if data[:head_len] != self._head:
+            return None
+        end = len(data) - self._tail_len
+        if data[end:] != self._tail:
+            return None
+        if self._one_string:
+            try:
+                piece = _from_json(data[head_len:end])
+            except ValueError:
+                return None  # not one complete string: the full path decides what it is
+            return [piece] if piece.__class__ is str else None
+        return self._holes(data, head_len, end)
+
+    def _holes(self, data: bytes, start: int, end: int) -> list[Any] | None:
+        """The holes between ``start`` and ``end`` (the head and the tail matched).
+
+        The first hole given to :meth:`learn` is the piece, whose width changes from event to event;
+        the others (a running count, a padding) usually keep theirs. So each other hole is first looked
+        for where it lay in the last match, counted from the start for those before the piece and from
+        the end for those after it, its middle checked there with no search; the piece lies between.
+        Otherwise every hole is found by searching for the middle that follows it, and the places are
+        kept for the next event."""
+        values: list[Any] = list(self._blank)
+        if self._placed:
+            # The literals are read inline here (as _read does): a call per hole costs more than the read.
+            for width, middle, middle_width, is_string, slot in self._left:
+                stop = start + width
+                if data[stop : stop + middle_width] != middle:
+                    break
+                literal = data[start:stop]
+                if is_string:
+                    try:
+                        piece = _from_json(literal)
+                    except ValueError:
+                        return None
+                    if piece.__class__ is not str:
+                        return None
+                elif literal.isdigit() and (literal[0] != 0x30 or width == 1):
+                    piece = int(literal)
+                else:
+                    return None
+                values[slot] = piece
+                start = stop + middle_width
+            else:
+                stop = end
+                for from_end, width, middle, middle_width, is_string, slot in self._right:
+                    first = end - from_end
+                    cut = first - middle_width
+                    if data[cut:first] != middle:
+                        break
+                    piece = _read(data[first : first + width], is_string)
+                    if piece is None:
+                        return None
+                    values[slot] = piece
+                    stop = cut
+                else:
+                    if stop < start:
+                        return None
+                    literal = data[start:stop]
+                    if self._piece_is_string:
+                        try:
+                            piece = _from_json(literal)
+                        except ValueError:
+                            return None
+                        if piece.__class__ is not str:
+                            return None
+                    else:
+                        piece = _read(literal, False)
+                        if piece is None:
+                            return None
+                    values[self._piece_slot] = piece
+                    return values
+            start = self._head_len
+        spans: list[tuple[int, int]] = []
+        for middle, middle_width, is_string, slot in self._steps:
+            if middle:
+                stop = data.find(middle, start, end)
+                if stop < 0:
+                    return None
+            else:
+                stop = end
+            piece = _read(data[start:stop], is_string)
+            if piece is None:
+                return None
+            values[slot] = piece
+            spans.append((start, stop))
+            start = stop + middle_width
+        self._place(spans, end)
+        return values
+
+    def _place(self, spans: list[tuple[int, int]], end: int) -> None:
+        """Keep where each hole but the piece lay (see :meth:`_holes`)."""
+        free = self._piece_at
+        middles = self._middles
+        kinds = self._strings_slots
+        self._left = tuple(
+            (stop - first, middles[i], len(middles[i]), *kinds[i]) for i, (first, stop) in enumerate(spans[:free])
+        )
+        self._right = tuple(
+            (end - first, stop - first, middles[i - 1], len(middles[i - 1]), *kinds[i])
+            for i, (first, stop) in reversed(list(enumerate(spans)))
+            if i > free
+        )
+        self._placed = True
+
+    def _verified(self, paths: Sequence[HolePath]) -> bool:
+        """Rebuild the event with a sentinel in each hole (``paths`` in the order of their bytes): its
+        parse must be the learned value with the sentinels at exactly those paths, and it must match."""
+        expected = copy.deepcopy(self.value)
+        pieces = [self._head]
+        for n, (kind, path) in enumerate(zip(self._kinds, paths, strict=True)):
+            sentinel: Any = f"\x00hole {n}\x00" if kind is str else 987_654_321_000 + n
+            _set(expected, path, sentinel)
+            pieces.append(json.dumps(sentinel).encode("ascii"))
+            pieces.append(self._middles[n] if n < len(self._middles) else self._tail)
+        rebuilt = b"".join(pieces)
+        try:
+            parsed = _from_json(rebuilt)
+        except ValueError:
+            return False
+        return bool(parsed == expected) and self.match(rebuilt) is not None
+
+
+def _read(literal: bytes, is_string: bool) -> Any:
+    """The value of one hole's bytes: a complete JSON string, or a plain non-negative integer; None
+    when they are neither (another layout: the full path decides)."""
+    if is_string:
+        try:
+            piece = _from_json(literal)
+        except ValueError:
+            return None
+        return piece if piece.__class__ is str else None  # a number, a literal or an object: no
+    if literal.isdigit() and (literal[0] != 0x30 or len(literal) == 1):
+        return int(literal)
+    return None
+
+
+def changed(previous: Any, value: Any, paths: Sequence[HolePath]) -> list[HolePath]:
+    """The paths among ``paths`` whose member in ``value`` differs from the one in ``previous`` (the
+    value of the event learned before): a member a vendor repeats stays fixed bytes, one it changes
+    (a random padding, a running token count) becomes a hole when the shape is learned again."""
+    if previous is None:
+        return []
+    return [path for path in paths if _at(previous, path) != _at(value, path)]
+
+
+def _at(value: Any, path: HolePath) -> Any:
+    for step in path:
+        if isinstance(step, int):
+            if value.__class__ is not list or not 0 <= step < len(value):
+                return _NOT_FOUND
+        elif value.__class__ is not dict or step not in value:
+            return _NOT_FOUND
+        value = value[step]
+    return value
+
+
+def _set(value: Any, path: HolePath, new: Any) -> None:
+    for step in path[:-1]:
+        value = value[step]
+    value[path[-1]] = new
+
+
+def _locate(data: bytes, value: Any, path: HolePath) -> tuple[int, int, type] | None:
+    """The span of the literal of the member at ``path`` in ``data``, found by its name: the one
+    occurrence of ``"name":`` whose literal parses to the member's value."""
+    if not path or not isinstance(path[-1], str):
+        return None
+    member = _at(value, path)
+    if member.__class__ is str:
+        literal, kind = _STRING, str
+    elif member.__class__ is int and member >= 0:
+        literal, kind = _DIGITS, int
+    else:
+        return None
+    name = json.dumps(path[-1], ensure_ascii=False).encode("utf-8")
+    found: tuple[int, int, type] | None = None
+    for at in re.finditer(re.escape(name) + rb"[ \t\r\n]*:[ \t\r\n]*", data):
+        span = literal.match(data, at.end())
+        if span is None:
+            continue
+        try:
+            same = _from_json(span.group()) == member
+        except ValueError:
+            continue
+        if same:
+            if found is not None:
+                return None  # two members of that name hold the value: which one is the hole is unclear
+            found = (span.start(), span.end(), kind)
+    return found

@@ -1,0 +1,207 @@
+"""kit.shapes: a learned event layout reads a later event's holes off its bytes, and never reads a value
+the event's full parse would not give.
+
+The property that matters is soundness: whenever :meth:`EventShape.match` returns values, a strict parse
+of the same bytes is the learned value with exactly those values in the holes. The fuzz below mutates
+real event layouts byte by byte (in the fixed parts and in the holes, with escapes, digits, quotes and
+whitespace) and checks that property on every mutation; the table tests pin what is refused outright.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import random
+from typing import Any
+
+import jiter
+import pytest
+
+from streamfns.kit import EventShape, HolePath, changed
+
+pytestmark = pytest.mark.parallel
+
+ANTHROPIC = b'{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"The "}}'
+CHAT = (
+    b'{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1782955817,"model":"gpt-4o-mini",'
+    b'"choices":[{"index":0,"delta":{"content":"of "},"logprobs":null,"finish_reason":null}],'
+    b'"usage":null,"obfuscation":"C63rXk"}'
+)
+GEMINI = (
+    b'{"candidates": [{"content": {"parts": [{"text": "The stream "}],"role": "model"},"index": 0}],'
+    b'"usageMetadata": {"promptTokenCount": 25,"candidatesTokenCount": 1,"totalTokenCount": 66},'
+    b'"modelVersion": "gemini-2.5-flash"}'
+)
+LAYOUTS: list[tuple[bytes, list[HolePath]]] = [
+    (ANTHROPIC, [("delta", "text")]),
+    (CHAT, [("choices", 0, "delta", "content"), ("obfuscation",)]),
+    (
+        GEMINI,
+        [
+            ("candidates", 0, "content", "parts", 0, "text"),
+            ("usageMetadata", "candidatesTokenCount"),
+            ("usageMetadata", "totalTokenCount"),
+        ],
+    ),
+]
+
+
+def learned(data: bytes, holes: list[HolePath]) -> EventShape:
+    shape = EventShape.learn(data, jiter.from_json(data), holes)
+    assert shape is not None
+    return shape
+
+
+def with_holes(value: Any, holes: list[HolePath], pieces: list[Any]) -> Any:
+    out = copy.deepcopy(value)
+    for path, piece in zip(holes, pieces, strict=True):
+        target = out
+        for step in path[:-1]:
+            target = target[step]
+        target[path[-1]] = piece
+    return out
+
+
+def parse(data: bytes) -> Any:
+    try:
+        return jiter.from_json(data)
+    except ValueError:
+        return ValueError
+
+
+def test_a_text_delta_is_read_off_its_bytes_with_its_escapes() -> None:
+    shape = learned(ANTHROPIC, [("delta", "text")])
+    data = ANTHROPIC.replace(b'"The "', rb'"say \"hi\"\n\u00e9\ud83d\ude00 \\"')
+    assert shape.match(data) == ['say "hi"\né😀 \\']
+    assert shape.match(ANTHROPIC) == ["The "]
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        ANTHROPIC.replace(b'"index":0', b'"index":1'),  # another block
+        ANTHROPIC.replace(b'"text_delta"', b'"thinking_delta"'),  # another kind of delta
+        ANTHROPIC.replace(b'"The "}}', b'"The ","extra":1}}'),  # a member more (closing the string early)
+        ANTHROPIC.replace(b'"The "', b"17"),  # a number where the string was
+        ANTHROPIC.replace(b'"The "', b"null"),
+        ANTHROPIC.replace(b'"The "', b'{"a":"b"}'),
+        ANTHROPIC.replace(b'"The "', b'"raw\x01control"'),  # invalid JSON: the full path decides
+        ANTHROPIC.replace(b'"The "', b'"bad \\x escape"'),
+        ANTHROPIC.replace(b'"The "', b'"\xff\xfe"'),  # not UTF-8
+        ANTHROPIC.replace(b'"The "', b'"a" "b"'),
+        ANTHROPIC.replace(b'"The "', b'"unterminated'),
+        ANTHROPIC.replace(b":", b": ", 1),  # whitespace the learned bytes did not have
+        ANTHROPIC[:-1],
+        ANTHROPIC + b" ",
+        b"",
+    ],
+)
+def test_an_event_that_differs_outside_its_hole_is_no_match(data: bytes) -> None:
+    assert learned(ANTHROPIC, [("delta", "text")]).match(data) is None
+
+
+def test_the_values_come_back_in_the_order_the_holes_were_given() -> None:
+    shape = learned(CHAT, [("obfuscation",), ("choices", 0, "delta", "content")])
+    data = CHAT.replace(b'"of "', b'"x\\"},\\"logprobs"').replace(b'"C63rXk"', b'"abcdefgh"')
+    assert shape.match(data) == ["abcdefgh", 'x"},"logprobs']
+
+
+def test_integer_holes_take_plain_non_negative_integers_only() -> None:
+    holes: list[HolePath] = [
+        ("candidates", 0, "content", "parts", 0, "text"),
+        ("usageMetadata", "candidatesTokenCount"),
+        ("usageMetadata", "totalTokenCount"),
+    ]
+    shape = learned(GEMINI, holes)
+    assert shape.match(GEMINI.replace(b'"candidatesTokenCount": 1', b'"candidatesTokenCount": 1234')) == [
+        "The stream ",
+        1234,
+        66,
+    ]
+    assert shape.match(GEMINI.replace(b": 66}", b": 0}")) == ["The stream ", 1, 0]
+    for bad in (b"01", b"-1", b"1.5", b"1e3", b'"1"', b"", b"true"):
+        assert shape.match(GEMINI.replace(b": 66}", b": " + bad + b"}")) is None, bad
+
+
+@pytest.mark.parametrize(
+    ("data", "holes"),
+    [
+        (b'{"a":"x","b":{"a":"x"}}', [("a",)]),  # the name holds the same value twice: which is the hole?
+        (b'{"a":true}', [("a",)]),  # not a string or an integer
+        (b'{"a":-3}', [("a",)]),
+        (b'{"a":1.5}', [("a",)]),
+        (b'{"a":{"b":"c"}}', [("a",)]),
+        (b'{"a":["x"]}', [("a", 0)]),  # a hole must end in a member name
+        (b'{"a":"x"}', [("b",)]),  # no such member
+        (b'{"a":"x"}', []),  # no hole
+        (b'{"a":"x","b":"y"}', [("a",), ("a",)]),  # two holes over one member
+    ],
+)
+def test_a_layout_whose_holes_cannot_be_told_apart_is_not_learned(data: bytes, holes: list[HolePath]) -> None:
+    assert EventShape.learn(data, jiter.from_json(data), holes) is None
+
+
+def test_a_duplicate_key_is_read_as_the_full_parse_reads_it() -> None:
+    data = b'{"a":"x","a":"y"}'
+    shape = EventShape.learn(data, jiter.from_json(data), [("a",)])
+    if shape is not None:  # learned at the member the parse keeps (the last), or not at all
+        assert shape.match(b'{"a":"x","a":"z"}') == ["z"]
+        assert shape.match(b'{"a":"q","a":"z"}') is None
+
+
+def test_a_value_that_does_not_parse_as_given_is_not_learned() -> None:
+    # The caller's value must be the parse of the bytes: a repaired value is refused by the check.
+    assert EventShape.learn(b'{"a":"x\x01"}', {"a": "x\x01"}, [("a",)]) is None
+
+
+def _mutations(data: bytes, rng: random.Random) -> bytes:
+    alphabet = b'"\\{}[],: 0123456789abcnlu\n\x01\xc3\xa9'
+    out = bytearray(data)
+    for _ in range(rng.randint(1, 3)):
+        roll = rng.random()
+        at = rng.randrange(len(out) + 1)
+        if roll < 0.4 and out:
+            out[min(at, len(out) - 1)] = rng.choice(alphabet)
+        elif roll < 0.7:
+            out[at:at] = bytes([rng.choice(alphabet)])
+        elif out:
+            del out[min(at, len(out) - 1)]
+    return bytes(out)
+
+
+@pytest.mark.parametrize(("data", "holes"), LAYOUTS)
+def test_fuzz_a_match_is_always_what_the_full_parse_reads(data: bytes, holes: list[HolePath]) -> None:
+    rng = random.Random(20261202)
+    value = jiter.from_json(data)
+    shape = learned(data, holes)
+    matched = 0
+    for _ in range(3000):
+        mutated = _mutations(data, rng)
+        pieces = shape.match(mutated)
+        if pieces is not None:
+            matched += 1
+            assert parse(mutated) == with_holes(value, holes, pieces), mutated
+    assert matched > 0  # the mutations did reach the holes' insides without changing the layout
+
+
+def test_fuzz_new_hole_values_in_the_learned_layout_are_read() -> None:
+    rng = random.Random(7)
+    data = ANTHROPIC
+    holes: list[HolePath] = [("delta", "text")]
+    value = jiter.from_json(data)
+    shape = learned(data, holes)
+    for _ in range(500):
+        piece = "".join(rng.choice(['"', "\\", "é", "😀", "\n", "a", "}", "\x00", "\u2028"]) for _ in range(6))
+        for ascii_only in (True, False):
+            encoded = json.dumps(piece, ensure_ascii=ascii_only).encode("utf-8")
+            mutated = data.replace(b'"The "', encoded)
+            assert shape.match(mutated) == [piece]
+            assert parse(mutated) == with_holes(value, holes, [piece])
+
+
+def test_changed_names_the_members_that_moved() -> None:
+    before = jiter.from_json(CHAT)
+    after = jiter.from_json(CHAT.replace(b"C63rXk", b"Q"))
+    paths: list[HolePath] = [("obfuscation",), ("model",), ("choices", 0, "delta", "content")]
+    assert changed(before, after, paths) == [("obfuscation",)]
+    assert changed(None, after, paths) == []
