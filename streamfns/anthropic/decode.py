@@ -103,6 +103,7 @@ class AnthropicDecoder(Decoder[ServerSentEvent]):
                 self._shape_sink(self._shape_index, pieces[0])
                 return
             self._shape = None
+            self._learns += shape.hits > 0  # a learn that paid is given back (kit.SHAPE_LEARNS)
         data = load_event(sse.data, "Anthropic")
         kind = data.get("type", sse.event)
         builder = self._builder

@@ -201,6 +201,7 @@ class GoogleDecoder(Decoder[ServerSentEvent]):
                 self._builder.text_delta(self._shape_key, pieces[0])
                 return
             self._shape = None
+            self._learns += shape.hits > 0  # a learn that paid is given back (kit.SHAPE_LEARNS)
         data = load_event(sse.data, VENDOR)
         if "error" in data:
             raise ERRORS.from_event(data)

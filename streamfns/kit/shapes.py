@@ -37,9 +37,11 @@ import jiter
 __all__ = ["SHAPE_LEARNS", "EventShape", "HolePath", "changed"]
 
 SHAPE_LEARNS: Final = 16
-"""How many times one decoder learns a shape in one stream: each costs tens of microseconds, so a stream
-whose events never repeat (or a hostile one that changes layout every event) pays for a few, not for
-every event."""
+"""How many learns that never paid one decoder makes in one stream. A learn costs tens of microseconds
+(ten events' worth): a decoder gives a learn back when its shape went on to read an event
+(:attr:`EventShape.hits`), so a stream whose layout changes now and then keeps learning, while one
+whose events never repeat (or a hostile one that changes layout every event) pays for a few learns,
+not for every event."""
 
 HolePath: TypeAlias = tuple[str | int, ...]
 """Where a hole lies in the parsed event: object member names and array positions, outermost first."""
@@ -71,6 +73,7 @@ class EventShape:
         "_strings_slots",
         "_tail",
         "_tail_len",
+        "hits",
         "value",
     )
 
@@ -110,6 +113,8 @@ class EventShape:
         self._right: tuple[tuple[int, int, bytes, int, bool, int], ...] = ()
         self.value: Any = value
         """The learned event's parsed value (the caller's, not a copy: read it, do not change it)."""
+        self.hits = 0
+        """How many events this shape has read (a decoder gives back the learn of a shape that paid)."""
 
     @classmethod
     def learn(cls, data: bytes, value: Any, holes: Sequence[HolePath]) -> EventShape | None:
@@ -148,8 +153,14 @@ class EventShape:
                 piece = _from_json(data[head_len:end])
             except ValueError:
                 return None  # not one complete string: the full path decides what it is
-            return [piece] if piece.__class__ is str else None
-        return self._holes(data, head_len, end)
+            if piece.__class__ is not str:
+                return None
+            self.hits += 1
+            return [piece]
+        values = self._holes(data, head_len, end)
+        if values is not None:
+            self.hits += 1
+        return values
 
     def _holes(self, data: bytes, start: int, end: int) -> list[Any] | None:
         """The holes between ``start`` and ``end`` (the head and the tail matched).
@@ -258,7 +269,9 @@ class EventShape:
             parsed = _from_json(rebuilt)
         except ValueError:
             return False
-        return bool(parsed == expected) and self.match(rebuilt) is not None
+        verified = parsed == expected and self.match(rebuilt) is not None
+        self.hits = 0  # the check above is not an event read
+        return verified
 
 
 def _read(literal: bytes, is_string: bool) -> Any:

@@ -270,6 +270,7 @@ class CompletionsDecoder(Decoder[ServerSentEvent]):
                 self._shape_sink(pieces[0])
                 return
             self._shape = None
+            self._learns += shape.hits > 0  # a learn that paid is given back (kit.SHAPE_LEARNS)
         if (not data or data[0] != _OPEN_BRACE) and data.strip() == _DONE:  # not an object: [DONE]?
             self._on_done()
             return

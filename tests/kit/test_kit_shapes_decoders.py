@@ -12,7 +12,7 @@ import pytest
 from cassettes import library
 from cassettes.mutations import rechunk
 from normalize import AssistantMessageEvent, event_to_json
-from streamfns.kit import EventShape
+from streamfns.kit import SHAPE_LEARNS, EventShape
 from tests.adapters import ANTHROPIC, ANTHROPIC_BEDROCK, ANTHROPIC_VERTEX, GOOGLE, OPENAI_COMPLETIONS, AdapterUnderTest
 
 pytestmark = pytest.mark.parallel
@@ -28,18 +28,24 @@ def normalized(events: list[AssistantMessageEvent]) -> list[dict[str, Any]]:
 
 
 class Matches:
-    """Counts the events a shape read (so a test knows the fast path ran)."""
+    """Counts the events shapes read (so a test knows the fast path ran): their hits, as they are forgotten
+    or at the end."""
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
-        self.count = 0
-        match = EventShape.match
+        self.shapes: list[EventShape] = []
+        learn = EventShape.learn.__func__  # pyright: ignore[reportFunctionMemberAccess]
 
-        def counted(shape: EventShape, data: bytes) -> list[Any] | None:
-            pieces = match(shape, data)
-            self.count += pieces is not None
-            return pieces
+        def kept(cls: type[EventShape], *args: Any) -> EventShape | None:
+            shape = learn(cls, *args)
+            if shape is not None:
+                self.shapes.append(shape)
+            return shape
 
-        monkeypatch.setattr(EventShape, "match", counted)
+        monkeypatch.setattr(EventShape, "learn", classmethod(kept))
+
+    @property
+    def count(self) -> int:
+        return sum(shape.hits for shape in self.shapes)
 
 
 def without_shapes(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -140,3 +146,69 @@ async def test_a_malformed_event_in_a_learned_layout_is_still_an_error(monkeypat
     events, result = await OPENAI_COMPLETIONS.run_reads([body])
     assert normalized(events) == normalized(expected_events)
     assert result.stop_reason == expected.stop_reason
+
+
+class Learns:
+    """Counts the layouts decoders learn (install after :class:`Matches`, which it wraps)."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.count = 0
+        learn = EventShape.learn.__func__  # pyright: ignore[reportFunctionMemberAccess]
+
+        def counted(cls: type[EventShape], *args: Any) -> EventShape | None:
+            self.count += 1
+            return learn(cls, *args)
+
+        monkeypatch.setattr(EventShape, "learn", classmethod(counted))
+
+
+def anthropic_body(blocks: int, deltas: int) -> bytes:
+    def event(name: str, data: dict[str, Any]) -> bytes:
+        return f"event: {name}\ndata: {json.dumps(data, separators=(',', ':'))}\n\n".encode()
+
+    out = [event("message_start", {"type": "message_start", "message": {"id": "m", "usage": {"input_tokens": 1}}})]
+    for index in range(blocks):
+        out.append(
+            event(
+                "content_block_start",
+                {"type": "content_block_start", "index": index, "content_block": {"type": "text", "text": ""}},
+            )
+        )
+        for n in range(deltas):
+            delta = {"type": "text_delta", "text": f"{index}.{n} "}
+            out.append(event("content_block_delta", {"type": "content_block_delta", "index": index, "delta": delta}))
+        out.append(event("content_block_stop", {"type": "content_block_stop", "index": index}))
+    out.append(
+        event(
+            "message_delta",
+            {"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 5}},
+        )
+    )
+    out.append(event("message_stop", {"type": "message_stop"}))
+    return b"".join(out)
+
+
+async def test_a_stream_that_changes_layout_often_keeps_its_fast_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    # 60 blocks: every block start is read whole and forgets the layout; a learn that paid is given back.
+    matches = Matches(monkeypatch)
+    learns = Learns(monkeypatch)
+    _, result = await ANTHROPIC.run_reads([anthropic_body(60, 6)])
+    assert result.stop_reason == "stop"
+    assert learns.count == 60
+    assert matches.count == 60 * 5
+    assert "".join(block.text for block in result.content if block.type == "text") == "".join(  # pyright: ignore
+        f"{index}.{n} " for index in range(60) for n in range(6)
+    )
+
+
+async def test_a_stream_whose_layout_never_repeats_pays_for_a_bounded_number_of_learns(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Every chunk changes a member no hole covers: each mismatches, and only SHAPE_LEARNS learns are made.
+    body = b"".join(chat_chunk("x").replace(b'"model":"m"', f'"model":"m{n}"'.encode()) for n in range(200))
+    matches = Matches(monkeypatch)
+    learns = Learns(monkeypatch)
+    events, _ = await OPENAI_COMPLETIONS.run_reads([body + b"data: [DONE]\n\n"])
+    assert matches.count == 0
+    assert learns.count == SHAPE_LEARNS
+    assert sum(event.type == "text_delta" for event in events) == 200
