@@ -173,22 +173,12 @@ class EventShape:
         kept for the next event."""
         values: list[Any] = list(self._blank)
         if self._placed:
-            # The literals are read inline here (as _read does): a call per hole costs more than the read.
             for width, middle, middle_width, is_string, slot in self._left:
                 stop = start + width
                 if data[stop : stop + middle_width] != middle:
                     break
-                literal = data[start:stop]
-                if is_string:
-                    try:
-                        piece = _from_json(literal)
-                    except ValueError:
-                        return None
-                    if piece.__class__ is not str:
-                        return None
-                elif literal.isdigit() and (literal[0] != 0x30 or width == 1):
-                    piece = int(literal)
-                else:
+                piece = _read(data[start:stop], is_string)
+                if piece is None:
                     return None
                 values[slot] = piece
                 start = stop + middle_width
@@ -208,7 +198,7 @@ class EventShape:
                     if stop < start:
                         return None
                     literal = data[start:stop]
-                    if self._piece_is_string:
+                    if self._piece_is_string:  # the hot read (a text piece), inline: a call costs more
                         try:
                             piece = _from_json(literal)
                         except ValueError:

@@ -32,7 +32,12 @@ GEMINI = (
     b'"usageMetadata": {"promptTokenCount": 25,"candidatesTokenCount": 1,"totalTokenCount": 66},'
     b'"modelVersion": "gemini-2.5-flash"}'
 )
+RESPONSES = (
+    b'{"type":"response.output_text.delta","sequence_number":4,"item_id":"msg_1","output_index":0,'
+    b'"content_index":0,"delta":"The ","logprobs":[]}'
+)
 LAYOUTS: list[tuple[bytes, list[HolePath]]] = [
+    (RESPONSES, [("delta",), ("sequence_number",)]),  # a hole before the piece (found from the start)
     (ANTHROPIC, [("delta", "text")]),
     (CHAT, [("choices", 0, "delta", "content"), ("obfuscation",)]),
     (
