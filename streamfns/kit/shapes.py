@@ -120,7 +120,9 @@ class EventShape:
     def learn(cls, data: bytes, value: Any, holes: Sequence[HolePath]) -> EventShape | None:
         """The shape of ``data`` (whose parse is ``value``) with a hole at each path of ``holes``, or
         ``None`` when those members cannot be told apart from the rest (see the module docstring).
-        Each hole must hold a string or a non-negative int and end in a member name."""
+        Each hole must hold a string or a non-negative int and end in a member name. Give the piece
+        first: the hole whose width changes from event to event (the text); the others are looked for
+        where they lay in the last match before they are searched for (see :meth:`_holes`)."""
         spans: list[tuple[int, int, type, HolePath, int]] = []
         for position, path in enumerate(holes):
             found = _locate(data, value, path)
