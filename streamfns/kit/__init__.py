@@ -76,7 +76,7 @@ from streamfns.kit.gcloud import (
 )
 from streamfns.kit.keys import ApiKey, prompt_cache_key, provider_key_env, redact
 from streamfns.kit.payload import array, int_or_none, load_event, load_json, obj, str_or_none, text
-from streamfns.kit.shapes import SHAPE_LEARNS, EventShape, HolePath, changed
+from streamfns.kit.shapes import MAX_SHAPE_BYTES, SHAPE_LEARNS, EventShape, HolePath, changed
 from streamfns.kit.signing import Signature, Signer, SigningRequest
 from streamfns.kit.stops import StopMapping, StopTable
 from streamfns.kit.thinking import DEFAULT_THINKING_BUDGETS, MIN_ANSWER_TOKENS, effort_for, thinking_budget
@@ -89,6 +89,7 @@ __all__ = [
     "DROP",
     "ENTRY_POINT_GROUP",
     "GOOGLE_ADC",
+    "MAX_SHAPE_BYTES",
     "MIN_ANSWER_TOKENS",
     "NDJSON",
     "SHAPE_LEARNS",

@@ -34,7 +34,13 @@ from typing import Any, Final, TypeAlias
 
 import jiter
 
-__all__ = ["SHAPE_LEARNS", "EventShape", "HolePath", "changed"]
+__all__ = ["MAX_SHAPE_BYTES", "SHAPE_LEARNS", "EventShape", "HolePath", "changed"]
+
+MAX_SHAPE_BYTES: Final = 8 * 1024
+"""The largest event a shape is learned from. Learning walks the event with a regex and parses it twice:
+about 80 times the cost of one parse, 1.4 s for a 16 MB event. Deltas are a few hundred bytes; a larger
+event is parsed whole (its parse dwarfs the per-event costs a shape saves), so a hostile server sending
+huge events of changing layout costs at most a fraction of a millisecond per learn."""
 
 SHAPE_LEARNS: Final = 16
 """How many learns that never paid one decoder makes in one stream. A learn costs tens of microseconds
@@ -123,6 +129,8 @@ class EventShape:
         Each hole must hold a string or a non-negative int and end in a member name. Give the piece
         first: the hole whose width changes from event to event (the text); the others are looked for
         where they lay in the last match before they are searched for (see :meth:`_holes`)."""
+        if len(data) > MAX_SHAPE_BYTES:
+            return None
         spans: list[tuple[int, int, type, HolePath, int]] = []
         for position, path in enumerate(holes):
             found = _locate(data, value, path)

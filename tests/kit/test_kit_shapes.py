@@ -17,7 +17,7 @@ from typing import Any
 import jiter
 import pytest
 
-from streamfns.kit import EventShape, HolePath, changed
+from streamfns.kit import MAX_SHAPE_BYTES, EventShape, HolePath, changed
 
 pytestmark = pytest.mark.parallel
 
@@ -210,3 +210,13 @@ def test_changed_names_the_members_that_moved() -> None:
     paths: list[HolePath] = [("obfuscation",), ("model",), ("choices", 0, "delta", "content")]
     assert changed(before, after, paths) == [("obfuscation",)]
     assert changed(None, after, paths) == []
+
+
+def test_a_large_event_is_not_learned() -> None:
+    # Learning costs some 80 parses of the event: a hostile server's huge events stay on the full path.
+    text = json.dumps("x" * (MAX_SHAPE_BYTES - 80)).encode()
+    small = ANTHROPIC.replace(b'"The "', text)
+    assert len(small) <= MAX_SHAPE_BYTES
+    assert EventShape.learn(small, jiter.from_json(small), [("delta", "text")]) is not None
+    large = ANTHROPIC.replace(b'"The "', json.dumps("x" * MAX_SHAPE_BYTES).encode())
+    assert EventShape.learn(large, jiter.from_json(large), [("delta", "text")]) is None
