@@ -20,10 +20,10 @@ from __future__ import annotations
 
 import struct
 import zlib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Final, TypeAlias
+from typing import TYPE_CHECKING, Any, Final, TypeAlias, cast
 
 from normalize.wire.base import (
     DEFAULT_MAX_FRAME_BYTES,
@@ -104,6 +104,12 @@ class EventStreamMessage:
         return self.event_type or self.exception_type or self.error_code
 
 
+_SetSlot: TypeAlias = Callable[[EventStreamMessage, Any], None]
+_new_message: Final = object.__new__
+# The slots' own descriptors: a store that does not go through the frozen class's __setattr__.
+_set_headers: Final = cast("_SetSlot", EventStreamMessage.__dict__["headers"].__set__)
+_set_payload: Final = cast("_SetSlot", EventStreamMessage.__dict__["payload"].__set__)
+
 # Parsed headers sections by their bytes, shared by all decoders: a stream repeats a handful of exact
 # sections (``:event-type contentBlockDelta``, ``:content-type``, ``:message-type``), and parsing one
 # in Python costs more than the rest of the message. Read-only views, so no message can change
@@ -113,7 +119,7 @@ _CACHE_ENTRIES: Final = 512
 _CACHE_KEY_BYTES: Final = 1024
 
 
-def _headers(data: bytes | memoryview, start: int, end: int) -> dict[str, HeaderValue]:
+def _headers(data: bytes, start: int, end: int) -> dict[str, HeaderValue]:
     headers: dict[str, HeaderValue] = {}
     at = start
     while at < end:
@@ -189,7 +195,7 @@ def _assemble(encoded: bytes, payload: bytes) -> bytes:
     return body + _UINT32.pack(zlib.crc32(body))
 
 
-def _check_prelude(data: bytes | memoryview, at: int, limit: int) -> tuple[int, int]:
+def _check_prelude(data: bytes, at: int, limit: int) -> tuple[int, int]:
     total, headers_length, prelude_crc = _PRELUDE_STRUCT.unpack_from(data, at)
     if zlib.crc32(data[at : at + 8]) != prelude_crc:
         raise FramingError(f"event-stream prelude CRC mismatch at byte {at}")
@@ -206,13 +212,13 @@ def _check_prelude(data: bytes | memoryview, at: int, limit: int) -> tuple[int, 
     return total, headers_length
 
 
-def _message(data: bytes | memoryview, at: int, total: int, headers_length: int) -> EventStreamMessage:
-    end = at + total
-    (message_crc,) = _UINT32.unpack_from(data, end - _CRC)
-    if zlib.crc32(data[at : end - _CRC]) != message_crc:
+def _message(data: bytes, at: int, total: int, headers_length: int) -> EventStreamMessage:
+    end = at + total - _CRC
+    (message_crc,) = _UINT32.unpack_from(data, end)
+    if zlib.crc32(data[at:end]) != message_crc:
         raise FramingError(f"event-stream message CRC mismatch in the message at byte {at}")
     headers_end = at + _PRELUDE + headers_length
-    raw = bytes(data[at + _PRELUDE : headers_end])
+    raw = data[at + _PRELUDE : headers_end]
     headers = _PARSED_HEADERS.get(raw)
     if headers is None:
         try:
@@ -221,7 +227,12 @@ def _message(data: bytes | memoryview, at: int, total: int, headers_length: int)
             raise FramingError(f"event-stream headers do not parse in the message at byte {at}: {exc}") from None
         if len(_PARSED_HEADERS) < _CACHE_ENTRIES and len(raw) <= _CACHE_KEY_BYTES:
             _PARSED_HEADERS[raw] = headers
-    return EventStreamMessage(headers, bytes(data[headers_end : end - _CRC]))
+    # The frozen dataclass's __init__ goes through object.__setattr__ per field, half the cost of a
+    # message here; its slots are filled directly instead (the same two stores, made once).
+    message = _new_message(EventStreamMessage)
+    _set_headers(message, headers)
+    _set_payload(message, data[headers_end:end])
+    return message
 
 
 def decode_message(raw: bytes) -> EventStreamMessage:
@@ -255,12 +266,9 @@ class EventStreamDecoder:
         if self._need and len(buffer) + len(chunk) < self._need:
             buffer += chunk  # the usual case for a large message arriving in pieces: nothing to parse yet
             return []
-        data: bytes | memoryview
-        if buffer:
-            buffer += chunk
-            data = memoryview(buffer)
-        else:
-            data = chunk
+        # One bytes object per read (the held start of a message and the chunk): its slices are plain
+        # copies, cheaper than a memoryview's, and a message's payload is a copy in any case.
+        data = bytes(buffer) + chunk if buffer else chunk
         out: list[EventStreamMessage] = []
         at = 0
         size = len(data)
@@ -275,15 +283,10 @@ class EventStreamDecoder:
                 self._need = 0
         except FramingError as exc:
             exc.frames = list(out)
-            if isinstance(data, memoryview):
-                data.release()
             self._buffer = bytearray()
             self._need = 0
             raise
-        rest = bytes(data[at:])
-        if isinstance(data, memoryview):
-            data.release()
-        self._buffer = bytearray(rest)
+        self._buffer = bytearray(data[at:]) if at < size else bytearray()
         return out
 
     def flush(self) -> list[EventStreamMessage]:

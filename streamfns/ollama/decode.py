@@ -82,6 +82,8 @@ def _arguments(name: str, raw: object) -> dict[str, Any]:
     )
 
 
+_from_json = jiter.from_json
+
 #: What a line without a ``message`` object reads as (never written to).
 _NO_MESSAGE: Final[dict[str, Any]] = {}
 
@@ -112,7 +114,15 @@ class OllamaDecoder(Decoder[bytes]):
         return key
 
     def on_event(self, frame: bytes, /) -> None:
-        line, builder = load_event(frame, VENDOR), self._builder
+        # The plain parse inline (one call per token); what it refuses goes through load_event, which
+        # repairs what it can and fails the rest as a protocol error.
+        try:
+            line: Any = _from_json(frame)
+        except ValueError:
+            line = None
+        if line.__class__ is not dict:
+            line = load_event(frame, VENDOR)
+        builder = self._builder
         if "error" in line:
             raise ERRORS.from_event(line)
         if self._created_at is None:
