@@ -31,6 +31,7 @@ random ``"p"`` padding member, which is ignored. What this decoder promises:
 
 from __future__ import annotations
 
+from types import MappingProxyType
 from typing import Any, Final
 
 from normalize import MessageBuilder, Model
@@ -84,7 +85,7 @@ def _count(usage: dict[str, Any], name: str) -> int | None:
 class ConverseDecoder(Decoder[EventStreamMessage]):
     """One ConverseStream response's messages → builder calls (see the module docstring)."""
 
-    __slots__ = ("_builder", "_kinds", "_metadata", "_phase")
+    __slots__ = ("_builder", "_event", "_headers", "_kinds", "_metadata", "_phase")
 
     def __init__(self, builder: MessageBuilder, model: Model | None = None) -> None:
         del model  # the stream needs nothing from the model
@@ -92,12 +93,21 @@ class ConverseDecoder(Decoder[EventStreamMessage]):
         self._kinds: dict[int, int] = {}
         self._phase = _BEFORE
         self._metadata = False
+        # The last headers read and the event type they name: the framing hands over one shared,
+        # read-only mapping per distinct headers section, so a stream of deltas reads them once.
+        self._headers: object = None
+        self._event: object = None
 
     def on_event(self, message: EventStreamMessage, /) -> None:
         headers = message.headers
-        if headers.get(":message-type", "event") != "event":
-            raise exception_failure(message)
-        event = headers.get(":event-type")
+        if headers is self._headers:
+            event = self._event
+        else:
+            if headers.get(":message-type", "event") != "event":
+                raise exception_failure(message)
+            event = self._event = headers.get(":event-type")
+            # Only a mapping nobody can change is remembered (a caller's own dict could be reused).
+            self._headers = headers if headers.__class__ is MappingProxyType else None
         data = load_event(message.payload, VENDOR)
         if event == "contentBlockDelta" and self._phase == _OPEN:
             # The hot path (one message per token): no copies, one kind lookup.
