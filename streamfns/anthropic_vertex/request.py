@@ -20,14 +20,14 @@ from urllib.parse import quote
 from normalize import Context, Model, StreamOptions
 from streamfns.anthropic.request import AnthropicCompat
 from streamfns.anthropic.request import build_request as build_messages_request
-from streamfns.kit import WireRequest, parse_compat, vertex_placement, vertex_root
+from streamfns.kit import VertexPlacement, WireRequest, parse_compat, vertex_placement, vertex_root
 
 __all__ = ["VERTEX_ANTHROPIC_VERSION", "AnthropicVertexCompat", "build_request", "request_url"]
 
 #: The Messages version Vertex AI takes, in the body.
 VERTEX_ANTHROPIC_VERSION: Final = "vertex-2023-10-16"
 #: The compat flags that are Vertex's, not the Messages request's.
-_PLACEMENT_FLAGS: Final = ("project", "location")
+_VERTEX_FLAGS: Final = ("project", "location", "regional_price_multiplier")
 #: Where :func:`streamfns.kit.vertex_placement` looks when the flags name no project or location.
 _PLACEMENT_ENV: Final = ("GOOGLE_CLOUD_PROJECT", "GCLOUD_PROJECT", "GOOGLE_CLOUD_LOCATION")
 
@@ -35,10 +35,18 @@ _PLACEMENT_ENV: Final = ("GOOGLE_CLOUD_PROJECT", "GCLOUD_PROJECT", "GOOGLE_CLOUD
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
 class AnthropicVertexCompat(AnthropicCompat):
     """Per-model flags (``Model.compat``): the Anthropic ones (:class:`~streamfns.anthropic.request.AnthropicCompat`)
-    and the Vertex ``project`` / ``location`` (None: ``GOOGLE_CLOUD_PROJECT`` / ``GOOGLE_CLOUD_LOCATION``)."""
+    and the Vertex ``project`` / ``location`` (None: ``GOOGLE_CLOUD_PROJECT`` / ``GOOGLE_CLOUD_LOCATION``).
+
+    ``regional_price_multiplier``: what a location other than ``global`` costs relative to the
+    catalog's (global) rates. Anthropic bills regional and multi-region endpoints of Claude Sonnet 4.5,
+    Haiku 4.5, Opus 4.5 and later models 10% above global ones (the catalog says 1.1 for them); a
+    request to such a location is priced at the rates times this
+    (:attr:`streamfns.kit.WireRequest.price_multiplier`). A model reached through its ``base_url``
+    alone, with no location anywhere, is priced at the catalog's rates."""
 
     project: str | None = None
     location: str | None = None
+    regional_price_multiplier: float | None = None
 
 
 def request_url(model: Model, compat: AnthropicVertexCompat) -> str:
@@ -51,13 +59,23 @@ def request_url(model: Model, compat: AnthropicVertexCompat) -> str:
     or location anywhere goes to ``{base_url}/publishers/anthropic/models/{id}:streamRawPredict``.
     Raises :class:`~streamfns.kit.CompatError` for a missing or malformed project or location.
     """
+    return _url(model, _placement(model, compat))
+
+
+def _placement(model: Model, compat: AnthropicVertexCompat) -> VertexPlacement | None:
+    """Where the call goes; None for a model reached through its ``base_url`` alone."""
     if not model.id.strip():
         raise ValueError("the model id is empty")
+    if model.base_url.strip() and not (compat.project or compat.location or _placement_in_environment()):
+        return None
+    return vertex_placement(compat.project, compat.location)
+
+
+def _url(model: Model, place: VertexPlacement | None) -> str:
     tail = f"/publishers/anthropic/models/{quote(model.id, safe='@')}:streamRawPredict"
     base = model.base_url.rstrip("/")
-    if base and not (compat.project or compat.location or _placement_in_environment()):
+    if place is None:
         return base + tail
-    place = vertex_placement(compat.project, compat.location)
     root = base or vertex_root(place.location)
     return f"{root}/projects/{quote(place.project, safe=':')}/locations/{place.location}{tail}"
 
@@ -73,10 +91,13 @@ def build_request(model: Model, context: Context, options: StreamOptions | None 
     location, raises :class:`~streamfns.kit.CompatError`).
     """
     compat = parse_compat(AnthropicVertexCompat, model.compat)
-    url = request_url(model, compat)
-    messages_flags = {key: value for key, value in (model.compat or {}).items() if key not in _PLACEMENT_FLAGS}
+    place = _placement(model, compat)
+    url = _url(model, place)
+    messages_flags = {key: value for key, value in (model.compat or {}).items() if key not in _VERTEX_FLAGS}
     inner = build_messages_request(dataclasses.replace(model, compat=messages_flags or None), context, options)
     payload: dict[str, Any] = {"anthropic_version": VERTEX_ANTHROPIC_VERSION}
     payload.update((key, value) for key, value in inner.payload.items() if key != "model")
     headers = {name: value for name, value in inner.headers.items() if name != "anthropic-version"}
-    return WireRequest(url=url, payload=payload, headers=headers)
+    regional = place is not None and place.location != "global"
+    multiplier = compat.regional_price_multiplier if regional and compat.regional_price_multiplier else 1.0
+    return WireRequest(url=url, payload=payload, headers=headers, price_multiplier=multiplier)

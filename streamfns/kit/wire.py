@@ -36,6 +36,7 @@ import asyncio
 import contextlib
 import inspect
 import json
+import math
 from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, Protocol, TypeVar, cast
@@ -74,6 +75,11 @@ class WireRequest:
     url: str
     payload: dict[str, Any]
     headers: dict[str, str] = field(default_factory=dict[str, str])
+    price_multiplier: float = 1.0
+    """What this request costs relative to the model's catalog rates, when where it goes decides it
+    (a regional endpoint billed above the global one): the response's usage is priced at the rates
+    times this (:meth:`normalize.MessageBuilder.price_multiplier`; a decoder that learns a billing
+    tier from the response replaces it). Finite and not negative, else the request is not sent."""
 
 
 #: ``(model, context, options) → WireRequest``; pure (no I/O, no clock, no state), with one allowance:
@@ -226,6 +232,15 @@ async def _run(
         builder.fail(failure.info, redact(failure.message, given))
         yield builder.drain()
         return
+    multiplier = request.price_multiplier
+    # Typed float, but a third party's builder may hand anything: a bool, a string, NaN.
+    if type(multiplier) not in (int, float) or not 0 <= multiplier < math.inf:
+        problem = f"price_multiplier {multiplier!r} is not a finite, non-negative number"
+        builder.fail(ErrorInfo.of("config"), f"{wire.vendor} request not sent: {problem}")
+        yield builder.drain()
+        return
+    if multiplier != 1.0:
+        builder.price_multiplier(multiplier)
     payload = request.payload
     if opts.on_payload is not None:
         try:

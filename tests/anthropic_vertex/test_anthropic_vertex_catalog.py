@@ -28,7 +28,12 @@ def test_google_vertex_lists_gemini_and_claude() -> None:
         assert "image" in model.input
     sonnet = get_model("google-vertex", "claude-sonnet-4-5@20250929")
     assert (sonnet.api, sonnet.cost.input, sonnet.cost.output, sonnet.reasoning) == ("anthropic-vertex", 3, 15, True)
-    assert sonnet.compat == {"adaptive_thinking": False, "supports_temperature": True, "interleaved_thinking": True}
+    assert sonnet.compat == {
+        "adaptive_thinking": False,
+        "supports_temperature": True,
+        "interleaved_thinking": True,
+        "regional_price_multiplier": 1.1,
+    }
 
 
 def test_the_models_command_shows_both(capsys: pytest.CaptureFixture[str]) -> None:

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
-from normalize import Context, StreamOptions, UserMessage
+from normalize import Context, StreamOptions, UserMessage, validate_events
 from streamfns.anthropic.request import INTERLEAVED_THINKING_BETA
 from streamfns.anthropic.request import build_request as build_messages_request
 from streamfns.anthropic_vertex import VERTEX_ANTHROPIC_VERSION, build_request, stream_anthropic_vertex
+from streamfns.catalog import get_model
 from streamfns.kit import CompatError
 from tests.adapters import ANTHROPIC_VERTEX, CONTEXT
 
@@ -112,3 +115,51 @@ async def test_a_bad_placement_ends_the_stream_config_before_any_credential_is_l
     assert result.error_info is not None
     assert result.error_info.kind == "config"
     assert "is not a location name" in (result.error_message or "")
+
+
+@pytest.mark.parametrize(
+    ("model_id", "location", "multiplier"),
+    [
+        ("claude-sonnet-4-5@20250929", "us-east5", 1.1),
+        ("claude-opus-4-6", "eu", 1.1),
+        ("claude-haiku-4-5@20251001", "europe-west1", 1.1),
+        ("claude-sonnet-4-5@20250929", "global", 1.0),
+        ("claude-sonnet-4@20250514", "us-east5", 1.0),  # older models cost the same everywhere
+    ],
+)
+def test_a_regional_location_prices_newer_catalog_models_at_the_regional_rate(
+    model_id: str, location: str, multiplier: float
+) -> None:
+    listed = get_model("google-vertex", model_id)
+    placed = dataclasses.replace(listed, compat={**(listed.compat or {}), "project": "p-1", "location": location})
+    assert build_request(placed, CONTEXT).price_multiplier == multiplier
+
+
+def test_the_regional_rate_follows_the_location_from_the_environment_and_not_a_bare_base_url(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    listed = get_model("google-vertex", "claude-sonnet-4-5@20250929")
+    monkeypatch.setenv("GOOGLE_CLOUD_PROJECT", "env-proj")
+    monkeypatch.setenv("GOOGLE_CLOUD_LOCATION", "us-east5")
+    assert build_request(listed, CONTEXT).price_multiplier == 1.1
+    monkeypatch.setenv("GOOGLE_CLOUD_LOCATION", "global")
+    assert build_request(listed, CONTEXT).price_multiplier == 1.0
+    for name in PLACEMENT_ENV:
+        monkeypatch.delenv(name, raising=False)
+    gateway = dataclasses.replace(listed, base_url="http://127.0.0.1:9/v1")  # where it goes is the gateway's
+    assert build_request(gateway, CONTEXT).price_multiplier == 1.0
+
+
+async def test_a_regional_call_reports_the_regional_cost() -> None:
+    listed = get_model("google-vertex", "claude-sonnet-4-5@20250929")
+    for location, multiplier in (("us-east5", 1.1), ("global", 1.0)):
+        placed = dataclasses.replace(listed, compat={**(listed.compat or {}), "project": "p-1", "location": location})
+        chunks = ANTHROPIC_VERTEX.recorded_chunks("fantasy__simple_streaming_claude-3-7-sonnet-20250219")
+        events, result = await ANTHROPIC_VERTEX.run_reads(chunks, target=placed)
+        assert validate_events(events) == []
+        assert result.stop_reason == "stop"
+        usage = result.usage
+        assert usage.input > 0
+        assert usage.output > 0
+        assert usage.cost.input == pytest.approx(usage.input * 3.0 / 1e6 * multiplier)
+        assert usage.cost.output == pytest.approx(usage.output * 15.0 / 1e6 * multiplier)

@@ -1,0 +1,53 @@
+"""A request priced by where it goes (``WireRequest.price_multiplier``): the kit prices the response's
+usage at the model's rates times it, and refuses to send a request whose multiplier is not a number."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+from typing import Any
+
+import pytest
+
+from conformance.loopback import LoopbackServer
+from normalize import Context, Model, ModelCost, StreamOptions, validate_events
+from streamfns.kit import WireRequest
+from tests.kit._fake import CONTEXT, HELLO, WIRE, build_request, model, options, reply
+
+COST = ModelCost(input=3.0, output=15.0)
+
+
+def priced_at(multiplier: Any) -> Any:
+    def build(model: Model, context: Context, opts: StreamOptions) -> WireRequest:
+        return replace(build_request(model, context, opts), price_multiplier=multiplier)
+
+    return replace(WIRE, build_request=build)
+
+
+async def test_the_usage_is_priced_at_the_rates_times_the_requests_multiplier() -> None:
+    for multiplier in (1.0, 1.1, 0):
+        async with LoopbackServer(reply(*HELLO)) as server:
+            stream = priced_at(multiplier).stream(model(server.base_url, cost=COST), CONTEXT, options())
+            events = [event async for event in stream]
+            result = await stream.result()
+        assert validate_events(events) == []
+        assert result.stop_reason == "stop"
+        cost = result.usage.cost
+        # HELLO reports 5 input and 2 output tokens.
+        assert cost.input == pytest.approx(5 * 3.0 / 1e6 * multiplier)
+        assert cost.output == pytest.approx(2 * 15.0 / 1e6 * multiplier)
+        assert cost.total == pytest.approx(cost.input + cost.output)
+
+
+@pytest.mark.parametrize("multiplier", [-1.0, math.nan, math.inf, "1.1", True, None])
+async def test_a_multiplier_that_is_not_a_finite_non_negative_number_sends_nothing(multiplier: Any) -> None:
+    async with LoopbackServer(reply(*HELLO)) as server:
+        stream = priced_at(multiplier).stream(model(server.base_url, cost=COST), CONTEXT, options())
+        events = [event async for event in stream]
+        result = await stream.result()
+        assert server.requests == []
+    assert validate_events(events) == []
+    assert result.stop_reason == "error"
+    assert result.error_info is not None
+    assert result.error_info.kind == "config"
+    assert "price_multiplier" in (result.error_message or "")
