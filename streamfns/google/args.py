@@ -204,13 +204,7 @@ class ArgumentsWriter:
                 if not continues:
                     self._end_string(piece)
                     return encode_basestring(piece)[1:]
-                if not piece:
-                    return ""
-                self._pieces.append(piece)
-                self._size += len(piece)
-                if self._size >= self._shown:
-                    self._show()
-                return encode_basestring(piece)[1:-1]
+                return self.continue_string(piece)
         if type(raw_path) is not str:
             raise ArgumentsConflict("a partial argument has no jsonPath")
         path = self._paths.get(raw_path)
@@ -245,6 +239,23 @@ class ArgumentsWriter:
             self._string, self._string_path = path, raw_path
             return out
         return out + '"'
+
+    def continue_string(self, piece: str) -> str:
+        """The fragment for the next piece of the open string, which goes on after it (what :meth:`feed`
+        gives for ``{"jsonPath": <the open string's path as it was named>, "stringValue": piece,
+        "willContinue": true}``): the piece escaped, without quotes. Only for a string left open."""
+        if not piece:
+            return ""
+        self._pieces.append(piece)
+        self._size += len(piece)
+        if self._size >= self._shown:
+            self._show()
+        return encode_basestring(piece)[1:-1]
+
+    @property
+    def open_string_path(self) -> str | None:
+        """The jsonPath text that named the string still open (None: no string is open)."""
+        return self._string_path
 
     def close(self) -> str:
         """The last fragment: an open string, the open containers and the root close."""

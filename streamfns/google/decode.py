@@ -147,6 +147,7 @@ class GoogleDecoder(Decoder[ServerSentEvent]):
         "_next_key",
         "_other_candidates",
         "_shape",
+        "_shape_call",
         "_shape_counts",
         "_shape_key",
         "_shape_usage",
@@ -172,11 +173,14 @@ class GoogleDecoder(Decoder[ServerSentEvent]):
         self._has_id = False
         self._has_model = False
         # The layout of the last chunk read whole that carried one text part continuing the open text
-        # block, and nothing else to act on: until another chunk is read whole (which may change what a
-        # chunk means), a chunk whose bytes differ from it only in the text (and in the usage counts
-        # seen changing) is that text and that usage, read off the bytes (kit.shapes).
+        # block, or one piece of the streamed call's open string argument, and nothing else to act on:
+        # until another chunk is read whole (which may change what a chunk means), a chunk whose bytes
+        # differ from it only in that piece (and in the usage counts seen changing) is that piece and
+        # that usage, read off the bytes (kit.shapes). _shape_call is the call whose string it
+        # continues (None: a text piece for the block _shape_key).
         self._shape: EventShape | None = None
         self._shape_key = -1
+        self._shape_call: _StreamedCall | None = None
         self._shape_usage: Any = None
         self._shape_counts: tuple[str, ...] = ()
         self._shape_value: Any = None
@@ -192,16 +196,31 @@ class GoogleDecoder(Decoder[ServerSentEvent]):
         shape = self._shape
         if shape is not None:
             pieces = shape.match(sse.data)
-            if pieces is not None:
+            call = self._shape_call
+            # A text layout holds only until another chunk is read whole. A call's layout names the
+            # path of the string it continues (its last hole): it holds while that call streams, and a
+            # match is read so only when the state the learned chunk was read in is still there (no
+            # block open, that call, its open string named so), which is all that decides it.
+            if pieces is not None and (
+                call is None
+                or (call is self._call and not self._block_kind and pieces[-1] == call.writer.open_string_path)
+            ):
                 if self._shape_counts:
                     # The counts, with the learned usage they go into: a dict is made once per read.
                     self._usage_seen = (self._shape_usage, self._shape_counts, pieces)
                 elif self._shape_usage is not None:
                     self._usage_seen = self._shape_usage
-                self._builder.text_delta(self._shape_key, pieces[0])
+                if call is None:
+                    self._builder.text_delta(self._shape_key, pieces[0])
+                else:
+                    # What _feed does with the same piece: the writer's open string goes on.
+                    fragment = call.writer.continue_string(pieces[0])
+                    if fragment:
+                        self._builder.tool_call_delta(call.key, fragment)
                 return
-            self._shape = None
-            self._learns += shape.hits > 0  # a learn that paid is given back (kit.SHAPE_LEARNS)
+            if call is None or call is not self._call:
+                self._shape = None
+                self._learns += shape.hits > 0  # a learn that paid is given back (kit.SHAPE_LEARNS)
         data = load_event(sse.data, VENDOR)
         if "error" in data:
             raise ERRORS.from_event(data)
@@ -241,25 +260,64 @@ class GoogleDecoder(Decoder[ServerSentEvent]):
             self._record_stop(raw, *FINISH_REASONS.map(raw, detail=detail))
             if usage is not None and self._call is None and not self._other_candidates:
                 self._finish_with(usage)
-        elif self._learns and self._identified and self._block_kind == _TEXT and candidate is candidates[0]:
+        elif (
+            self._learns
+            and self._identified
+            and candidate is candidates[0]
+            and (self._block_kind == _TEXT or (not self._block_kind and self._call is not None))
+        ):
             self._learn(sse.data, data, content, usage)
 
     def _learn(self, raw: bytes, data: dict[str, Any], content: Any, usage: Any) -> None:
-        """Learn the layout of a chunk whose one part was text continuing the open text block (see
-        __init__); the state checked by the caller is what would make the same bytes read otherwise."""
+        """Learn the layout of a chunk whose one part was text continuing the open text block, or the
+        next piece of the streamed call's open string (see __init__); the state checked by the caller
+        and here is what would make the same bytes read otherwise."""
         parts: Any = content.get("parts") if content.__class__ is dict else None
         if parts.__class__ is not list or len(parts) != 1:
             return
         part: Any = parts[0]
-        if part.__class__ is not dict or len(part) != 1 or part.get("text").__class__ is not str:
+        if part.__class__ is not dict or len(part) != 1:
             return
+        call = self._call if not self._block_kind else None
+        if call is None:
+            if part.get("text").__class__ is not str:
+                return
+            piece: HolePath = ("candidates", 0, "content", "parts", 0, "text")
+            named: list[HolePath] = []
+        else:
+            # {"functionCall": {"partialArgs": [{"jsonPath", "stringValue", "willContinue": true}],
+            # "willContinue": true}}, whose path names the string the writer holds open: the same bytes
+            # with another piece take the writer's hot path (ArgumentsWriter.continue_string).
+            function: Any = part.get("functionCall")
+            if function.__class__ is not dict or len(function) != 2 or function.get("willContinue") is not True:
+                return
+            partial: Any = function.get("partialArgs")
+            if partial.__class__ is not list or len(partial) != 1:
+                return
+            item: Any = partial[0]
+            if (
+                item.__class__ is not dict
+                or len(item) != 3
+                or item.get("willContinue") is not True
+                or item.get("stringValue").__class__ is not str
+                or item.get("jsonPath") != call.writer.open_string_path
+            ):
+                return
+            if self._shape is not None and self._shape.match(raw) is not None:
+                return  # the layout in hand: only the string it continued changed (see on_event)
+            piece = ("candidates", 0, "content", "parts", 0, "functionCall", "partialArgs", 0, "stringValue")
+            named = [(*piece[:-1], "jsonPath")]  # the last hole: which string it continues
         counts: list[HolePath] = []
         if usage.__class__ is dict:
             counts = [("usageMetadata", name) for name, count in usage.items() if count.__class__ is int]
         counts = changed(self._shape_value, data, counts)
         self._learns -= 1
-        self._shape = EventShape.learn(raw, data, [("candidates", 0, "content", "parts", 0, "text"), *counts])
+        holes = [piece, *counts, *named]
+        if self._shape is not None:
+            self._learns += self._shape.hits > 0  # the layout replaced paid: given back
+        self._shape = EventShape.learn(raw, data, holes)
         self._shape_key = self._block_key
+        self._shape_call = call
         self._shape_usage = usage
         self._shape_counts = tuple(str(path[1]) for path in counts)
         self._shape_value = data
@@ -480,7 +538,7 @@ class GoogleDecoder(Decoder[ServerSentEvent]):
     def _usage(self, meta: Any) -> None:
         if meta.__class__ is tuple:  # (learned usage, names, the shape's pieces): see on_event
             learned, names, pieces = meta
-            meta = {**learned, **dict(zip(names, pieces[1:], strict=True))}
+            meta = {**learned, **dict(zip(names, pieces[1 : 1 + len(names)], strict=True))}
         if meta.__class__ is not dict:
             return
         get = meta.get

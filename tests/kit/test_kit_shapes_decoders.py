@@ -212,3 +212,60 @@ async def test_a_stream_whose_layout_never_repeats_pays_for_a_bounded_number_of_
     assert matches.count == 0
     assert learns.count == SHAPE_LEARNS
     assert sum(event.type == "text_delta" for event in events) == 200
+
+
+def gemini_chunk(parts: list[dict[str, Any]], step: int, *, finish: bool = False) -> bytes:
+    candidate: dict[str, Any] = {"content": {"parts": parts, "role": "model"}, "index": 0}
+    if finish:
+        candidate["finishReason"] = "STOP"
+    usage = {"promptTokenCount": 5, "candidatesTokenCount": step, "totalTokenCount": 5 + step}
+    chunk = {"candidates": [candidate], "usageMetadata": usage, "modelVersion": "gemini-x", "responseId": "r1"}
+    return b"data: " + json.dumps(chunk, separators=(",", ": "), ensure_ascii=False).encode() + b"\r\n\r\n"
+
+
+def streamed_argument(path: str, value: str, *, more: bool = True) -> dict[str, Any]:
+    partial: dict[str, Any] = {"jsonPath": path, "stringValue": value}
+    if more:
+        partial["willContinue"] = True
+    return {"functionCall": {"partialArgs": [partial], "willContinue": True}}
+
+
+def gemini_partial_args_body() -> bytes:
+    """One call whose string arguments stream in pieces: escapes, non-ASCII, empty pieces, a number
+    between two strings, the same path named another way, a piece after the string ended."""
+    pieces = ["def f(", '"q"\\', "\n\t日本 😀", "", "x" * 40, "}]", '","willContinue": false']
+    chunks = [gemini_chunk([{"functionCall": {"name": "edit", "willContinue": True}}], 1)]
+    chunks += [gemini_chunk([streamed_argument("$.code", piece)], 2 + n) for n, piece in enumerate(pieces)]
+    chunks.append(gemini_chunk([streamed_argument("$['code']", " same")], 20))  # another spelling: full path
+    chunks.append(gemini_chunk([streamed_argument("$.code", "!")], 21))
+    # The same layout naming another string: the open one ends there (read whole, then read off its bytes).
+    chunks += [gemini_chunk([streamed_argument("$.next", piece)], 22) for piece in ("a", "b", "c")]
+    chunks.append(gemini_chunk([streamed_argument("$.next", "", more=False)], 22))
+    number = {"functionCall": {"partialArgs": [{"jsonPath": "$.n", "numberValue": 3}], "willContinue": True}}
+    chunks.append(gemini_chunk([number], 23))
+    chunks += [gemini_chunk([streamed_argument("$.note", piece)], 24 + n) for n, piece in enumerate(pieces[:4])]
+    chunks.append(gemini_chunk([streamed_argument("$.note", "end", more=False)], 30))
+    chunks.append(gemini_chunk([{"functionCall": {}}], 31, finish=True))
+    return b"".join(chunks)
+
+
+@pytest.mark.parametrize("reads", [1, 7, 1 << 20], ids=["1-byte reads", "7-byte reads", "whole"])
+async def test_gemini_streamed_argument_pieces_read_off_their_bytes(
+    reads: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    data = gemini_partial_args_body()
+    pieces = [data[i : i + reads] for i in range(0, len(data), reads)]
+    with monkeypatch.context() as patch:
+        without_shapes(patch)
+        expected_events, expected = await GOOGLE.run_reads(pieces)
+    matches = Matches(monkeypatch)
+    events, result = await GOOGLE.run_reads(pieces)
+    assert normalized(events) == normalized(expected_events)
+    assert result.stop_reason == expected.stop_reason == "toolUse"
+    call = result.content[-1]
+    assert call.type == "toolCall"
+    code = "def f(" + '"q"\\' + "\n\t日本 😀" + "x" * 40 + "}]" + '","willContinue": false' + " same!"
+    note = "def f(" + '"q"\\' + "\n\t日本 😀" + "end"
+    assert call.arguments == {"code": code, "next": "abc", "n": 3, "note": note}  # pyright: ignore
+    assert (result.usage.input, result.usage.output) == (expected.usage.input, expected.usage.output) == (5, 31)
+    assert matches.count >= 9
