@@ -21,8 +21,11 @@ one stretch, so no abort or deadline could land. What :class:`BodyReader` promis
   stacked on one another (``gzip, gzip``) or any other coding (``br``, ``zstd``, ``compress``) raise
   :class:`BodyRefused` (``protocol``) before a byte is read: the kit never asks for them;
 - bytes that fail to decompress raise :class:`BodyRefused` (``network``, as httpx's ``DecodingError``
-  was: retryable, the bytes were damaged in transit); bytes after the end of a compressed stream are
-  ignored, as httpx ignores them.
+  was: retryable, the bytes were damaged in transit). A gzip body may hold several members, one after
+  another (RFC 1952; a server that compresses each flush on its own sends them): each is decoded in
+  turn, where httpx keeps only the first and the rest of the reply would be lost. Bytes after the end
+  of the compressed data that do not start a member (zero padding, a proxy's junk) are ignored, as
+  httpx ignores them.
 
 Nothing here imports httpx: the reader takes any async iterator of raw bytes.
 """
@@ -100,11 +103,14 @@ def content_decoder(
     )
 
 
+_GZIP_MAGIC: Final = b"\x1f\x8b"
+
+
 class ContentDecoder:
     """Decodes one body's content coding into pieces of at most ``piece_bytes`` (see the module
     docstring); ``decoded`` counts the bytes produced so far."""
 
-    __slots__ = ("_inflater", "_limit", "_may_hold_output", "_piece", "_replay", "coding", "decoded")
+    __slots__ = ("_done", "_inflater", "_limit", "_may_hold_output", "_piece", "_replay", "coding", "decoded")
 
     def __init__(
         self, coding: Coding, *, piece_bytes: int = PIECE_BYTES, max_decoded_bytes: int = MAX_DECODED_BYTES
@@ -120,6 +126,8 @@ class ContentDecoder:
         self._replay: bytearray | None = bytearray() if coding == "deflate" else None
         # zlib may keep output back when a call filled its whole max_length: one more call fetches it.
         self._may_hold_output = False
+        # The compressed data ended and what followed started no gzip member: the rest is ignored.
+        self._done = False
         self._inflater: Any = None
         if coding == "gzip":
             self._inflater = zlib.decompressobj(zlib.MAX_WBITS | 16)
@@ -134,14 +142,39 @@ class ContentDecoder:
                 yield piece
             return
         pending = data
-        while pending or self._may_hold_output:
+        while not self._done:
             if self._inflater.eof:
-                return  # bytes after the end of the compressed stream: ignored, as httpx ignores them
+                # What follows the member that ended: held by the inflater, and what this read holds.
+                pending = self._next_member(pending)
+                if not pending:
+                    return
+                continue
+            if not pending and not self._may_hold_output:
+                return
             out = self._inflate(pending)
-            pending = self._inflater.unconsumed_tail
+            # At the end of the data zlib keeps what follows in unused_data, and may leave a copy of it
+            # in unconsumed_tail too: only unused_data is read (by _next_member).
+            pending = b"" if self._inflater.eof else self._inflater.unconsumed_tail
             self._may_hold_output = len(out) == self._piece
             if out:
                 yield self._counted(out)
+
+    def _next_member(self, pending: bytes) -> bytes:
+        """After the end of the compressed data: what follows it, to a fresh inflater when it starts
+        another gzip member (its first bytes may be all this read holds: zlib waits for the rest);
+        otherwise nothing, and the body's remaining bytes are ignored. Nothing after it yet (the
+        member ended with the read): undecided until the next read."""
+        rest: bytes = self._inflater.unused_data + pending
+        head = rest[:2]
+        if not head:
+            self._may_hold_output = False  # nothing after it yet: the next read decides
+            return b""
+        if self.coding == "gzip" and _GZIP_MAGIC.startswith(head):
+            self._inflater = zlib.decompressobj(zlib.MAX_WBITS | 16)
+            self._may_hold_output = False
+            return rest
+        self._done = True
+        return b""
 
     def end(self) -> Iterator[bytes]:
         """What the coding still holds once the body has ended, in pieces."""

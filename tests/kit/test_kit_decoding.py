@@ -182,3 +182,46 @@ async def test_a_body_already_in_memory_is_cut_into_pieces_too() -> None:
     while (piece := await reader.next()) is not None:
         sizes.append(len(piece))
     assert sizes == [1000, 1000, 500]
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, 7, 64, 1 << 20])
+def test_every_member_of_a_multi_member_gzip_body_is_decoded_in_any_reads(size: int) -> None:
+    # RFC 1952: a gzip body is one or more members. A server that compresses each flush on its own sends
+    # several; reads may end anywhere, also between a member's end and the next one's magic bytes.
+    parts = [b"data: one\n\n", b"data: two\n\n" * 50, b"", b"data: three\n\n"]
+    body = b"".join(gzip.compress(part) for part in parts)
+    decoder = content_decoder(["gzip"], piece_bytes=16)
+    out = [piece for start in range(0, len(body), size) for piece in decoder.pieces(body[start : start + size])]
+    out += list(decoder.end())
+    assert b"".join(out) == b"".join(parts)
+    assert all(0 < len(piece) <= 16 for piece in out)
+    assert decoder.decoded == len(b"".join(parts))
+
+
+def test_a_member_that_ends_a_read_waits_for_the_next_read_to_say_what_follows() -> None:
+    first, second = gzip.compress(b"first "), gzip.compress(b"second")
+    decoder = content_decoder(["gzip"])
+    assert b"".join(decoder.pieces(first)) == b"first "
+    assert b"".join(decoder.pieces(second)) == b"second"
+    assert list(decoder.pieces(b"\0" * 1000)) == []  # then padding: ignored
+    assert list(decoder.pieces(gzip.compress(b"late"))) == []  # and nothing after it is read
+    assert list(decoder.end()) == []
+
+
+def test_the_cap_counts_every_member() -> None:
+    decoder = content_decoder(["gzip"], piece_bytes=1000, max_decoded_bytes=2500)
+    member = gzip.compress(b"x" * 1000)
+    assert b"".join(decoder.pieces(member + member)) == b"x" * 2000
+    with pytest.raises(BodyRefused) as refused:
+        list(decoder.pieces(member))
+    assert refused.value.kind == "protocol"
+    assert decoder.decoded == 3000
+
+
+def test_a_damaged_second_member_is_a_network_refusal() -> None:
+    second = bytearray(gzip.compress(b"world" * 100))
+    second[-8] ^= 0xFF  # its CRC-32: the member's bytes are not what was sent
+    decoder = content_decoder(["gzip"])
+    with pytest.raises(BodyRefused) as refused:
+        list(decoder.pieces(gzip.compress(b"hello") + bytes(second)))
+    assert refused.value.kind == "network"

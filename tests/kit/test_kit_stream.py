@@ -363,6 +363,21 @@ async def test_a_body_that_fails_to_decompress_is_a_network_error() -> None:
         assert result.error_info.kind == "network", result.error_message
 
 
+async def test_a_body_compressed_one_flush_at_a_time_is_read_to_its_end() -> None:
+    # Each flush its own gzip member (RFC 1952 allows a body of several): every one is decoded, in reads
+    # that end anywhere, also between one member's end and the next one's magic bytes.
+    body = b"".join(gzip.compress(chunk) for chunk in HELLO)
+    reads = [body[start : start + 9] for start in range(0, len(body), 9)]
+    plan = reply(*reads, headers=[("content-type", "text/event-stream"), ("content-encoding", "gzip")])
+    async with LoopbackServer(plan) as server:
+        events, result = await run(server.base_url, options(max_retries=0))
+        assert validate_events(events) == []
+        assert result.stop_reason == "stop", result.error_message
+        assert result.content == [TextContent(text="Hello")]
+        assert (result.usage.input, result.usage.output) == (5, 2)
+        assert await server.all_connections_closed()
+
+
 async def test_a_decoder_that_raises_keeps_the_events_built_before_it() -> None:
     chunks = [sse({"type": "text", "text": "kept"}, {"type": "boom", "why": "bug"})]
     async with LoopbackServer(reply(*chunks)) as server:
