@@ -166,8 +166,8 @@ class ArgumentsWriter:
         "_size",
         "_slot",
         "_string",
-        "_string_path",
         "arguments",
+        "open_string_path",
     )
 
     def __init__(self) -> None:
@@ -177,10 +177,12 @@ class ArgumentsWriter:
         self._frames: list[_Frame] = []
         #: The path of the innermost open container (the root is ``()``).
         self._open: Path = ()
-        #: The path of the string value still open (its closing quote not written yet), the
-        #: jsonPath text that named it, where it lives in the live view, its pieces and sizes.
+        #: The path of the string value still open (its closing quote not written yet), where it
+        #: lives in the live view, its pieces and sizes.
         self._string: Path | None = None
-        self._string_path: str | None = None
+        #: The jsonPath text that named the string still open (None: no string is open); read it, the
+        #: writer sets it (a plain attribute: a decoder checks it once per streamed piece).
+        self.open_string_path: str | None = None
         self._slot: tuple[Any, Segment] | None = None
         self._pieces: list[str] = []
         self._size = 0
@@ -197,7 +199,7 @@ class ArgumentsWriter:
         """The fragment for one partial argument ``{"jsonPath", "<kind>Value", "willContinue"?}``."""
         raw_path = partial.get("jsonPath")
         continues = partial.get("willContinue") is True
-        if raw_path == self._string_path and raw_path is not None and len(partial) - continues == 2:
+        if raw_path == self.open_string_path and raw_path is not None and len(partial) - continues == 2:
             piece = partial.get("stringValue")
             if type(piece) is str:
                 # The hot path of a long streamed string: its next piece, escaped, without quotes.
@@ -236,7 +238,7 @@ class ArgumentsWriter:
         if kind != "string":
             return out
         if continues:
-            self._string, self._string_path = path, raw_path
+            self._string, self.open_string_path = path, raw_path
             return out
         return out + '"'
 
@@ -251,11 +253,6 @@ class ArgumentsWriter:
         if self._size >= self._shown:
             self._show()
         return encode_basestring(piece)[1:-1]
-
-    @property
-    def open_string_path(self) -> str | None:
-        """The jsonPath text that named the string still open (None: no string is open)."""
-        return self._string_path
 
     def close(self) -> str:
         """The last fragment: an open string, the open containers and the root close."""
@@ -282,7 +279,7 @@ class ArgumentsWriter:
             self._pieces.append(piece)
         self._shown = 0
         self._show()
-        self._string = self._string_path = self._slot = None
+        self._string = self.open_string_path = self._slot = None
         self._pieces = []
         self._size = self._shown = 0
 
