@@ -99,6 +99,9 @@ class StreamCall:
     secrets: list[str] = field(default_factory=list[str])
     #: The stream's telemetry, told of each retry (None: nobody listens).
     observer: StreamTelemetry | None = None
+    #: What the request costs relative to the model's rates (WireRequest.price_multiplier): applied to
+    #: the builder before the first attempt and again after each reset for a retry, which forgets it.
+    price_multiplier: float = 1.0
 
 
 @functools.cache
@@ -157,6 +160,8 @@ async def run_stream(
     owned = options.http_client is None
     client = options.http_client or httpx.AsyncClient(timeout=timeout, verify=_ssl_context())
     scope = Scope(options.signal, options.total_timeout, options.progress_timeout)
+    if call.price_multiplier != 1.0:
+        builder.price_multiplier(call.price_multiplier)
     try:
         attempt = 0
         while True:
@@ -195,6 +200,8 @@ async def run_stream(
                 builder.fail(failure.info, redact(failure.message + note, call.secrets))
                 yield builder.drain()
                 return
+            if call.price_multiplier != 1.0:
+                builder.price_multiplier(call.price_multiplier)  # the reset forgot it; the call's rates stand
             if call.observer is not None:
                 call.observer.retrying(failure.info, attempt + 1, delay)
             try:

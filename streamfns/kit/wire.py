@@ -78,8 +78,9 @@ class WireRequest:
     price_multiplier: float = 1.0
     """What this request costs relative to the model's catalog rates, when where it goes decides it
     (a regional endpoint billed above the global one): the response's usage is priced at the rates
-    times this (:meth:`normalize.MessageBuilder.price_multiplier`; a decoder that learns a billing
-    tier from the response replaces it). Finite and not negative, else the request is not sent."""
+    times this (:meth:`normalize.MessageBuilder.price_multiplier`, set before the first attempt and
+    again for each retry; a decoder that learns a billing tier from the response replaces it). Finite
+    and not negative, else the request is not sent."""
 
 
 #: ``(model, context, options) → WireRequest``; pure (no I/O, no clock, no state), with one allowance:
@@ -239,8 +240,6 @@ async def _run(
         builder.fail(ErrorInfo.of("config"), f"{wire.vendor} request not sent: {problem}")
         yield builder.drain()
         return
-    if multiplier != 1.0:
-        builder.price_multiplier(multiplier)
     payload = request.payload
     if opts.on_payload is not None:
         try:
@@ -282,6 +281,7 @@ async def _run(
         sign=_signing(wire, url=request.url, headers=headers, body=body, model=model, options=opts, secrets=secrets),
         secrets=list(dict.fromkeys(secrets)),
         observer=observer,
+        price_multiplier=float(multiplier),
     )
     if observer is not None:
         observer.requested(request.url, call.secrets)

@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from conformance.loopback import LoopbackServer
+from conformance.loopback import LoopbackServer, ReceivedRequest, Scripted
 from normalize import Context, Model, ModelCost, StreamOptions, validate_events
 from streamfns.kit import WireRequest
-from tests.kit._fake import CONTEXT, HELLO, WIRE, build_request, model, options, reply
+from tests.kit._fake import CONTEXT, HELLO, WIRE, build_request, error_reply, model, options, reply
 
 COST = ModelCost(input=3.0, output=15.0)
 
@@ -51,3 +51,20 @@ async def test_a_multiplier_that_is_not_a_finite_non_negative_number_sends_nothi
     assert result.error_info is not None
     assert result.error_info.kind == "config"
     assert "price_multiplier" in (result.error_message or "")
+
+
+async def test_a_retried_call_keeps_its_rates() -> None:
+    # A retry resets what the failed attempt recorded (its usage, a tier the decoder read); the rates
+    # of where the request goes stand for the attempt that answers.
+    plans = [error_reply(429, "rate", "slow down", [("retry-after", "0")]), reply(*HELLO)]
+
+    def respond(_request: ReceivedRequest) -> Scripted:
+        return plans.pop(0)
+
+    async with LoopbackServer(respond) as server:
+        stream = priced_at(1.1).stream(model(server.base_url, cost=COST), CONTEXT, options())
+        result = await stream.result()
+        assert len(server.requests) == 2
+    assert result.stop_reason == "stop"
+    assert result.usage.cost.input == pytest.approx(5 * 3.0 / 1e6 * 1.1)
+    assert result.usage.cost.output == pytest.approx(2 * 15.0 / 1e6 * 1.1)
