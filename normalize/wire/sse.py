@@ -47,6 +47,7 @@ DEFAULT_MAX_EVENT_BYTES: Final = DEFAULT_MAX_FRAME_BYTES
 """Default bound on one event's size: see :class:`SSEDecoder`."""
 
 _BOM: Final = b"\xef\xbb\xbf"
+_new: Final = object.__new__
 _COLON: Final = 0x3A  # ord(":")
 
 
@@ -240,6 +241,10 @@ class SSEDecoder:
         check = len(chunk) > limit or len(lines[0]) > limit
         last_id = self._last_id
         append = out.append
+        # Events of the usual shapes are made field by field: calling the class runs the dataclass's
+        # __init__ in a frame of its own, which costs about half as much again (every field is set,
+        # as __init__ sets them; a test checks the two ways give equal events).
+        new = _new
         count = len(lines)
         i = 0
         while i < count:
@@ -251,7 +256,12 @@ class SSEDecoder:
                         # A lone ``data: ...`` line: the usual OpenAI Chat / Gemini event.
                         if check and len(line) > limit:
                             raise self._too_large(len(line), out)
-                        append(ServerSentEvent("message", line[6:], last_id, None))
+                        event = new(ServerSentEvent)
+                        event.event = "message"
+                        event.data = line[6:]
+                        event.id = last_id
+                        event.retry = None
+                        append(event)
                         i += 2
                         continue
                 elif line[:7] == b"event: ":
@@ -261,7 +271,12 @@ class SSEDecoder:
                         if check and len(line) + len(data) > limit:
                             raise self._too_large(len(line) + len(data), out)
                         name = _EVENT_LINES.get(line) or _event_line(line)
-                        append(ServerSentEvent(name, data[6:], last_id, None))
+                        event = new(ServerSentEvent)
+                        event.event = name
+                        event.data = data[6:]
+                        event.id = last_id
+                        event.retry = None
+                        append(event)
                         i += 3
                         continue
                 elif not line:

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 
@@ -14,8 +15,11 @@ from normalize import (
     Model,
     ModelCost,
     TextContent,
+    TextDeltaEvent,
     ThinkingContent,
+    ThinkingDeltaEvent,
     ToolCall,
+    ToolCallDeltaEvent,
     validate_events,
 )
 
@@ -224,3 +228,26 @@ def test_a_long_reply_accumulates_every_piece_in_order() -> None:
     builder.block_end(0)
     assert builder.events[-1].content == "".join(pieces)  # pyright: ignore
     assert builder.message.content[0] == TextContent(text="".join(pieces))
+
+
+def test_delta_events_are_whole_events() -> None:
+    """The delta events the builder makes field by field (its hottest path, not through the class)
+    have every field set and equal the events their classes make."""
+    builder = MessageBuilder(MODEL)
+    builder.text_delta("t", "Hel")
+    builder.thinking_delta("r", "hm")
+    builder.tool_call_start("c", "call_1", "f")
+    builder.tool_call_delta("c", '{"a":')
+    deltas = [
+        event
+        for event in builder.drain()
+        if isinstance(event, TextDeltaEvent | ThinkingDeltaEvent | ToolCallDeltaEvent)
+    ]
+    assert [event.type for event in deltas] == ["text_delta", "thinking_delta", "toolcall_delta"]
+    for event in deltas:
+        made = type(event)(event.content_index, event.delta, event.partial)
+        assert event == made
+        # A field the builder forgot would be an unset slot: reading it raises AttributeError.
+        assert [getattr(event, f.name) for f in dataclasses.fields(event)] == [
+            getattr(made, f.name) for f in dataclasses.fields(made)
+        ]

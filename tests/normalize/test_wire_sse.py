@@ -551,3 +551,23 @@ def test_events_are_plain_dataclass_values() -> None:
     assert repr(fast) == "ServerSentEvent(event='e', data=b'x', id=None, retry=None)"
     assert dataclasses.asdict(fast) == {"event": "e", "data": b"x", "id": None, "retry": None}
     assert dataclasses.replace(fast, event="f") == ServerSentEvent("f", b"x")
+
+
+def test_events_of_the_usual_shapes_are_whole_events() -> None:
+    """The one- and two-line events the framer makes field by field (not through the class) have
+    every field set and equal the events the class makes, with and without a last event id."""
+    decoder = SSEDecoder()
+    events = decoder.feed(b'data: {"a":1}\n\nevent: delta\ndata: {"b":2}\n\nid: 7\n\ndata: x\n\nevent: e\ndata: y\n\n')
+    assert events == [
+        ServerSentEvent("message", b'{"a":1}', None, None),
+        ServerSentEvent("delta", b'{"b":2}', None, None),
+        ServerSentEvent("message", b"x", "7", None),
+        ServerSentEvent("e", b"y", "7", None),
+    ]
+    for event in events:
+        # A field the fast path forgot would be an unset slot: reading it raises AttributeError.
+        assert [getattr(event, f.name) for f in dataclasses.fields(event)] == [
+            getattr(made, f.name)
+            for made in [ServerSentEvent(event.event, event.data, event.id, event.retry)]
+            for f in dataclasses.fields(made)
+        ]
