@@ -50,6 +50,34 @@ def _chunk(parts: list[dict[str, Any]], step: int, *, finish: bool = False) -> s
     return f"data: {json.dumps(data, separators=(',', ': '), ensure_ascii=False)}\r\n\r\n"
 
 
+def _vertex_chunk(parts: list[dict[str, Any]], *, finish: bool = False) -> str:
+    """One streamed chunk as Vertex AI frames and formats it: compact JSON, usage that is only the
+    traffic type until the last chunk, which carries the counts (see
+    ``vercel__streaming_function_call_args_gemini31pro``). Streamed arguments (``partialArgs``) exist
+    only on Vertex AI, so their chunks have this envelope, not the Gemini API's."""
+    candidate: dict[str, Any] = {"content": {"role": "model", "parts": parts}}
+    usage: dict[str, Any] = {"trafficType": "ON_DEMAND"}
+    if finish:
+        candidate["finishReason"] = "STOP"
+        usage = {
+            "promptTokenCount": 26,
+            "candidatesTokenCount": 23,
+            "totalTokenCount": 181,
+            "trafficType": "ON_DEMAND",
+            "promptTokensDetails": [{"modality": "TEXT", "tokenCount": 26}],
+            "candidatesTokensDetails": [{"modality": "TEXT", "tokenCount": 23}],
+            "thoughtsTokenCount": 132,
+        }
+    data = {
+        "candidates": [candidate],
+        "usageMetadata": usage,
+        "modelVersion": "gemini-3.1-pro-preview",
+        "createTime": "2026-04-02T17:03:50.399550Z",
+        "responseId": "dqHOab6xGLzWodAPkPuViA4",
+    }
+    return f"data: {json.dumps(data, separators=(',', ':'), ensure_ascii=False)}\r\n\r\n"
+
+
 #: Pieces each edit's text is streamed in: a hunk of ~600 characters, the kind of argument worth
 #: streaming (short values, as in the recordings, come whole in one piece).
 _PIECES_PER_TEXT = 64
@@ -81,7 +109,8 @@ def partial_args_body(fragments: int) -> bytes:
     """One streamed function call whose arguments arrive as ``fragments`` partial arguments: an edit
     tool's ``edits`` array, each edit a path, a line number and its new text streamed in pieces (code
     with tabs, newlines and quotes) ended by the empty piece, as Vertex streams a long argument. The
-    pieces have the size of the recorded ``partialArgs`` values (1–18 characters, ~10 typical)."""
+    pieces have the size of the recorded ``partialArgs`` values (1–18 characters, ~10 typical), in
+    Vertex AI's chunks (:func:`_vertex_chunk`)."""
     pieces = (
         "def handle(",
         "request):\n\t",
@@ -91,7 +120,7 @@ def partial_args_body(fragments: int) -> bytes:
         "value:\n\t\t",
         "return 日本\n",
     )
-    out = [_chunk([{"functionCall": {"name": "apply_edits", "willContinue": True}}], 1)]
+    out = [_vertex_chunk([{"functionCall": {"name": "apply_edits", "willContinue": True}}])]
     edit, sent = 0, 0
     while sent < fragments:
         prefix = f"$.edits[{edit}]"
@@ -106,10 +135,10 @@ def partial_args_body(fragments: int) -> bytes:
         batch.append({"jsonPath": f"{prefix}.text", "stringValue": ""})
         for partial in batch[: fragments - sent]:
             call = {"functionCall": {"partialArgs": [partial], "willContinue": True}}
-            out.append(_chunk([call], sent + 2))
+            out.append(_vertex_chunk([call]))
             sent += 1
         edit += 1
-    out.append(_chunk([{"functionCall": {}}], sent + 2, finish=True))
+    out.append(_vertex_chunk([{"functionCall": {}}], finish=True))
     return "".join(out).encode()
 
 
