@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from bench.google_bench import partial_args_body
 from cassettes import library
 from cassettes.mutations import rechunk
 from normalize import AssistantMessageEvent, event_to_json
@@ -269,3 +270,26 @@ async def test_gemini_streamed_argument_pieces_read_off_their_bytes(
     assert call.arguments == {"code": code, "next": "abc", "n": 3, "note": note}  # pyright: ignore
     assert (result.usage.input, result.usage.output) == (expected.usage.input, expected.usage.output) == (5, 31)
     assert matches.count >= 9
+
+
+@pytest.mark.parametrize("reads", [7, 1 << 20], ids=["7-byte reads", "whole"])
+async def test_gemini_streamed_arguments_in_vertex_chunks_read_off_their_bytes(
+    reads: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Vertex AI's chunks (the only API that streams arguments) carry no running counts until the last:
+    a layout of two string holes, the path and the piece. Same events as the full path, and read so."""
+    data = partial_args_body(300)
+    pieces = [data[i : i + reads] for i in range(0, len(data), reads)]
+    with monkeypatch.context() as patch:
+        without_shapes(patch)
+        expected_events, expected = await GOOGLE.run_reads(pieces)
+    matches = Matches(monkeypatch)
+    events, result = await GOOGLE.run_reads(pieces)
+    assert normalized(events) == normalized(expected_events)
+    assert result.stop_reason == expected.stop_reason == "toolUse"
+    assert (result.usage.input, result.usage.output) == (expected.usage.input, expected.usage.output) == (26, 155)
+    call = result.content[-1]
+    assert call.type == "toolCall"
+    edits: list[dict[str, Any]] = call.arguments["edits"]
+    assert [edit["path"] for edit in edits] == [f"src/module_{n}.py" for n in range(5)]
+    assert matches.count >= 250
