@@ -1,8 +1,10 @@
-"""The same Bedrock ConverseStream bytes through three stacks, in one run:
+"""The same Bedrock ConverseStream bytes through four stacks, in one run:
 
 (a) botocore's ``EventStreamBuffer`` + ``json.loads`` per message — merely framing and parsing;
 (b) ``stream_bedrock_converse`` — our full normalization (framing with both CRCs, JSON, decoding,
     builder, events), authenticated with a Bedrock API key (no signing cost in the loop);
+(m) the same stack with a minimal decoder (each message parsed and handed to the builder, no checks):
+    what no decoder on the kit can undercut, shown without a budget (m/a, m/c);
 (c) boto3's ``converse_stream`` event parsing: botocore's ``EventStream`` with the bedrock-runtime
     service model's ``ConverseStream`` output shape, the code a boto3 client runs per event.
 
@@ -14,16 +16,19 @@ times, medians of paired interleaved rounds judged by ``bench._util.RULE``.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Iterator
 from typing import Any
 
 import httpx
+import jiter
 
 from bench._wire import compare, judge_cost, normalize_body, parse_eventstream_naively, transport
-from normalize import Model
+from normalize import MessageBuilder, Model
 from normalize.wire import encode_message
-from streamfns.bedrock import stream_bedrock_converse
+from streamfns.bedrock import STOPS, WIRE, stream_bedrock_converse
+from streamfns.kit import Decoder, EventStreamMessage
 
 __all__ = ["main", "run", "text_body", "tool_body"]
 
@@ -87,6 +92,42 @@ async def _ours(body: bytes) -> int:
     return await normalize_body(stream_bedrock_converse, _MODEL, body, media_type=_EVENTSTREAM)
 
 
+class _MinimalDecoder(Decoder[EventStreamMessage]):
+    """Each message parsed and handed to the builder as it comes (a text or an input fragment as a
+    delta, a tool start, the stop), with none of the real decoder's checks: message types, indexes,
+    the order of events, usage. No decoder on the kit can undercut it."""
+
+    __slots__ = ("_builder",)
+
+    def __init__(self, builder: MessageBuilder, model: Model) -> None:
+        self._builder = builder
+
+    def on_event(self, frame: EventStreamMessage, /) -> None:
+        event = frame.headers[":event-type"]
+        data = jiter.from_json(frame.payload)
+        if event == "contentBlockDelta":
+            delta = data["delta"]
+            if "text" in delta:
+                self._builder.text_delta(0, delta["text"])
+            else:
+                self._builder.tool_call_delta(0, delta["toolUse"]["input"])
+        elif event == "contentBlockStart":
+            tool = data["start"]["toolUse"]
+            self._builder.tool_call_start(0, tool["toolUseId"], tool["name"])
+        elif event == "messageStop":
+            STOPS.stop(self._builder, data["stopReason"])
+
+    def on_eof(self) -> None:
+        self._builder.finish()
+
+
+_MINIMAL = dataclasses.replace(WIRE, decoder=_MinimalDecoder).stream_fn
+
+
+async def _minimal(body: bytes) -> int:
+    return await normalize_body(_MINIMAL, _MODEL, body, media_type=_EVENTSTREAM)
+
+
 class _Raw:
     def __init__(self, reads: list[bytes]) -> None:
         self._reads = reads
@@ -127,11 +168,12 @@ def run() -> list[str]:
     lines: list[str] = []
     stacks = {"botocore EventStreamBuffer + json.loads": _bare, "stream_bedrock_converse": _ours}
     client = ("boto3 converse_stream event parsing (botocore EventStream)", _client)
+    minimal = ("a minimal decoder on the kit", _minimal)
     for label, body, count in (
         ("text 40k messages", text_body(40_000), 40_004),
         ("tool input 16k messages", tool_body(16_000), 16_005),
     ):
-        lines += compare(label, body, count, stacks, client, floor_a=1.5, floor_c=10.0).lines()
+        lines += compare(label, body, count, stacks, client, floor_a=1.5, floor_c=10.0, minimal=minimal).lines()
     label = "stream_bedrock_converse tool/text cost at 16k messages"
     lines.append(judge_cost(label, _ours, tool_body(16_000), text_body(16_000), 1.5))
     return lines

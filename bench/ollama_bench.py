@@ -1,7 +1,9 @@
-"""The same Ollama ``/api/chat`` bytes through three stacks, in one run:
+"""The same Ollama ``/api/chat`` bytes through four stacks, in one run:
 
 (a) httpx ``aiter_lines`` + ``json.loads`` — merely parsing, the naive way;
 (b) ``stream_ollama_chat`` — our full normalization (framing, JSON, decoding, builder, events);
+(m) the same stack with a minimal decoder (each line parsed and handed to the builder, no checks):
+    what no decoder on the kit can undercut, shown without a budget (m/a, m/c);
 (c) the ``ollama`` client's streaming ``chat`` (its pydantic ``ChatResponse`` per line).
 
 Budgets (issue 24): b/a ≥ 2 on text and ≥ 1.8 on tool calls, b/c ≥ 3 (the client is light), and for
@@ -17,14 +19,17 @@ rounds judged by ``bench._util.RULE``.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from typing import Any
 
 import httpx
+import jiter
 
 from bench._wire import compare, judge_cost, normalize_body, transport
-from normalize import Model
-from streamfns.ollama import stream_ollama_chat
+from normalize import MessageBuilder, Model
+from streamfns.kit import Decoder
+from streamfns.ollama import STOPS, WIRE, stream_ollama_chat
 
 __all__ = ["main", "run", "text_body", "thinking_body", "tool_body"]
 
@@ -91,6 +96,40 @@ async def _ours(body: bytes) -> int:
     return await normalize_body(stream_ollama_chat, _MODEL, body, media_type="application/x-ndjson")
 
 
+class _MinimalDecoder(Decoder[bytes]):
+    """Each line parsed and handed to the builder as it comes (content as a text delta, a call as a
+    whole call, the done line as the stop), with none of the real decoder's checks: error lines,
+    thinking, types, counts, the order of blocks, call ids derived from the response. No decoder on
+    the kit can undercut it; the strictness of a whole call's arguments is the builder's, so it stays."""
+
+    __slots__ = ("_builder", "_calls")
+
+    def __init__(self, builder: MessageBuilder, model: Model) -> None:
+        self._builder = builder
+        self._calls = 0
+
+    def on_event(self, frame: bytes, /) -> None:
+        line = jiter.from_json(frame)
+        message = line["message"]
+        content = message["content"]
+        if content:
+            self._builder.text_delta(0, content)
+        for call in message.get("tool_calls", ()):
+            function, key = call["function"], ("call", self._calls)
+            self._builder.tool_call(key, f"call_{self._calls}", function["name"], function["arguments"])
+            self._calls += 1
+        if line["done"]:
+            STOPS.stop(self._builder, line["done_reason"])
+            self._builder.finish()
+
+
+_MINIMAL = dataclasses.replace(WIRE, decoder=_MinimalDecoder).stream_fn
+
+
+async def _minimal(body: bytes) -> int:
+    return await normalize_body(_MINIMAL, _MODEL, body, media_type="application/x-ndjson")
+
+
 async def _client(body: bytes) -> int:
     import ollama
 
@@ -109,11 +148,15 @@ def run() -> list[str]:
     lines: list[str] = []
     stacks = {"httpx aiter_lines + json.loads": _naive, "stream_ollama_chat": _ours}
     client = ("ollama client chat(stream=True)", _client)
+    minimal = ("a minimal decoder on the kit", _minimal)
     for label, body, floor in (
         ("text 40k lines", text_body(40_000), 2.0),
         ("tool calls 16k lines", tool_body(16_000), 1.8),
     ):
-        lines += compare(label, body, body.count(b"\n"), stacks, client, floor_a=floor, floor_c=3.0).lines()
+        comparison = compare(
+            label, body, body.count(b"\n"), stacks, client, floor_a=floor, floor_c=3.0, minimal=minimal
+        )
+        lines += comparison.lines()
     body = thinking_body(16_000)
     lines += compare("thinking 16k lines", body, body.count(b"\n"), stacks, None, floor_a=None, floor_c=None).lines()
     label = "stream_ollama_chat tool/text cost per event at 16k lines"

@@ -1,11 +1,12 @@
 """The Performance page, generated from a committed bench result (``docs/perf/bench.json``).
 
 ``python -m bench --json docs/perf/bench.json`` writes the result; at docs build time
-:func:`markdown` turns it into tables (µs per event per adapter and stream kind, the judged ratios,
-the load figure, the machine) and :func:`chart_svg` into a bar chart of events/s for the bare parse,
-ours and the vendor SDK per adapter. The chart is drawn by matplotlib — in the ``docs`` extra only —
-as SVG with text kept as text (no font is embedded or fetched) and fixed ids and metadata, so the
-same JSON always gives the same bytes. A fresh clone builds the page without running the bench.
+:func:`markdown` turns it into tables (µs per event per adapter and stream kind, the same beside a
+minimal decoder where one was measured, the judged ratios, the load figure, the machine) and
+:func:`chart_svg` into a bar chart of events/s for the bare parse, ours and the vendor SDK per
+adapter. The chart is drawn by matplotlib — in the ``docs`` extra only — as SVG with text kept as
+text (no font is embedded or fetched) and fixed ids and metadata, so the same JSON always gives the
+same bytes. A fresh clone builds the page without running the bench.
 """
 
 from __future__ import annotations
@@ -100,6 +101,43 @@ def _per_event_table(document: dict[str, Any]) -> str:
     return _table(header, rows, align="llrrrrll")
 
 
+def _minimal_table(document: dict[str, Any]) -> str:
+    """The comparisons measured with a minimal decoder on the kit, beside ours: what no decoder can undercut."""
+    rows = [
+        (
+            f"`{suite}`",
+            _KIND_NAMES.get(comparison["kind"], comparison["kind"]),
+            _figure(_us(comparison, "ours")),
+            _figure(_us(comparison, "minimal")),
+            _verdict(comparison["ratios"].get("b/a")),
+            _verdict(comparison["ratios"].get("m/a")),
+            _verdict(comparison["ratios"].get("b/c")),
+            _verdict(comparison["ratios"].get("m/c")),
+        )
+        for suite, comparison in _comparisons(document)
+        if _us(comparison, "minimal") is not None
+    ]
+    if not rows:
+        return "_This result has no measurement with a minimal decoder._"
+    intro = (
+        "Where a budget is out of reach, the bench also runs the adapter's stack with a minimal decoder: "
+        "each frame parsed and handed to the builder as it comes, none of the checks. No decoder on the kit "
+        "can be faster, so its ratios (shown without a budget) say how far a budget is from what the framing, "
+        "the parse, the builder and the event stream cost by themselves."
+    )
+    header = (
+        "adapter",
+        "stream",
+        "ours µs/event",
+        "minimal µs/event",
+        "ours vs bare",
+        "minimal vs bare",
+        "ours vs SDK",
+        "minimal vs SDK",
+    )
+    return intro + "\n\n" + _table(header, rows, align="llrrllll")
+
+
 def _ratio_table(document: dict[str, Any]) -> str:
     rows = [
         (f"`{suite}`", ratio["label"], _verdict(ratio), str(ratio["rounds"]))
@@ -184,6 +222,7 @@ def markdown(path: Path = BENCH_JSON, chart: str = CHART_PATH) -> str:
         f"`{document['rule']}`",
         f"### Events per second\n\n![Events per second of the bare parse, ours and the vendor SDK]({chart})",
         "### CPU µs per event\n\n" + _per_event_table(document),
+        "### What the kit itself costs\n\n" + _minimal_table(document),
         "### Cost ratios\n\n" + _ratio_table(document),
         "### Many streams at once\n\n" + _load_section(document),
     ]
