@@ -278,8 +278,8 @@ def _kind_of(label: str) -> str:
 
 @dataclass(slots=True)
 class Comparison:
-    """One body through (a) the bare parse, (b) ours, (m) a minimal decoder on the same kit when one is
-    given, (c) the vendor SDK: median CPU time per event of each, and the judged ratios b/a and b/c
+    """One body through (a) the bare parse, (b) ours and its variants, (m) a minimal decoder on the same
+    kit when one is given, (c) the vendor SDK: median CPU time per event of each, and the judged ratios b/a and b/c
     (how many times faster ours is), with m/a and m/c shown beside them without a budget."""
 
     label: str
@@ -301,7 +301,7 @@ class Comparison:
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready fields (µs per event of each stack, the judged ratios)."""
-        roles = {"(a) ": "bare", "(b) ": "ours", "(m) ": "minimal", "(c) ": "sdk"}
+        roles = {"(a) ": "bare", "(b) ": "ours", "(b') ": "variant", "(m) ": "minimal", "(c) ": "sdk"}
         return {
             "label": self.label,
             "kind": self.kind,
@@ -327,28 +327,34 @@ def compare(
     kind: str | None = None,
     minimal: tuple[str, Contender] | None = None,
 ) -> Comparison:
-    """One body through (a) the bare parse, (b) ours, (m) ``minimal`` and (c) the vendor SDK.
+    """One body through (a) the bare parse, (b) ours (and its variants), (m) ``minimal`` and (c) the
+    vendor SDK.
 
-    ``stacks`` maps a display name to a contender: the first is (a), the second (b). ``minimal`` is
-    the adapter's stack with a decoder that only parses each frame and makes the one builder call its
-    content needs, none of the checks: what no decoder on the kit can undercut, so m/a and m/c say
-    whether a budget is within reach of any decoder at all. It is timed in the rounds of (a) and (b),
-    and in the SDK's. The SDK is slow: it gets rounds of its own, paired with (b), one at first and
-    more only while its ratio is undecided. ``floor_*`` None: the ratio is shown without a budget.
-    Recorded for ``--json``.
+    ``stacks`` maps a display name to a contender, in order: the first is (a), the second is (b),
+    any more are variants of (b) shown as (b'), all measured in the same interleaved rounds.
+    ``minimal`` is the adapter's stack with a decoder that only parses each frame and makes the one
+    builder call its content needs, none of the checks: what no decoder on the kit can undercut, so
+    m/a and m/c (shown without a budget) say whether a budget is within reach of any decoder at all.
+    It is timed in the rounds of (a) and (b), and in the SDK's. The SDK is slow: it gets rounds of its
+    own, paired with (b), one at first and more only while its ratio is undecided. ``floor_*`` None:
+    the ratio is shown without a budget. Recorded for ``--json``.
     """
-    if len(stacks) != 2:
-        raise ValueError(f"{label}: stacks are (a) the bare parse and (b) ours, not {len(stacks)} contenders")
-    (bare_name, bare), (ours_name, ours) = stacks.items()
-    contenders = [bare, ours] if minimal is None else [bare, ours, minimal[1]]
+    if len(stacks) < 2:
+        raise ValueError(f"{label}: stacks need (a) the bare parse and (b) ours")
+    names, contenders = list(stacks), list(stacks.values())
+    at = len(contenders)  # where the minimal decoder's contender is, when there is one
+    if minimal is not None:
+        contenders.append(minimal[1])
     rounds = Rounds(contenders, body)
     judged = [("b/a", rounds.settle(0, 1, floor_a))]
-    rows = [("(a) ", bare_name, rounds.median(0)), ("(b) ", ours_name, rounds.median(1))]
+    rows = [("(a) ", names[0], rounds.median(0)), ("(b) ", names[1], rounds.median(1))]
+    rows += [("(b') ", name, rounds.median(i)) for i, name in enumerate(names[2:], start=2)]
     if minimal is not None:
-        judged.append(("m/a", rounds.settle(0, 2, None)))
-        rows.append(("(m) ", minimal[0], rounds.median(2)))
+        judged.append(("m/a", rounds.settle(0, at, None)))
+        rows.append(("(m) ", minimal[0], rounds.median(at)))
     if sdk is not None:
-        sdk_rounds = Rounds([sdk[1], *contenders[1:]], body)
+        paired = [sdk[1], contenders[1]] if minimal is None else [sdk[1], contenders[1], minimal[1]]
+        sdk_rounds = Rounds(paired, body)
         judged.append(("b/c", sdk_rounds.settle(0, 1, floor_c, rounds=1)))
         if minimal is not None:
             judged.append(("m/c", sdk_rounds.settle(0, 2, None, rounds=1)))
