@@ -278,9 +278,9 @@ def _kind_of(label: str) -> str:
 
 @dataclass(slots=True)
 class Comparison:
-    """One body through (a) the bare parse, (b) ours and its variants, (m) a minimal decoder on the same
-    kit when one is given, (c) the vendor SDK: median CPU time per event of each, and the judged ratios b/a and b/c
-    (how many times faster ours is), with m/a and m/c shown beside them without a budget."""
+    """One body through (a) the bare parse, (b) ours and its variants, (m) a minimal decoder on the
+    same kit when one is given, (c) the vendor SDK: median CPU time per event of each, and the judged
+    ratios b/a and b/c (how many times faster ours is), with m/a and m/c beside them without a budget."""
 
     label: str
     kind: str
