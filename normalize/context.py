@@ -12,8 +12,6 @@ from normalize.messages import Message, SystemMessage, Tool
 from normalize.transcript import sanitize_surrogates, transform_messages
 
 if TYPE_CHECKING:
-    import httpx
-
     from normalize.abort import AbortSignal
     from normalize.model import Model
 
@@ -168,8 +166,12 @@ def messages_from_json(data: Any) -> list[Message]:
 class StreamOptions:
     """Per-call options. A plain dataclass (not pydantic): it carries live objects.
 
-    ``signal`` aborts the call; ``http_client`` replaces the adapter's own client (cassettes pass
-    one). The bounds, in seconds (adapters on the kit honour them all):
+    ``signal`` aborts the call. ``http_client`` is the caller's own HTTP client, whose connection pool
+    the call shares and which the adapter never closes: an ``httpx.AsyncClient`` (cassettes pass one),
+    an ``httpx2.AsyncClient``, an ``aiohttp.ClientSession`` or a ``streamfns.kit.Transport``. Without
+    one, ``transport`` names the HTTP library of the client made for the call (``"httpx"`` or
+    ``"aiohttp"``; None: the process-wide choice, ``streamfns.kit.set_default_transport``). The bounds,
+    in seconds (adapters on the kit honour them all, on every transport):
 
     - ``timeout``, the idle timeout: the longest wait for the next bytes (None: 120 s);
     - ``connect_timeout`` bounds connecting (None: 15 s, or the idle timeout when shorter);
@@ -197,7 +199,8 @@ class StreamOptions:
     session_id: str | None = None
     cache_retention: CacheRetention = "short"
     headers: dict[str, str | None] | None = None
-    http_client: httpx.AsyncClient | None = None
+    http_client: object | None = None
+    transport: str | None = None
     timeout: float | None = None
     connect_timeout: float | None = None
     total_timeout: float | None = None

@@ -2,6 +2,7 @@
 
     streamfns chat --model anthropic/claude-sonnet-4-5 "Write a haiku"    stream one live reply
     streamfns chat --trace ...                                            ... and print its span (OpenTelemetry)
+    streamfns chat --transport aiohttp ...                                ... its HTTP on aiohttp
     streamfns models [provider] [--json]                                  the model catalog
     streamfns replay CASSETTE [--events | --json]                         any recording through its adapter
     streamfns demo                                                        offline replay demo
@@ -11,7 +12,8 @@ Only ``chat`` calls a real provider, and only when asked to. The agent loop is a
 repository, not of this package: ``python -m examples.agent_loop`` runs it from a clone. Every error is
 one line on stderr and a non-zero exit status (2 for a usage mistake, 1 for a run that failed,
 130 when interrupted); a closed output pipe (``streamfns models | head``) ends quietly.
-``STREAMFNS_DEBUG=1`` shows the traceback of an unexpected error.
+``STREAMFNS_DEBUG=1`` shows the traceback of an unexpected error. The commands run their event loop on
+uvloop when it is installed (the ``uvloop`` extra), else on asyncio's own.
 """
 
 from __future__ import annotations
@@ -27,8 +29,10 @@ from typing import TYPE_CHECKING, NoReturn, TextIO
 
 from normalize import THINKING_LEVELS, AbortController, Context, Model, StreamOptions, UserMessage
 from normalize.suggest import close_names, did_you_mean
+from streamfns._loop import run_async
 from streamfns._registry import adapter_problems, stream
 from streamfns.catalog import CatalogError, list_models, list_providers, model_from_spec, model_names
+from streamfns.kit.transports import TRANSPORT_ENV, TRANSPORTS
 from streamfns.render import format_summary, is_terminal, render_stream, use_color
 
 if TYPE_CHECKING:
@@ -80,9 +84,17 @@ def _parser() -> argparse.ArgumentParser:
         "stream one live reply (needs the provider's API key, e.g. ANTHROPIC_API_KEY)",
         'streamfns chat --model anthropic/claude-haiku-4-5 "Write a haiku about pelicans"',
         'streamfns chat --model anthropic/claude-sonnet-4-5 --reasoning low --system "Be brief." "Why is it blue?"',
+        'streamfns chat --model openai/gpt-4o-mini --transport aiohttp "Name a pelican"',
     )
     _model_options(chat)
     chat.add_argument("--system", default=None, help="a system prompt")
+    chat.add_argument(
+        "--transport",
+        choices=sorted(TRANSPORTS),
+        default=None,
+        help=f"the HTTP library the request is sent with (default: ${TRANSPORT_ENV}, else httpx); aiohttp "
+        "needs the streamfns[aiohttp] extra",
+    )
     chat.add_argument(
         "--trace",
         action="store_true",
@@ -166,10 +178,21 @@ def _progress() -> TextIO | None:
 # -- chat ---------------------------------------------------------------------------------------
 
 
+def _check_transport(name: str | None) -> None:
+    """A ``UsageError`` when ``--transport`` names a transport this installation lacks (the name itself
+    argparse has checked): said before the request, not as the reply's error."""
+    if name == "aiohttp":
+        try:
+            import aiohttp  # noqa: F401, PLC0415 # pyright: ignore[reportUnusedImport] - an optional extra
+        except ImportError:
+            raise UsageError("--transport aiohttp needs the aiohttp extra: pip install 'streamfns[aiohttp]'") from None
+
+
 def _chat_traced(args: argparse.Namespace) -> int:
     """``chat --trace``: the kit's spans go to the terminal (stderr) for this one reply."""
+    _check_transport(args.transport)
     if not args.trace:
-        return asyncio.run(_chat(args))
+        return run_async(_chat(args))
     try:
         from opentelemetry.sdk.trace import TracerProvider  # noqa: PLC0415 - only with --trace
         from opentelemetry.sdk.trace.export import ConsoleSpanExporter, SimpleSpanProcessor  # noqa: PLC0415
@@ -183,7 +206,7 @@ def _chat_traced(args: argparse.Namespace) -> int:
     provider.add_span_processor(SimpleSpanProcessor(ConsoleSpanExporter(out=sys.stderr)))
     telemetry.instrument(tracer_provider=provider)
     try:
-        return asyncio.run(_chat(args))
+        return run_async(_chat(args))
     finally:
         telemetry.uninstrument()
         provider.shutdown()
@@ -192,7 +215,9 @@ def _chat_traced(args: argparse.Namespace) -> int:
 async def _chat(args: argparse.Namespace) -> int:
     model = _model(args.model, args.base_url)
     controller = AbortController()
-    options = StreamOptions(signal=controller.signal, reasoning=args.reasoning, max_tokens=args.max_tokens)
+    options = StreamOptions(
+        signal=controller.signal, reasoning=args.reasoning, max_tokens=args.max_tokens, transport=args.transport
+    )
     context = Context(system_prompt=args.system, messages=[UserMessage(content=args.prompt)])
     try:
         summary = await render_stream(
@@ -378,7 +403,7 @@ def _demo(_args: argparse.Namespace) -> int:
 _COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "chat": _chat_traced,
     "models": _models,
-    "replay": lambda args: asyncio.run(_replay(args)),
+    "replay": lambda args: run_async(_replay(args)),
     "demo": _demo,
     "conformance": _conformance,
 }

@@ -7,7 +7,26 @@ examples says so with its own ``@settings``; they all start from this profile.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from typing import cast
+
+import pytest
 from hypothesis import settings
+
+from streamfns.kit import set_default_transport
 
 settings.register_profile("streamfns", derandomize=True, print_blob=True)
 settings.load_profile("streamfns")
+
+
+@pytest.fixture(params=["httpx", "aiohttp"])
+def each_transport(request: pytest.FixtureRequest) -> Iterator[str]:
+    """Runs a test once per transport of the kit's own (``streamfns.kit.set_default_transport``): a
+    module of tests about the kit's HTTP behaviour marks itself with it, so every guarantee it pins
+    holds on httpx and on aiohttp alike."""
+    name = cast("str", request.param)
+    set_default_transport(name)
+    try:
+        yield name
+    finally:
+        set_default_transport(None)

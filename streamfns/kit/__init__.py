@@ -31,7 +31,10 @@ untrusted JSON; :class:`StreamFailure`; :class:`ErrorTable`, :class:`VendorError
 (a provider's ``<PROVIDER>_API_KEY``) and :func:`prompt_cache_key` (a session id capped for a
 prompt-cache key); :func:`effort_for` and :func:`thinking_budget` (a thinking level as an effort name
 or a token budget); :class:`Adapter`, the declaration that lists a package in the registry, the
-catalog and ``conformance.targets``. None of these import httpx: a decoder stays pure and cheap to
+catalog and ``conformance.targets``. The HTTP seam: :class:`Transport` (with :class:`HttpRequest`,
+:class:`HttpResponse` and :class:`TransportError`) to bring another HTTP library, and
+:func:`set_default_transport` / :func:`default_transport` (or :data:`TRANSPORT_ENV`) to choose httpx
+or aiohttp for the whole process. None of these import httpx: a decoder stays pure and cheap to
 import.
 """
 
@@ -80,6 +83,8 @@ from streamfns.kit.shapes import MAX_SHAPE_BYTES, SHAPE_LEARNS, EventShape, Hole
 from streamfns.kit.signing import Signature, Signer, SigningRequest
 from streamfns.kit.stops import StopMapping, StopTable
 from streamfns.kit.thinking import DEFAULT_THINKING_BUDGETS, MIN_ANSWER_TOKENS, effort_for, thinking_budget
+from streamfns.kit.transport import HttpRequest, HttpResponse, Transport, TransportError
+from streamfns.kit.transports import TRANSPORT_ENV, default_transport, set_default_transport
 from streamfns.kit.wire import RequestBuilder, WireApi, WireRequest
 
 __all__ = [
@@ -94,6 +99,7 @@ __all__ = [
     "NDJSON",
     "SHAPE_LEARNS",
     "SSE",
+    "TRANSPORT_ENV",
     "Adapter",
     "ApiKey",
     "Base64Field",
@@ -110,6 +116,8 @@ __all__ = [
     "Framing",
     "GoogleAuth",
     "HolePath",
+    "HttpRequest",
+    "HttpResponse",
     "RequestBuilder",
     "SSEDecoder",
     "SSEEventTooLarge",
@@ -120,6 +128,8 @@ __all__ = [
     "StopMapping",
     "StopTable",
     "StreamFailure",
+    "Transport",
+    "TransportError",
     "VendorError",
     "VertexPlacement",
     "WireApi",
@@ -131,6 +141,7 @@ __all__ = [
     "bedrock_region",
     "bedrock_runtime_url",
     "changed",
+    "default_transport",
     "effort_for",
     "encode_message",
     "error_object",
@@ -145,6 +156,7 @@ __all__ = [
     "provider_key_env",
     "redact",
     "retry_hint",
+    "set_default_transport",
     "str_or_none",
     "text",
     "thinking_budget",

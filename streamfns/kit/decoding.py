@@ -27,14 +27,14 @@ one stretch, so no abort or deadline could land. What :class:`BodyReader` promis
   of the compressed data that do not start a member (zero padding, a proxy's junk) are ignored, as
   httpx ignores them.
 
-Nothing here imports httpx: the reader takes any async iterator of raw bytes.
+Nothing here imports httpx: the reader takes any coroutine function returning raw bytes.
 """
 
 from __future__ import annotations
 
 import asyncio
 import zlib
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator
+from collections.abc import Awaitable, Callable, Iterable, Iterator
 from typing import Any, Final, Literal
 
 from normalize.wire import DEFAULT_MAX_FRAME_BYTES
@@ -111,6 +111,11 @@ class ContentDecoder:
     docstring); ``decoded`` counts the bytes produced so far."""
 
     __slots__ = ("_done", "_inflater", "_limit", "_may_hold_output", "_piece", "_replay", "coding", "decoded")
+
+    @property
+    def piece_bytes(self) -> int:
+        """The longest piece this decoder returns."""
+        return self._piece
 
     def __init__(
         self, coding: Coding, *, piece_bytes: int = PIECE_BYTES, max_decoded_bytes: int = MAX_DECODED_BYTES
@@ -231,22 +236,28 @@ def _size(count: int) -> str:
 class BodyReader:
     """A body as decoded pieces, read one at a time with :meth:`next` (see the module docstring).
 
-    ``raw`` yields the body's bytes as they came off the wire; ``run`` awaits an awaitable on the
-    caller's terms (the kit's scope turns an abort or a deadline into an exception there). Errors of
-    ``raw`` (the transport's) reach the caller unchanged; the decoder's are :class:`BodyRefused`.
+    ``read`` returns the body's next bytes as they came off the wire (``b""`` at its end); ``run``
+    awaits an awaitable on the caller's terms (the kit's scope turns an abort, a deadline or an idle
+    wait into an exception there). Errors of ``read`` (the transport's) reach the caller unchanged;
+    the decoder's are :class:`BodyRefused`.
     """
 
-    __slots__ = ("_decoder", "_ended", "_pieces", "_raw", "_run", "_started")
+    __slots__ = ("_decoder", "_ended", "_identity", "_pieces", "_read", "_run", "_started")
 
     def __init__(
-        self, raw: AsyncIterator[bytes], decoder: ContentDecoder, run: Callable[[Awaitable[Any]], Awaitable[Any]]
+        self,
+        read: Callable[[], Awaitable[bytes]],
+        decoder: ContentDecoder,
+        run: Callable[[Awaitable[Any]], Awaitable[Any]],
     ) -> None:
-        self._raw = raw
+        self._read = read
         self._decoder = decoder
         self._run = run
         self._pieces: Iterator[bytes] | None = None
         self._started = False  # whether the current read already gave a piece
         self._ended = False
+        # The usual body: no coding, one read one piece; taken without a generator per read.
+        self._identity = decoder.coding == "identity"
 
     @property
     def decoded(self) -> int:
@@ -270,29 +281,25 @@ class BodyReader:
             if self._ended:
                 return None
             self._started = False
-            try:
-                data: bytes = await self._run(anext(self._raw))
-            except StopAsyncIteration:
+            data: bytes = await self._run(self._read())
+            if not data:
                 self._ended = True
                 self._pieces = self._decoder.end()
                 continue
+            if self._identity and len(data) <= self._decoder.piece_bytes:
+                self._decoder.decoded += len(data)
+                return data
             self._pieces = self._decoder.pieces(data)
 
 
 class OnceRead:
-    """An async iterator over bytes already in memory (a body httpx read before we saw it)."""
+    """A body already in memory, as a ``read`` for :class:`BodyReader`: all of it, then ``b""``."""
 
     __slots__ = ("_data",)
 
     def __init__(self, data: bytes) -> None:
-        self._data: bytes | None = data
+        self._data = data
 
-    def __aiter__(self) -> OnceRead:
-        return self
-
-    async def __anext__(self) -> bytes:
-        data = self._data
-        if data is None:
-            raise StopAsyncIteration
-        self._data = None
+    async def __call__(self) -> bytes:
+        data, self._data = self._data, b""
         return data

@@ -42,26 +42,24 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import math
 import random
-import ssl
 from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
-
-import httpx
 
 from normalize import AssistantMessageEvent, ErrorInfo, ErrorKind, MessageBuilder, Model, StreamOptions
 from normalize.wire import FrameTooLarge, Framing, FramingError
 from normalize.wire.tags import API_EXTENSION, SECRETS_EXTENSION
 from streamfns.kit.decoder import Decoder, DecoderFactory
-from streamfns.kit.decoding import ACCEPT_ENCODING, BodyReader, BodyRefused, ContentDecoder, OnceRead, content_decoder
+from streamfns.kit.decoding import ACCEPT_ENCODING, BodyReader, BodyRefused, content_decoder
 from streamfns.kit.failure import StreamFailure
 from streamfns.kit.hooks import call_hook
 from streamfns.kit.keys import redact
-from streamfns.kit.scope import Aborted, Expired, Scope, Stalled
+from streamfns.kit.scope import Aborted, Expired, Idle, Scope, Stalled
 from streamfns.kit.signing import Signature
+from streamfns.kit.transport import HttpRequest, HttpResponse, Transport, TransportError
+from streamfns.kit.transports import TransportChoiceError, transport_for
 
 if TYPE_CHECKING:
     from streamfns.kit.errors import ErrorTable
@@ -104,27 +102,9 @@ class StreamCall:
     price_multiplier: float = 1.0
 
 
-@functools.cache
-def _ssl_context() -> ssl.SSLContext:
-    # Building a verifying SSL context costs ~50 ms; every client this module creates shares one.
-    return httpx.create_ssl_context()
-
-
-def _transport_failure(exc: httpx.HTTPError, vendor: str) -> StreamFailure:
-    if isinstance(exc, httpx.UnsupportedProtocol | httpx.LocalProtocolError):
-        # The request itself cannot be sent (a bad base_url scheme, an illegal header value):
-        # repeating it cannot help.
-        return StreamFailure.of("config", f"{vendor} request could not be sent: {type(exc).__name__}: {exc}")
-    kind: ErrorKind
-    if isinstance(exc, httpx.TimeoutException):
-        kind = "timeout"
-        what = "sent nothing within the idle timeout" if isinstance(exc, httpx.ReadTimeout) else "timed out"
-    elif isinstance(exc, httpx.DecodingError):
-        kind, what = "network", "sent a body that could not be decoded"
-    else:
-        kind, what = "network", "connection failed"
-    detail = str(exc) or type(exc).__name__
-    return StreamFailure.of(kind, f"{vendor} {what}: {type(exc).__name__}: {detail}")
+def _transport_failure(exc: TransportError, vendor: str) -> StreamFailure:
+    """A transport's failure, said the same way whatever the transport (see :mod:`streamfns.kit.transport`)."""
+    return StreamFailure.of(exc.kind, f"{vendor} {exc.what}: {exc.detail}")
 
 
 def _backoff(attempt: int) -> float:
@@ -156,10 +136,13 @@ async def run_stream(
     """Run one streaming call (see the module docstring); yields batches of builder events."""
     idle = options.timeout or DEFAULT_IDLE_TIMEOUT_S
     connect = options.connect_timeout or min(idle, DEFAULT_CONNECT_TIMEOUT_S)
-    timeout = httpx.Timeout(connect=connect, read=idle, write=idle, pool=connect)
-    owned = options.http_client is None
-    client = options.http_client or httpx.AsyncClient(timeout=timeout, verify=_ssl_context())
-    scope = Scope(options.signal, options.total_timeout, options.progress_timeout)
+    try:
+        transport, owned = transport_for(options.http_client, options.transport)
+    except TransportChoiceError as exc:
+        builder.fail(ErrorInfo.of("config"), f"{call.vendor} request not sent: {exc}")
+        yield builder.drain()
+        return
+    scope = Scope(options.signal, options.total_timeout, options.progress_timeout, idle)
     if call.price_multiplier != 1.0:
         builder.price_multiplier(call.price_multiplier)
     try:
@@ -167,7 +150,13 @@ async def run_stream(
         while True:
             try:
                 attempt_events = _attempt(
-                    call, builder=builder, model=model, options=options, client=client, timeout=timeout, scope=scope
+                    call,
+                    builder=builder,
+                    model=model,
+                    options=options,
+                    transport=transport,
+                    timeouts=(connect, idle),
+                    scope=scope,
                 )
                 # aclosing: if our consumer stops early, the attempt's finally closes the response now,
                 # not whenever the garbage collector finalizes the suspended generator.
@@ -185,6 +174,11 @@ async def run_stream(
                 )
             except StreamFailure as exc:
                 failure = exc
+            except Idle:
+                scope.idle_over()
+                failure = StreamFailure.of(
+                    "timeout", f"{call.vendor} sent nothing within the idle timeout: no bytes for {idle:g}s"
+                )
             except Stalled:
                 failure = StreamFailure.of(
                     "timeout",
@@ -214,7 +208,7 @@ async def run_stream(
     finally:
         scope.close()
         if owned:
-            await client.aclose()
+            await transport.aclose()
 
 
 def _scrub(builder: MessageBuilder, call: StreamCall) -> None:
@@ -250,8 +244,8 @@ async def _attempt(
     builder: MessageBuilder,
     model: Model,
     options: StreamOptions,
-    client: httpx.AsyncClient,
-    timeout: httpx.Timeout,
+    transport: Transport,
+    timeouts: tuple[float, float],
     scope: Scope,
 ) -> AsyncGenerator[Sequence[AssistantMessageEvent], None]:
     vendor = call.vendor
@@ -264,26 +258,27 @@ async def _attempt(
         signature = await scope.run(call.sign())
         call.secrets.extend(secret for secret in signature.secrets if secret not in call.secrets)
         headers = {**headers, **{name.lower(): value for name, value in signature.headers.items()}}
-    extensions = {API_EXTENSION: call.api, SECRETS_EXTENSION: tuple(call.secrets)}
+    request = HttpRequest(
+        url=call.url,
+        headers=headers,
+        body=call.body,
+        connect_timeout=timeouts[0],
+        idle_timeout=timeouts[1],
+        extensions={API_EXTENSION: call.api, SECRETS_EXTENSION: tuple(call.secrets)},
+    )
     try:
-        http_request = client.build_request(
-            "POST", call.url, headers=headers, content=call.body, timeout=timeout, extensions=extensions
-        )
-    except (httpx.InvalidURL, httpx.UnsupportedProtocol, httpx.LocalProtocolError, ValueError) as exc:
-        raise StreamFailure.of("config", f"{vendor} request could not be built: {type(exc).__name__}: {exc}") from None
-    try:
-        response: httpx.Response = await scope.run(client.send(http_request, stream=True))
-    except httpx.HTTPError as exc:
+        response: HttpResponse = await scope.read(transport.send(request))
+    except TransportError as exc:
         raise _transport_failure(exc, vendor) from None
     try:
         if options.on_response is not None:
             try:
-                await scope.run(call_hook(options.on_response, response.status_code, response.headers, model))
+                await scope.run(call_hook(options.on_response, response.status, response.headers, model))
             except (Aborted, Expired):
                 raise
             except Exception as exc:  # a caller's hook failing is reported, not raised
                 raise StreamFailure.of("config", f"on_response raised {type(exc).__name__}: {exc}") from None
-        status = response.status_code
+        status = response.status
         if not 200 <= status < 300:
             raw = await _read_limited(response, scope, vendor)
             raise call.errors.from_body(status, response.headers, raw)
@@ -325,17 +320,14 @@ def _a(noun: str) -> str:
     return f"{'an' if noun[:1] in 'aeiou' else 'a'} {noun}"
 
 
-def _body(response: httpx.Response, scope: Scope) -> BodyReader:
+def _body(response: HttpResponse, scope: Scope) -> BodyReader:
     """The response body as decoded pieces (:mod:`streamfns.kit.decoding`); raises ``BodyRefused``
     for a content coding the kit does not decode."""
-    if response.is_stream_consumed:
-        # A transport that built its response from bytes in memory: httpx has read (and decoded) it.
-        return BodyReader(OnceRead(response.content), ContentDecoder("identity"), scope.run)
-    decoder = content_decoder(response.headers.get_list("content-encoding"))
-    return BodyReader(response.aiter_raw(), decoder, scope.run)
+    decoder = content_decoder(response.header_values("content-encoding"))
+    return BodyReader(response.read, decoder, scope.read)
 
 
-async def _read_limited(response: httpx.Response, scope: Scope, vendor: str) -> bytes:
+async def _read_limited(response: HttpResponse, scope: Scope, vendor: str) -> bytes:
     """The head of a body that is not a stream (an error body, a document), at most 64 KiB. The status
     says what happened: a body that cannot be decoded is quoted as far as it could be (maybe not at all)."""
     chunks: list[bytes] = []
@@ -350,13 +342,13 @@ async def _read_limited(response: httpx.Response, scope: Scope, vendor: str) -> 
             size += len(piece)
     except BodyRefused:
         pass
-    except httpx.HTTPError as exc:
+    except TransportError as exc:
         raise _transport_failure(exc, vendor) from None
     return b"".join(chunks)[:_MAX_ERROR_BODY]
 
 
 async def _read_events(
-    response: httpx.Response,
+    response: HttpResponse,
     call: StreamCall,
     builder: MessageBuilder,
     scope: Scope,
@@ -379,7 +371,7 @@ async def _read_events(
         while True:
             try:
                 chunk = await body.next()
-            except httpx.HTTPError as exc:
+            except TransportError as exc:
                 raise _transport_failure(exc, call.vendor) from None
             except BodyRefused as exc:
                 raise StreamFailure.of(exc.kind, f"{call.vendor} {exc}") from None
@@ -411,7 +403,7 @@ async def _read_events(
         yield builder.drain()
         return
     if not seen and not frames and _looks_like_a_document(head):
-        raise _not_a_stream(call, response.status_code, content_type, bytes(head))
+        raise _not_a_stream(call, response.status, content_type, bytes(head))
     try:
         _deliver(frames, call, decoder, builder)
     except StreamFailure as exc:
@@ -440,7 +432,7 @@ def _framing_failed(
     *,
     seen: bool,
     head: bytearray,
-    response: httpx.Response,
+    response: HttpResponse,
 ) -> None:
     """A framer step raised ``exc``: the frames it completed before the bad bytes still count, and
     when one of them ended the stream this returns; otherwise it raises the failure."""
@@ -457,12 +449,12 @@ def _framing_failure(
     *,
     seen: bool,
     head: bytearray,
-    response: httpx.Response,
+    response: HttpResponse,
 ) -> StreamFailure:
     """Bytes the framing refused: a document sent instead of a stream (nothing framed yet, and it
     starts like one), else ``protocol`` or ``truncated`` as the framing says."""
     if not seen and not exc.frames and not isinstance(exc, FrameTooLarge) and _looks_like_a_document(head):
-        return _not_a_stream(call, response.status_code, response.headers.get("content-type", ""), bytes(head))
+        return _not_a_stream(call, response.status, response.headers.get("content-type", ""), bytes(head))
     kind: ErrorKind = "truncated" if exc.kind == "truncated" else "protocol"
     return StreamFailure.of(kind, f"{call.vendor}: {exc}")
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from normalize.abort import AbortSignal
 
-__all__ = ["Aborted", "Expired", "Scope", "Stalled"]
+__all__ = ["Aborted", "Expired", "Idle", "Scope", "Stalled"]
 
 
 class Aborted(Exception):
@@ -25,6 +25,10 @@ class Stalled(Exception):
     """The progress timeout ran out (see :meth:`Scope.watch_progress`)."""
 
 
+class Idle(Exception):
+    """One wait on the server went past the idle timeout (see :meth:`Scope.read`)."""
+
+
 class Scope:
     """Turns an abort or the total deadline into an exception at whichever of our awaits is pending.
 
@@ -32,16 +36,22 @@ class Scope:
     awaits there, so the cancellation always lands in our read and never in the consumer's own code —
     then takes the cancellation back (``Task.uncancel``). This is the mechanism of ``asyncio.timeout``;
     it costs nothing per read, where racing every read against the signal would cost a task per chunk.
-    The progress clock (:meth:`watch_progress`) lands the same way, as ``Stalled``.
+    The progress clock (:meth:`watch_progress`) lands the same way, as ``Stalled``, and so does the
+    idle clock (:meth:`read`), as ``Idle``: a wait on the server longer than ``idle_timeout``, on any
+    transport. Neither clock arms a timer per read: each keeps one timer that, when it fires, reads
+    when the clock last restarted and re-arms itself if the deadline has moved.
     """
 
     __slots__ = (
         "_deadline",
         "_fired",
+        "_idle_s",
+        "_idle_timer",
         "_loop",
         "_progress_at",
         "_progress_s",
         "_progress_timer",
+        "_reading_since",
         "_remove",
         "_signal",
         "_task",
@@ -50,7 +60,11 @@ class Scope:
     )
 
     def __init__(
-        self, signal: AbortSignal | None, total_timeout: float | None, progress_timeout: float | None = None
+        self,
+        signal: AbortSignal | None,
+        total_timeout: float | None,
+        progress_timeout: float | None = None,
+        idle_timeout: float | None = None,
     ) -> None:
         self._signal = signal
         self._loop = asyncio.get_running_loop()
@@ -63,6 +77,10 @@ class Scope:
         self._progress_at = 0.0
         self._progress_timer: asyncio.TimerHandle | None = None
         self._watching = False
+        self._idle_s = idle_timeout
+        self._idle_timer: asyncio.TimerHandle | None = None
+        # When the pending wait on the server began (None: no such wait now).
+        self._reading_since: float | None = None
 
     def _on_abort(self, _signal: AbortSignal) -> None:
         # abort() may run on another thread; the cancellation itself happens on the loop.
@@ -85,7 +103,7 @@ class Scope:
 
     async def run(self, awaitable: Awaitable[Any]) -> Any:
         """Await ``awaitable``; raise ``Aborted``/``Expired``/``Stalled`` instead if that happens first (or did)."""
-        if self._signal is None and self._deadline is None and not self._watching:
+        if self._signal is None and self._deadline is None and not self._watching and self._idle_s is None:
             return await awaitable
         pending = self._pending()
         if pending is not None:
@@ -102,6 +120,48 @@ class Scope:
             raise
         finally:
             self._task = None
+
+    async def read(self, awaitable: Awaitable[Any]) -> Any:
+        """:meth:`run` for a wait on the server (a send, a read): it also raises ``Idle`` when the wait
+        lasts longer than the idle timeout. Only these waits count: the consumer's time between two
+        reads, a retry's back-off or a hook's work never do. (The body of :meth:`run`, inlined: this is
+        the await of every read.)"""
+        idle = self._idle_s
+        if idle is None:
+            return await self.run(awaitable)
+        pending = self._pending()
+        if pending is not None:
+            if inspect.iscoroutine(awaitable):
+                awaitable.close()
+            raise pending
+        loop = self._loop
+        self._reading_since = now = loop.time()
+        if self._idle_timer is None:
+            self._idle_timer = loop.call_at(now + idle, self._check_idle)
+        task = self._task = asyncio.current_task()
+        try:
+            return await awaitable
+        except asyncio.CancelledError:
+            fired = self._fired
+            if fired is not None and task is not None and task.uncancel() == 0:
+                raise fired from None
+            raise
+        finally:
+            self._task = None
+            self._reading_since = None
+
+    def _check_idle(self) -> None:
+        assert self._idle_s is not None
+        since = self._reading_since
+        if since is None:
+            self._idle_timer = None  # no wait pending: the next one arms the clock again
+            return
+        deadline = since + self._idle_s
+        if self._loop.time() < deadline:
+            self._idle_timer = self._loop.call_at(deadline, self._check_idle)
+            return
+        self._idle_timer = None
+        self._fire(Idle)
 
     def watch_progress(self) -> None:
         """Start the progress clock: ``Stalled`` lands unless :meth:`progress` is called at least
@@ -146,6 +206,11 @@ class Scope:
             # the clock themselves.
             self._fired = None
 
+    def idle_over(self) -> None:
+        """Forget an idle timeout that landed (the attempt it ended is over; a retry starts afresh)."""
+        if self._fired is Idle:
+            self._fired = None
+
     def close(self) -> None:
         """Stop listening to the signal and the clocks."""
         if self._remove is not None:
@@ -154,3 +219,5 @@ class Scope:
             self._timer.cancel()
         if self._progress_timer is not None:
             self._progress_timer.cancel()
+        if self._idle_timer is not None:
+            self._idle_timer.cancel()

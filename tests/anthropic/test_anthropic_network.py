@@ -8,11 +8,16 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from conformance.loopback import LoopbackServer, Scripted
 from normalize import StreamOptions, validate_events
 from streamfns.anthropic import stream_anthropic
 from streamfns.anthropic.request import INTERLEAVED_THINKING_BETA
 from tests.adapters import ANTHROPIC, CONTEXT
+
+# Every behaviour here holds on each of the kit's transports (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("each_transport")
 
 TEXT = "llma__text_haiku45"
 

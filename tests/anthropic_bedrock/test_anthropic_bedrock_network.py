@@ -39,6 +39,9 @@ AWS_ENV = (
     "AWS_WEB_IDENTITY_TOKEN_FILE",
 )
 
+# Every behaviour here holds on each of the kit's transports (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("each_transport")
+
 
 @pytest.fixture(autouse=True)
 def clean_aws(monkeypatch: pytest.MonkeyPatch, tmp_path: object) -> Iterator[None]:

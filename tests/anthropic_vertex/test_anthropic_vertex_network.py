@@ -36,6 +36,9 @@ PATH = (
     ":streamRawPredict"
 )
 
+# Every behaviour here holds on each of the kit's transports (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("each_transport")
+
 
 @pytest.fixture
 def clean(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:

@@ -14,6 +14,9 @@ from streamfns.google import stream_google
 from tests.adapters import CONTEXT, GOOGLE, first_text
 from tests.google._google import chunk, sse, usage
 
+# Every behaviour here holds on each of the kit's transports (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("each_transport")
+
 TEXT = [
     sse(chunk({"text": "Hel"}, responseId="r1", modelVersion="gemini-2.5-flash")),
     sse(chunk({"text": "lo"}, finish="STOP", usageMetadata=usage(4, 2))),

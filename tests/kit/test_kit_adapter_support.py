@@ -26,6 +26,9 @@ from normalize import (
 from streamfns.kit import Decoder, ServerSentEvent, SSEDecoder, StreamFailure, load_event, text
 from tests.kit._fake import WIRE, options, reply, run, sse
 
+# Every behaviour here holds on each of the kit's transports (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("each_transport")
+
 # ---------------------------------------------------------------------------- decoders per attempt
 
 

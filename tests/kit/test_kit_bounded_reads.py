@@ -29,6 +29,9 @@ from normalize.wire.sse_framing import SSEFraming
 from streamfns.kit.decoding import MAX_DECODED_BYTES, PIECE_BYTES
 from tests.kit._fake import CONTEXT, HELLO, WIRE, error_reply, model, options
 
+# Every behaviour here holds on each of the kit's transports (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("each_transport")
+
 _GZIP_HEADER = b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\xff"
 #: 1 MiB of SSE comments, each its own empty event: the framer reads them and hands the decoder nothing.
 _COMMENTS = b": \n\n" * (256 * 1024)

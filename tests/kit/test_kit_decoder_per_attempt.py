@@ -9,10 +9,15 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, cast
 
+import pytest
+
 from conformance.loopback import LoopbackServer
 from normalize import MessageBuilder, Model
 from streamfns.kit import Decoder, ServerSentEvent
 from tests.kit._fake import CONTEXT, HELLO, WIRE, EchoDecoder, model, options, reply, sse
+
+# Every behaviour here holds on each of the kit's transports (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("each_transport")
 
 
 class _Recording(EchoDecoder):

@@ -6,7 +6,7 @@ import asyncio
 import gzip
 import itertools
 import zlib
-from collections.abc import AsyncIterator, Awaitable
+from collections.abc import Awaitable
 from typing import Any
 
 import pytest
@@ -125,19 +125,13 @@ def test_damaged_bytes_are_a_network_refusal() -> None:
 
 
 class _Raw:
-    """Raw reads, as a transport gives them."""
+    """Raw reads, as a transport gives them (``b""`` at the end)."""
 
     def __init__(self, reads: list[bytes]) -> None:
         self._reads = iter(reads)
 
-    def __aiter__(self) -> AsyncIterator[bytes]:
-        return self
-
-    async def __anext__(self) -> bytes:
-        try:
-            return next(self._reads)
-        except StopIteration:
-            raise StopAsyncIteration from None
+    async def __call__(self) -> bytes:
+        return next(self._reads, b"")
 
 
 async def test_the_reader_yields_to_the_loop_between_the_pieces_of_one_read_only() -> None:

@@ -38,6 +38,9 @@ from normalize.wire import (
 from streamfns.kit import CompatError, Signature, SigningRequest, StreamFailure
 from tests.conformance._framed import converse_wire, sign
 
+# Every behaviour here holds on each of the kit's transports (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("each_transport")
+
 ROOT = Path(__file__).resolve().parents[2]
 NDJSON_BODY = load(ROOT / "examples/ndjson_chat/cassettes/text.jsonl").interactions[0].response.body
 CONVERSE_BODY = load(ROOT / "tests/conformance/recordings/converse_text.jsonl").interactions[0].response.body

@@ -14,6 +14,9 @@ from normalize import Context, Model, ModelCost, StreamOptions, validate_events
 from streamfns.kit import WireRequest
 from tests.kit._fake import CONTEXT, HELLO, WIRE, build_request, error_reply, model, options, reply
 
+# Every behaviour here holds on each of the kit's transports (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("each_transport")
+
 COST = ModelCost(input=3.0, output=15.0)
 
 

@@ -17,6 +17,9 @@ from normalize import StreamOptions, TextContent
 from normalize.context import DEFAULT_PROGRESS_TIMEOUT_S
 from tests.kit._fake import CONTEXT, HELLO, WIRE, model, options, reply, run, sse, types
 
+# Every behaviour here holds on each of the kit's transports (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("each_transport")
+
 #: Far longer than any bound a test sets: a stream still open then is held open by the keep-alives.
 _FOREVER_S = 60.0
 

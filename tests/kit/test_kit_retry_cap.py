@@ -17,6 +17,9 @@ from normalize import ErrorInfo, StreamOptions
 from streamfns.kit.http import retry_delay
 from tests.kit._fake import HELLO, error_reply, options, reply, run
 
+# Every behaviour here holds on each of the kit's transports (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("each_transport")
+
 #: A hang shows as this running out, not as a test that never ends.
 _BOUND_S = 10.0
 

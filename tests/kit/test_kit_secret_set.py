@@ -27,6 +27,9 @@ from streamfns.kit import ServerSentEvent, Signature, SigningRequest, WireApi, W
 from streamfns.kit.keys import credentials_in, credentials_in_url, redact
 from tests.kit._fake import CONTEXT, KEY, WIRE, build_request, model, options
 
+# Every behaviour here holds on each of the kit's transports (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("each_transport")
+
 # Synthetic, assembled at run time: no known key shape, so only the secret set can catch it.
 SECRET = "-".join(["synthetic", "gateway", "credential", "0123456789"])
 

@@ -9,11 +9,15 @@ import json
 from dataclasses import replace
 
 import httpx
+import pytest
 
 from conformance.loopback import LoopbackServer, ReceivedRequest, Scripted
 from normalize import Context, Model, StreamOptions
 from streamfns.kit import WireRequest
 from tests.kit._fake import CONTEXT, WIRE, model, options
+
+# Every behaviour here holds on each of the kit's transports (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("each_transport")
 
 #: Built at run time: a gateway password of no known key shape.
 SECRET = "gw-" + "p4ss" * 6

@@ -37,6 +37,9 @@ from normalize import (
 from streamfns.kit import ApiKey, ServerSentEvent
 from tests.kit._fake import CONTEXT, HELLO, KEY, WIRE, EchoDecoder, error_reply, model, options, reply, run, sse, types
 
+# Every behaviour here holds on each of the kit's transports (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("each_transport")
+
 
 async def test_a_full_stream_over_a_socket_and_the_connection_is_released() -> None:
     async with LoopbackServer(reply(*HELLO)) as server:

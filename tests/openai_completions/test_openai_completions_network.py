@@ -20,6 +20,9 @@ from tests.adapters import CONTEXT, texts
 from tests.adapters import OPENAI_COMPLETIONS as OC
 from tests.openai_completions._oc import chunk, sse_body
 
+# Every behaviour here holds on each of the kit's transports (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("each_transport")
+
 TEXT = "oai__text_usage_gpt4o"
 
 

@@ -21,6 +21,9 @@ from tests.adapters import CONTEXT
 from tests.adapters import OPENAI_RESPONSES as RESPONSES
 from tests.openai_responses._responses import sse
 
+# Every behaviour here holds on each of the kit's transports (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("each_transport")
+
 TEXT = "pai__text_gpt4o"
 
 

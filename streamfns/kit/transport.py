@@ -1,0 +1,132 @@
+"""The kit's HTTP seam: one small interface between :func:`~streamfns.kit.http.run_stream` and an HTTP
+library, with httpx behind it by default and aiohttp as an extra (``streamfns[aiohttp]``).
+
+The kit needs four things of HTTP: send a POST and get its status and headers, read the body's raw
+bytes one read at a time, close the response, and say what went wrong. :class:`Transport` and
+:class:`HttpResponse` are exactly that. Every transport promises:
+
+- **no content decoding**: :meth:`HttpResponse.read` returns the bytes as they came off the wire, so
+  the kit's bounded decoder (:mod:`streamfns.kit.decoding`) and its caps apply whatever the library;
+- **one timeout of its own**: connecting (``HttpRequest.connect_timeout``, the pool wait included).
+  The wait for the head and for each read is bounded by the kit's own idle clock
+  (:class:`~streamfns.kit.scope.Scope`), the same on every transport, with no timer armed per read;
+- **the same error kinds**: a failure is a :class:`TransportError` of kind ``config`` (the request
+  cannot be sent: a bad URL or scheme, an illegal header), ``timeout`` (connecting took too long) or
+  ``network`` (refused, reset, cut inside a chunk, a TLS failure), whichever library said it;
+- no redirects are followed (a POST is never re-sent elsewhere: a 3xx reaches the kit as a status);
+- :meth:`HttpResponse.aclose` releases the connection, never raises, and may be called twice.
+
+Which transport a call uses (:func:`streamfns.kit.transports.transport_for`): the caller's own client when
+``StreamOptions.http_client`` holds one — an ``httpx.AsyncClient``, an ``httpx2.AsyncClient``
+(anything with httpx's ``build_request``/``send``), an ``aiohttp.ClientSession``, or a
+:class:`Transport` — whose pool the application shares and which the kit never closes; otherwise a
+client of the kit's own, made for the call and closed with it, of the transport named by
+``StreamOptions.transport``, else the process-wide choice
+(:func:`~streamfns.kit.transports.set_default_transport`, else the ``STREAMFNS_TRANSPORT`` environment
+variable, else ``"httpx"``).
+
+The kit's own clients keep no idle connection and set no connection limit: each call holds its one
+connection for as long as its stream lasts, and closing the stream closes it. An application that
+wants connections kept alive across calls passes its own client.
+"""
+
+from __future__ import annotations
+
+import functools
+import ssl
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Literal
+
+__all__ = [
+    "HttpRequest",
+    "HttpResponse",
+    "Transport",
+    "TransportError",
+    "TransportKind",
+    "describe",
+    "ssl_context",
+]
+
+TransportKind = Literal["config", "network", "timeout"]
+
+
+class TransportError(Exception):
+    """A transport failure, said the same way on every transport: ``kind``, then ``what`` happened
+    ("connection failed", "timed out", …) and the library's own ``detail`` (its class and message)."""
+
+    def __init__(self, kind: TransportKind, what: str, detail: str) -> None:
+        super().__init__(f"{what}: {detail}")
+        self.kind: TransportKind = kind
+        self.what = what
+        self.detail = detail
+
+
+@dataclass(slots=True, kw_only=True)
+class HttpRequest:
+    """One POST: where, what, and the bounds a transport applies itself."""
+
+    url: str
+    headers: dict[str, str]
+    body: bytes
+    connect_timeout: float
+    #: The idle timeout, for libraries that want one of their own (httpx); the kit's idle clock bounds
+    #: every wait whatever the transport does with it.
+    idle_timeout: float
+    #: Request tags a recording transport reads (the api, the call's secrets: ``normalize.wire.tags``).
+    extensions: dict[str, object] = field(default_factory=dict[str, object])
+
+
+class HttpResponse(ABC):
+    """A response whose head has arrived; the body is read with :meth:`read`."""
+
+    __slots__ = ("headers", "status")
+
+    def __init__(self, status: int, headers: Mapping[str, str]) -> None:
+        self.status = status
+        #: Case-insensitive, as the library gives them (httpx's ``Headers``, aiohttp's ``CIMultiDictProxy``).
+        self.headers = headers
+
+    @abstractmethod
+    def header_values(self, name: str) -> list[str]:
+        """Every value of header ``name`` (a repeated header gives several)."""
+
+    @abstractmethod
+    async def read(self) -> bytes:
+        """The next raw bytes of the body as they came off the wire (never empty), or ``b""`` at its end.
+        Raises :class:`TransportError`."""
+
+    @abstractmethod
+    async def aclose(self) -> None:
+        """Close the response (idempotent, never raises)."""
+
+
+class Transport(ABC):
+    """An HTTP library behind the kit (see the module docstring). Subclass it to bring another."""
+
+    #: The name reports and errors use ("httpx", "aiohttp").
+    name: str = "custom"
+
+    @abstractmethod
+    async def send(self, request: HttpRequest) -> HttpResponse:
+        """POST ``request`` and return once the response head has arrived. Raises :class:`TransportError`."""
+
+    async def aclose(self) -> None:
+        """Close what the transport owns (a caller's client is never closed by the kit)."""
+        return
+
+
+@functools.cache
+def ssl_context() -> ssl.SSLContext:
+    """The verifying TLS context every transport of the kit's own uses: httpx's default (certifi, or
+    ``SSL_CERT_FILE``/``SSL_CERT_DIR``), built once (it costs ~50 ms)."""
+    import httpx  # noqa: PLC0415 - httpx loads on the first call, not at import
+
+    return httpx.create_ssl_context()
+
+
+def describe(detail: BaseException) -> str:
+    """``Class: message`` (the class alone when the message is empty)."""
+    text = str(detail)
+    return f"{type(detail).__name__}: {text}" if text else type(detail).__name__

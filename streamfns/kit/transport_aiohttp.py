@@ -1,0 +1,150 @@
+"""The aiohttp transport (the ``aiohttp`` extra): the kit's requests on aiohttp, for many streams at once.
+
+Per read it costs about half of what httpx does (no per-read timeout scope, no generator layers over
+the socket): with one event per read — real traffic at 20–200 tokens a second — that is most of a
+stream's CPU. What it keeps of the kit's promises (see :mod:`streamfns.kit.transport`):
+
+- ``auto_decompress`` is off on every request, the caller's session included, so the kit's bounded
+  decoder and its caps apply;
+- the kit's own session verifies TLS with the kit's context (httpx's default: certifi, or
+  ``SSL_CERT_FILE``/``SSL_CERT_DIR``) and takes its proxy from the environment as httpx does
+  (``HTTPS_PROXY``, ``HTTP_PROXY``, ``ALL_PROXY``, ``NO_PROXY``, read per request); it never reads
+  ``~/.netrc`` (httpx's default does not either: a netrc password is not sent to a vendor);
+- its connector sets no connection limit and keeps no idle connection (it closes with the call);
+- only connecting has an aiohttp timeout (``connect`` and ``sock_connect``); ``sock_read``, which
+  arms and cancels a timer on every read, is left off: the kit's idle clock bounds every wait;
+- failures map to the kit's kinds: a refused, reset or cut connection is ``network`` (aiohttp's own
+  ``ClientPayloadError``, ``ServerDisconnectedError``, ``ClientConnectorError``…), connecting too long
+  is ``timeout``, a URL or header that cannot be sent is ``config``.
+"""
+
+from __future__ import annotations
+
+import urllib.request
+from collections.abc import Callable
+from typing import Any, cast
+
+import aiohttp
+from yarl import URL
+
+from streamfns.kit.transport import HttpRequest, HttpResponse, Transport, TransportError, describe, ssl_context
+
+__all__ = ["AiohttpTransport"]
+
+#: ``no_proxy`` as httpx reads it: the environment's alone (``urllib.request.proxy_bypass`` would also
+#: read the system's settings on macOS and Windows). Not in the type stubs, so looked up by name.
+_bypass = cast("Callable[[str, dict[str, str]], bool]", vars(urllib.request)["proxy_bypass_environment"])
+
+_NO_AUTO_HEADERS = frozenset({"Content-Type"})
+
+
+class AiohttpTransport(Transport):
+    """An ``aiohttp.ClientSession`` behind the kit's seam (``session`` None: one of the kit's own)."""
+
+    name = "aiohttp"
+
+    __slots__ = ("_owned", "_session")
+
+    def __init__(self, session: aiohttp.ClientSession | None) -> None:
+        self._owned = session is None
+        self._session: aiohttp.ClientSession | None = session
+
+    def _own_session(self) -> aiohttp.ClientSession:
+        # Made on first use, inside the running loop (a session belongs to one loop).
+        connector = aiohttp.TCPConnector(limit=0, limit_per_host=0, force_close=True, ssl=ssl_context())
+        return aiohttp.ClientSession(connector=connector, auto_decompress=False, trust_env=False)
+
+    async def send(self, request: HttpRequest) -> HttpResponse:
+        session = self._session
+        if session is None:
+            session = self._session = self._own_session()
+        connect = request.connect_timeout
+        timeout = aiohttp.ClientTimeout(total=None, connect=connect, sock_connect=connect, sock_read=None)
+        try:
+            url = _exact_url(request.url)
+            proxy = _environment_proxy(url) if self._owned else None
+            response = await session.request(
+                "POST",
+                url,
+                data=request.body,
+                headers=request.headers,
+                timeout=timeout,
+                allow_redirects=False,
+                auto_decompress=False,
+                proxy=proxy,
+                # The kit always says its content type; one a caller removed on purpose stays removed.
+                skip_auto_headers=_NO_AUTO_HEADERS,
+            )
+        except (aiohttp.InvalidURL, aiohttp.NonHttpUrlClientError, ValueError, TypeError) as exc:
+            # A URL or a header aiohttp will not send (a bad scheme, a newline in a value): nothing was sent.
+            raise TransportError("config", "request could not be sent", describe(exc)) from None
+        except TimeoutError as exc:
+            raise TransportError("timeout", "timed out", describe(exc)) from None
+        except (aiohttp.ClientError, OSError) as exc:
+            raise TransportError("network", "connection failed", describe(exc)) from None
+        return _AiohttpResponse(response)
+
+    async def aclose(self) -> None:
+        if self._owned and self._session is not None:
+            await self._session.close()
+
+
+class _AiohttpResponse(HttpResponse):
+    __slots__ = ("_content", "_response")
+
+    def __init__(self, response: aiohttp.ClientResponse) -> None:
+        super().__init__(response.status, cast("Any", response.headers))
+        self._response = response
+        self._content = response.content
+
+    def header_values(self, name: str) -> list[str]:
+        return self._response.headers.getall(name, [])
+
+    async def read(self) -> bytes:
+        try:
+            # One HTTP chunk at a time, as httpx reads them, so a read means the same on every
+            # transport (and a recording keeps the server's chunks); (b"", True) only marks a chunk's end.
+            while True:
+                data, chunk_ended = await self._content.readchunk()
+                if data or not chunk_ended:
+                    return data
+        except TimeoutError as exc:
+            raise TransportError("timeout", "timed out", describe(exc)) from None
+        except (aiohttp.ClientError, OSError, RuntimeError) as exc:
+            # RuntimeError: aiohttp's "Connection closed." when the socket went before the body ended.
+            raise TransportError("network", "connection failed", describe(exc)) from None
+
+    async def aclose(self) -> None:
+        response = self._response
+        try:
+            if self._content.at_eof():
+                response.release()  # read to its end: the connection may serve another request
+            else:
+                response.close()  # cut short: a half-read connection can serve nothing else
+        except Exception:  # closing is best effort: the stream's outcome is already decided
+            return
+
+
+def _exact_url(url: str) -> URL:
+    """``url`` as httpx would send it, kept as it is: escapes already in it stay escaped (yarl would
+    turn a signed ``%3A`` back into ``:`` and break a SigV4 signature), and what needs escaping is
+    escaped the way httpx escapes it. Raises ``ValueError`` for a URL that cannot be sent."""
+    import httpx  # noqa: PLC0415 - a hard dependency, already loaded by the kit
+
+    try:
+        return URL(str(httpx.URL(url)), encoded=True)
+    except httpx.InvalidURL as exc:
+        raise ValueError(str(exc)) from None
+
+
+def _environment_proxy(url: URL) -> str | None:
+    """The proxy httpx's default client would use for ``url``: ``<scheme>_proxy`` or ``all_proxy`` from
+    the environment (either case), unless ``no_proxy`` names the host."""
+    proxies = urllib.request.getproxies_environment()
+    if not proxies:
+        return None
+    target = url
+    proxy = proxies.get(target.scheme) or proxies.get("all")
+    if proxy is None or (target.host is not None and _bypass(target.host, proxies)):
+        return None
+    return proxy if "://" in proxy else f"http://{proxy}"

@@ -1,0 +1,113 @@
+"""The httpx transport: the kit's default, and any caller's httpx-style client (``httpx.AsyncClient``,
+``httpx2.AsyncClient``: the vendor SDKs' stack since anthropic 2.x and openai 3.x).
+
+A caller's client is driven only through what both libraries share — ``build_request`` with the
+timeouts as a request extension and ``send(stream=True)`` — and its exceptions are read by class name,
+so the kit never hands one library's ``Timeout`` to the other. The kit's own client is made for one
+call with the kit's TLS context and closed with it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any, cast
+
+from streamfns.kit.transport import HttpRequest, HttpResponse, Transport, TransportError, describe, ssl_context
+
+__all__ = ["HttpxTransport"]
+
+#: Exception families of httpx-style libraries: only these are transport failures; anything else a
+#: client raises (a cassette's unmatched request, a mock's own error) is left to the kit's caller.
+_LIBRARIES = frozenset({"httpx", "httpx2", "httpcore"})
+
+
+class HttpxTransport(Transport):
+    """An httpx-style client behind the kit's seam (``client`` None: one of the kit's own)."""
+
+    name = "httpx"
+
+    __slots__ = ("_client", "_owned")
+
+    def __init__(self, client: Any) -> None:
+        self._owned = client is None
+        if client is None:
+            import httpx  # noqa: PLC0415 - loaded on the first call, not at import
+
+            client = httpx.AsyncClient(verify=ssl_context())
+        self._client: Any = client
+
+    async def send(self, request: HttpRequest) -> HttpResponse:
+        connect, idle = request.connect_timeout, request.idle_timeout
+        timeouts = {"connect": connect, "read": idle, "write": idle, "pool": connect}
+        try:
+            built = self._client.build_request(
+                "POST",
+                request.url,
+                headers=request.headers,
+                content=request.body,
+                extensions={**request.extensions, "timeout": timeouts},
+            )
+        except Exception as exc:
+            # A URL or a header httpx will not build (a bad scheme, an illegal value): nothing was sent.
+            raise TransportError("config", "request could not be built", describe(exc)) from None
+        try:
+            response = await self._client.send(built, stream=True)
+        except Exception as exc:
+            raise _failure(exc) from None
+        return _HttpxResponse(response)
+
+    async def aclose(self) -> None:
+        if self._owned:
+            await self._client.aclose()
+
+
+class _HttpxResponse(HttpResponse):
+    __slots__ = ("_chunks", "_response")
+
+    def __init__(self, response: Any) -> None:
+        super().__init__(response.status_code, response.headers)
+        self._response = response
+        # A transport that built its response from bytes in memory: httpx has read (and decoded) it.
+        consumed = bool(response.is_stream_consumed)
+        self._chunks: AsyncIterator[bytes] = _once(response.content) if consumed else response.aiter_raw()
+
+    def header_values(self, name: str) -> list[str]:
+        return cast("list[str]", self._response.headers.get_list(name))
+
+    async def read(self) -> bytes:
+        try:
+            return await anext(self._chunks)
+        except StopAsyncIteration:
+            return b""
+        except Exception as exc:
+            raise _failure(exc) from None
+
+    async def aclose(self) -> None:
+        try:
+            await self._response.aclose()
+        except Exception:  # closing is best effort: the stream's outcome is already decided
+            return
+
+
+async def _once(data: bytes) -> AsyncIterator[bytes]:
+    if data:
+        yield data
+
+
+def _failure(exc: Exception) -> Exception:
+    """The :class:`TransportError` for an httpx-style exception (read by class name, so httpx and httpx2
+    alike); any other exception is returned as it is, to propagate."""
+    names = {cls.__name__ for cls in type(exc).__mro__}
+    if type(exc).__module__.split(".", 1)[0] not in _LIBRARIES or "HTTPError" not in names:
+        return exc
+    detail = describe(exc)
+    if names & {"UnsupportedProtocol", "LocalProtocolError"}:
+        # The request itself cannot be sent (a bad base_url scheme, an illegal header value).
+        return TransportError("config", "request could not be sent", detail)
+    if "ReadTimeout" in names:
+        return TransportError("timeout", "sent nothing within the idle timeout", detail)
+    if "TimeoutException" in names:
+        return TransportError("timeout", "timed out", detail)
+    if "DecodingError" in names:
+        return TransportError("network", "sent a body that could not be decoded", detail)
+    return TransportError("network", "connection failed", detail)

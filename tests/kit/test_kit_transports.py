@@ -1,0 +1,228 @@
+"""The kit's HTTP seam: which transport a call uses, a caller's own clients of each library, and the
+promises a transport keeps whatever the library (over real loopback sockets).
+
+The kit's behaviours themselves (timeouts, abort, retries, decompression, redaction) are pinned by
+the kit's other network tests, which run once per transport (``each_transport`` in tests/conftest.py).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gzip
+import sys
+import time
+from collections.abc import Iterator
+
+import aiohttp
+import httpx
+import httpx2
+import pytest
+
+from conformance.loopback import LoopbackServer, Scripted, refused_url
+from normalize import StreamOptions, TextContent, validate_events
+from streamfns.kit import (
+    TRANSPORT_ENV,
+    HttpRequest,
+    HttpResponse,
+    Transport,
+    TransportError,
+    default_transport,
+    set_default_transport,
+)
+from streamfns.kit.transport import TransportKind
+from tests.kit._fake import HELLO, KEY, options, reply, run
+
+
+@pytest.fixture(autouse=True)
+def _process_default_restored() -> Iterator[None]:
+    yield
+    set_default_transport(None)
+
+
+async def test_a_callers_httpx_client_is_used_and_left_open() -> None:
+    async with LoopbackServer(reply(*HELLO)) as server, httpx.AsyncClient(headers={"x-pool": "mine"}) as client:
+        events, result = await run(server.base_url, options(http_client=client))
+        assert validate_events(events) == []
+        assert result.content == [TextContent(text="Hello")]
+        assert server.requests[0].headers["x-pool"] == "mine", "the request went through the caller's client"
+        assert not client.is_closed, "the kit never closes a caller's client"
+
+
+async def test_a_callers_httpx2_client_is_accepted() -> None:
+    # The vendor SDKs' own stack since anthropic 2.x / openai 3.x: handing one over used to end in a
+    # TypeError on the kit's httpx.Timeout.
+    async with LoopbackServer(reply(*HELLO)) as server, httpx2.AsyncClient(headers={"x-pool": "sdk"}) as client:
+        events, result = await run(server.base_url, options(http_client=client))
+        assert validate_events(events) == []
+        assert result.stop_reason == "stop"
+        assert result.content == [TextContent(text="Hello")]
+        assert server.requests[0].headers["x-pool"] == "sdk"
+        assert not client.is_closed
+
+
+async def test_a_callers_aiohttp_session_is_used_without_its_decompression_and_left_open() -> None:
+    # The caller's session decompresses by default; the kit turns that off per request so its own
+    # bounded decoder reads the gzip body (a session that inflated it would hand the framer gzip bytes
+    # already decoded, and a bomb unbounded).
+    body = gzip.compress(b"".join(HELLO))
+    plan = Scripted(headers=[("content-type", "text/event-stream"), ("content-encoding", "gzip")], chunks=[(0.0, body)])
+    async with LoopbackServer(plan) as server, aiohttp.ClientSession(headers={"x-pool": "aio"}) as session:
+        events, result = await run(server.base_url, options(http_client=session))
+        assert validate_events(events) == []
+        assert result.content == [TextContent(text="Hello")]
+        assert server.requests[0].headers["x-pool"] == "aio"
+        assert not session.closed, "the kit never closes a caller's session"
+        events, again = await run(server.base_url, options(http_client=session))
+        assert again.stop_reason == "stop", "the session still serves the next call"
+
+
+async def test_the_call_chooses_its_transport_over_the_process_default() -> None:
+    set_default_transport("httpx")
+    async with LoopbackServer(reply(*HELLO)) as server:
+        await run(server.base_url, options(transport="aiohttp"))
+        await run(server.base_url)
+    agents = [request.headers.get("user-agent", "") for request in server.requests]
+    assert "aiohttp" in agents[0]
+    assert "httpx" in agents[1]
+
+
+async def test_the_environment_names_the_process_transport(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(TRANSPORT_ENV, "aiohttp")
+    assert default_transport() == "aiohttp"
+    async with LoopbackServer(reply(*HELLO)) as server:
+        _, result = await run(server.base_url)
+    assert result.stop_reason == "stop"
+    assert "aiohttp" in server.requests[0].headers.get("user-agent", "")
+    set_default_transport("httpx")
+    assert default_transport() == "httpx", "set_default_transport wins over the environment"
+
+
+def test_an_unknown_transport_is_refused_where_it_is_chosen() -> None:
+    with pytest.raises(ValueError, match="unknown transport 'curl'"):
+        set_default_transport("curl")
+
+
+async def test_an_unknown_transport_on_a_call_ends_it_as_config_sending_nothing() -> None:
+    async with LoopbackServer(reply(*HELLO)) as server:
+        events, result = await run(server.base_url, options(transport="curl"))
+    assert validate_events(events) == []
+    assert result.error_info is not None
+    assert result.error_info.kind == "config"
+    assert "StreamOptions.transport: unknown transport 'curl'" in (result.error_message or "")
+    assert server.requests == []
+
+
+async def test_aiohttp_missing_is_a_config_error_naming_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "aiohttp", None)  # import aiohttp now raises ImportError
+    _, result = await run("http://127.0.0.1:9", options(transport="aiohttp"))
+    assert result.error_info is not None
+    assert result.error_info.kind == "config"
+    assert "pip install 'streamfns[aiohttp]'" in (result.error_message or "")
+    with pytest.raises(ValueError, match="aiohttp extra"):
+        set_default_transport("aiohttp")
+
+
+async def test_a_client_the_kit_cannot_drive_is_a_config_error() -> None:
+    _, result = await run("http://127.0.0.1:9", options(http_client=object()))
+    assert result.error_info is not None
+    assert result.error_info.kind == "config"
+    assert "StreamOptions.http_client is a builtins.object" in (result.error_message or "")
+
+
+class _Silent(HttpResponse):
+    """A body that never sends a byte and has no timeout of its own."""
+
+    def __init__(self) -> None:
+        super().__init__(200, {"content-type": "text/event-stream"})
+        self.closed = False
+
+    def header_values(self, name: str) -> list[str]:
+        return []
+
+    async def read(self) -> bytes:
+        await asyncio.Event().wait()
+        return b""
+
+    async def aclose(self) -> None:
+        self.closed = True
+
+
+class _SilentTransport(Transport):
+    name = "silent"
+
+    def __init__(self) -> None:
+        self.sent: list[HttpRequest] = []
+        self.responses: list[_Silent] = []
+
+    async def send(self, request: HttpRequest) -> HttpResponse:
+        self.sent.append(request)
+        response = _Silent()
+        self.responses.append(response)
+        return response
+
+
+async def test_the_idle_timeout_bounds_a_transport_that_has_none() -> None:
+    # The kit's idle clock is its own, not the library's: a transport (or a caller's mock) that would
+    # wait forever still ends in a timeout, and its response is closed.
+    transport = _SilentTransport()
+    started = time.monotonic()
+    _, result = await run("http://127.0.0.1:9", options(http_client=transport, timeout=0.3, max_retries=0))
+    assert result.error_info is not None
+    assert result.error_info.kind == "timeout"
+    assert "sent nothing within the idle timeout: no bytes for 0.3s" in (result.error_message or "")
+    assert time.monotonic() - started < 10, "bounded (an upper bound only: never a timing assertion)"
+    assert [response.closed for response in transport.responses] == [True]
+    assert transport.sent[0].headers["x-echo-key"] == KEY
+
+
+class _Failing(Transport):
+    def __init__(self, error: TransportError) -> None:
+        self.error = error
+
+    async def send(self, request: HttpRequest) -> HttpResponse:
+        raise self.error
+
+
+@pytest.mark.parametrize(("kind", "retryable"), [("network", True), ("timeout", True), ("config", False)])
+async def test_a_transport_error_keeps_its_kind_and_its_words(kind: TransportKind, retryable: bool) -> None:
+    error = TransportError(kind, "connection failed", f"Boom: {KEY} in the library's message")
+    _, result = await run("http://127.0.0.1:9", options(http_client=_Failing(error), max_retries=0))
+    assert result.error_info is not None
+    assert (result.error_info.kind, result.error_info.retryable) == (kind, retryable)
+    assert result.error_message == "Echo connection failed: Boom: [redacted] in the library's message"
+
+
+@pytest.mark.parametrize("transport", ["httpx", "aiohttp"])
+async def test_an_unsendable_header_is_config_on_every_transport(transport: str) -> None:
+    async with LoopbackServer(reply(*HELLO)) as server:
+        opts = StreamOptions(api_key=KEY, transport=transport, headers={"x-bad": "one\r\ntwo"}, max_retries=0)
+        _, result = await run(server.base_url, opts)
+    assert result.error_info is not None
+    assert result.error_info.kind == "config", result.error_message
+    assert server.requests == []
+
+
+@pytest.mark.parametrize("transport", ["httpx", "aiohttp"])
+async def test_a_refused_connection_is_network_not_a_timeout_on_every_transport(transport: str) -> None:
+    # httpx-aiohttp 0.2.0 reports a refused connection as ConnectTimeout; the kit's kinds do not move.
+    _, result = await run(refused_url(), StreamOptions(api_key=KEY, transport=transport, max_retries=0))
+    assert result.error_info is not None
+    assert result.error_info.kind == "network", result.error_message
+    assert (result.error_message or "").startswith("Echo connection failed: ")
+
+
+async def test_the_aiohttp_transport_takes_its_proxy_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    # One loopback server plays the proxy (a request sent through a proxy names the whole target URL;
+    # the target's name is never resolved here), the other the vendor that NO_PROXY exempts.
+    for name in ("NO_PROXY", "no_proxy", "ALL_PROXY", "all_proxy", "http_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    async with LoopbackServer(reply(*HELLO)) as proxy, LoopbackServer(reply(*HELLO)) as vendor:
+        monkeypatch.setenv("HTTP_PROXY", proxy.base_url)
+        _, result = await run("http://vendor.invalid", options(transport="aiohttp"))
+        assert result.stop_reason == "stop", result.error_message
+        assert proxy.requests[0].path == "http://vendor.invalid/v1/echo"
+        monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+        _, direct = await run(vendor.base_url, options(transport="aiohttp"))
+        assert direct.stop_reason == "stop", direct.error_message
+        assert len(proxy.requests) == 1, "NO_PROXY names the host: the proxy is not used"
+        assert vendor.requests[0].path == "/v1/echo"
