@@ -280,7 +280,8 @@ def _kind_of(label: str) -> str:
 class Comparison:
     """One body through (a) the bare parse, (b) ours and its variants, (m) a minimal decoder on the
     same kit when one is given, (c) the vendor SDK: median CPU time per event of each, and the judged
-    ratios b/a and b/c (how many times faster ours is), with m/a and m/c beside them without a budget."""
+    ratios b/a and b/c (how many times faster ours is), with m/a and m/c beside them without a budget,
+    and b/m (ours against the minimal decoder: 1 is as fast) judged when the suite gives it a floor."""
 
     label: str
     kind: str
@@ -326,6 +327,7 @@ def compare(
     floor_c: float | None,
     kind: str | None = None,
     minimal: tuple[str, Contender] | None = None,
+    floor_m: float | None = None,
 ) -> Comparison:
     """One body through (a) the bare parse, (b) ours (and its variants), (m) ``minimal`` and (c) the
     vendor SDK.
@@ -337,10 +339,14 @@ def compare(
     m/a and m/c (shown without a budget) say whether a budget is within reach of any decoder at all.
     It is timed in the rounds of (a) and (b), and in the SDK's. The SDK is slow: it gets rounds of its
     own, paired with (b), one at first and more only while its ratio is undecided. ``floor_*`` None:
-    the ratio is shown without a budget. Recorded for ``--json``.
+    the ratio is shown without a budget. ``floor_m``: ours is also judged against the minimal decoder,
+    time(m)/time(b) ≥ ``floor_m`` (b/m, from the rounds of (a) and (b)), by the same rule; None (the
+    default): no b/m line. Recorded for ``--json``.
     """
     if len(stacks) < 2:
         raise ValueError(f"{label}: stacks need (a) the bare parse and (b) ours")
+    if floor_m is not None and minimal is None:
+        raise ValueError(f"{label}: a floor against the minimal decoder needs the minimal decoder")
     names, contenders = list(stacks), list(stacks.values())
     at = len(contenders)  # where the minimal decoder's contender is, when there is one
     if minimal is not None:
@@ -351,6 +357,8 @@ def compare(
     rows += [("(b') ", name, rounds.median(i)) for i, name in enumerate(names[2:], start=2)]
     if minimal is not None:
         judged.append(("m/a", rounds.settle(0, at, None)))
+        if floor_m is not None:
+            judged.append(("b/m", rounds.settle(at, 1, floor_m)))
         rows.append(("(m) ", minimal[0], rounds.median(at)))
     if sdk is not None:
         paired = [sdk[1], contenders[1]] if minimal is None else [sdk[1], contenders[1], minimal[1]]

@@ -6,8 +6,9 @@ message (as ``invoke-with-response-stream`` sends them), through three stacks, i
 (b) ``stream_anthropic_bedrock`` — our full normalization (the Anthropic decoder behind the unwrapping);
 (c) the anthropic SDK's ``AsyncAnthropicBedrock`` ``messages.stream()`` accumulator.
 
-The events are the Anthropic suite's bodies re-framed; budgets as Bedrock ConverseStream's: b/a ≥ 1.5
-(the bare parse is botocore's framing), b/c ≥ 10, tool/text ≤ 1.5.
+The events are the Anthropic suite's bodies re-framed. Budgets: b/a ≥ 1.5 (the bare parse is botocore's
+framing), b/c ≥ 10 (the anthropic SDK's accumulator: ConverseStream's restated ≥ 5 is against boto3's
+parse, not this SDK), tool/text ≤ 1.5.
 """
 
 from __future__ import annotations

@@ -8,8 +8,10 @@
 (c) boto3's ``converse_stream`` event parsing: botocore's ``EventStream`` with the bedrock-runtime
     service model's ``ConverseStream`` output shape, the code a boto3 client runs per event.
 
-Budgets (issue 22): b/a ≥ 1.5, b/c ≥ 10, and for (b) a body of 16k tool-input messages at most 1.5×
-the cost of 16k text messages. Every message carries the random ``"p"`` padding Bedrock sends. Bodies
+Budgets: b/a ≥ 1.5 (issue 22); b/c ≥ 5 against boto3, restated in issue 34 from 10 (issue 22), which
+asked for more than any decoder on the kit can reach, as the minimal decoder shows; and for (b) a body of
+16k tool-input messages at most 1.5× the cost of 16k text messages (issue 22). Claude on Bedrock's
+suite keeps its own budgets. Every message carries the random ``"p"`` padding Bedrock sends. Bodies
 are served by an in-process transport in 16 KiB reads, the same bytes for every stack; times are CPU
 times, medians of paired interleaved rounds judged by ``bench._util.RULE``.
 """
@@ -30,7 +32,15 @@ from normalize.wire import encode_message
 from streamfns.bedrock import STOPS, WIRE, stream_bedrock_converse
 from streamfns.kit import Decoder, EventStreamMessage
 
-__all__ = ["main", "run", "text_body", "tool_body"]
+__all__ = ["CONVERSE_FLOOR_A", "CONVERSE_FLOOR_C", "TOOL_TEXT_COST", "main", "run", "text_body", "tool_body"]
+
+# The budgets of ConverseStream (Claude on Bedrock's suite states its own).
+#: Ours over the bare framing and parse (b/a), issue 22.
+CONVERSE_FLOOR_A = 1.5
+#: Ours over boto3's event parsing (b/c), issue 34 (10 before).
+CONVERSE_FLOOR_C = 5.0
+#: Ours: the cost of tool-input messages over that of text messages, at most (issue 22).
+TOOL_TEXT_COST = 1.5
 
 _MODEL = Model(
     id="us.amazon.nova-micro-v1:0",
@@ -173,9 +183,10 @@ def run() -> list[str]:
         ("text 40k messages", text_body(40_000), 40_004),
         ("tool input 16k messages", tool_body(16_000), 16_005),
     ):
-        lines += compare(label, body, count, stacks, client, floor_a=1.5, floor_c=10.0, minimal=minimal).lines()
+        floor_a, floor_c = CONVERSE_FLOOR_A, CONVERSE_FLOOR_C
+        lines += compare(label, body, count, stacks, client, floor_a=floor_a, floor_c=floor_c, minimal=minimal).lines()
     label = "stream_bedrock_converse tool/text cost at 16k messages"
-    lines.append(judge_cost(label, _ours, tool_body(16_000), text_body(16_000), 1.5))
+    lines.append(judge_cost(label, _ours, tool_body(16_000), text_body(16_000), TOOL_TEXT_COST))
     return lines
 
 

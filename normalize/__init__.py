@@ -64,7 +64,7 @@ from normalize.messages import (
 from normalize.model import Model, ModelCost
 from normalize.partial_json import ArgumentsError, arguments_text, parse_arguments, parse_partial, repair_json
 from normalize.request_checks import model_problem, request_problem
-from normalize.stream import AssistantMessageEventStream
+from normalize.stream import AssistantMessageEventStream, Relay, without_relays
 from normalize.transcript import (
     IMAGE_OMITTED,
     NO_RESULT_PROVIDED,
@@ -105,6 +105,7 @@ __all__ = [
     "MessageBuilder",
     "Model",
     "ModelCost",
+    "Relay",
     "SplitTranscript",
     "StartEvent",
     "StopReason",
@@ -153,4 +154,5 @@ __all__ = [
     "transcript_for",
     "transform_messages",
     "validate_events",
+    "without_relays",
 ]

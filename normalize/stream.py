@@ -25,7 +25,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections import deque
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Self
 
 from normalize.errors import ErrorInfo, ErrorKind
@@ -44,7 +44,7 @@ if TYPE_CHECKING:
 
     from normalize.model import Model
 
-__all__ = ["AssistantMessageEventStream", "classify_exception"]
+__all__ = ["AssistantMessageEventStream", "Relay", "classify_exception", "without_relays"]
 
 
 _CLOSED_EARLY = "the consumer closed the stream before it completed"
@@ -57,6 +57,42 @@ def classify_exception(exc: BaseException) -> ErrorKind:
     if isinstance(exc, ConnectionError | OSError):
         return "network"
     return "protocol"
+
+
+class Relay:
+    """What a pull source may yield in place of a batch to hand the stream its steady state: the
+    stream then awaits ``next_batch()`` directly for each read, instead of resuming the source's
+    chain of generators, until ``next_batch`` returns None; the source is then resumed where it
+    yielded the relay (and says what stopped it). ``next_batch`` never raises (a failure is the
+    source's to report once resumed) but lets ``CancelledError`` through. Closing the stream closes
+    the source, suspended at that yield, so its ``finally`` still runs.
+
+    A wrapper between a source and the stream that needs every batch (telemetry) passes them on
+    through :func:`without_relays`.
+    """
+
+    __slots__ = ("next_batch",)
+
+    def __init__(self, next_batch: Callable[[], Awaitable[Sequence[AssistantMessageEvent] | None]]) -> None:
+        self.next_batch = next_batch
+
+
+async def without_relays(
+    source: AsyncIterator[Sequence[AssistantMessageEvent] | Relay],
+) -> AsyncGenerator[Sequence[AssistantMessageEvent], None]:
+    """``source``'s batches, each :class:`Relay` driven in place (its batches yielded, then the source
+    resumed); closing this closes ``source``."""
+    try:
+        async for batch in source:
+            if isinstance(batch, Relay):
+                while (relayed := await batch.next_batch()) is not None:
+                    yield relayed
+                continue
+            yield batch
+    finally:
+        aclose = getattr(source, "aclose", None)
+        if aclose is not None:
+            await aclose()
 
 
 class AssistantMessageEventStream:
@@ -72,6 +108,7 @@ class AssistantMessageEventStream:
         "_pending",
         "_pull",
         "_read_waiters",
+        "_relay",
         "_source",
         "_started",
         "_task",
@@ -83,7 +120,8 @@ class AssistantMessageEventStream:
     def __init__(self, *, model: Model | None = None) -> None:
         """A push-mode stream; producers call :meth:`push` and finally :meth:`end`."""
         self._model = model
-        self._source: AsyncIterator[Sequence[AssistantMessageEvent]] | None = None
+        self._source: AsyncIterator[Sequence[AssistantMessageEvent] | Relay] | None = None
+        self._relay: Callable[[], Awaitable[Sequence[AssistantMessageEvent] | None]] | None = None
         self._pending: deque[AssistantMessageEvent] = deque()
         self._terminal: DoneEvent | ErrorEvent | None = None
         self._partial: AssistantMessage | None = None
@@ -102,9 +140,10 @@ class AssistantMessageEventStream:
 
     @classmethod
     def from_batches(
-        cls, source: AsyncIterator[Sequence[AssistantMessageEvent]], *, model: Model | None = None
+        cls, source: AsyncIterator[Sequence[AssistantMessageEvent] | Relay], *, model: Model | None = None
     ) -> Self:
-        """A pull-mode stream over an async iterator yielding lists of events (one list per read)."""
+        """A pull-mode stream over an async iterator yielding lists of events (one list per read), or a
+        :class:`Relay` that hands the stream its steady state."""
         stream = cls(model=model)
         stream._source = source
         stream._pull = True
@@ -222,8 +261,19 @@ class AssistantMessageEventStream:
             await waiter
             return
         self._filling = True
+        relay = self._relay
         try:
-            batch = await anext(source)
+            if relay is not None:
+                batch = await relay()
+                if batch is None:
+                    self._relay = None  # the relay is done: the next read resumes the producer
+                    return
+            else:
+                pulled = await anext(source)
+                if isinstance(pulled, Relay):
+                    self._relay = pulled.next_batch
+                    return
+                batch = pulled
         except StopAsyncIteration:
             self._source = None
             self._ended = True
@@ -235,6 +285,10 @@ class AssistantMessageEventStream:
             self._abandon("the stream was cancelled while reading")
             raise
         except Exception as exc:  # the never-raise contract: an escaping exception becomes an event
+            if relay is not None:
+                # A relay broke its promise: the producer behind it is still suspended, and owns a
+                # response to close.
+                await self._close_source()
             self._source = None
             self._ended = True
             self._synthesize(classify_exception(exc), f"{type(exc).__name__}: {exc}")
@@ -282,6 +336,7 @@ class AssistantMessageEventStream:
     async def _close_source(self) -> None:
         """Close the producer (pull source or producer task); a failing cleanup is not raised."""
         source, self._source = self._source, None
+        self._relay = None
         task, self._task = self._task, None
         if task is not None and not task.done():
             task.cancel()

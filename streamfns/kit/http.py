@@ -32,10 +32,15 @@ builder's events as they come. It owns the rules every adapter shares:
   event built before it;
 - the response is closed on every path, including a consumer that stops iterating early.
 
-Transport outcomes, settled: a refused or reset connection and a body that fails to decompress
-(a gzip CRC) are ``network`` (retryable: the bytes were damaged in transit); a connect or idle timeout
-is ``timeout``; a URL or header that cannot be sent is ``config``; a 3xx is ``config`` naming the
-``location`` (redirects are not followed: a POST must not be silently re-sent elsewhere).
+The HTTP library is behind :mod:`streamfns.kit.transport` (httpx by default, aiohttp as an extra, or
+the caller's own client: :mod:`streamfns.kit.transports` chooses). Its outcomes, settled the same way
+on every transport: a refused or reset connection, a body cut inside a chunk, and a body that fails
+to decompress (a gzip CRC) are ``network`` (retryable: the bytes were damaged in transit); a connect
+timeout is ``timeout``, and so is a wait on the server longer than the idle timeout (``timeout``,
+120 s by default: measured by the kit's own clock, from each send or read until its bytes come, so
+it arms no timer per read and holds on a transport that has no timeouts of its own); a URL or header
+that cannot be sent is ``config``; a 3xx is ``config`` naming the ``location`` (redirects are not
+followed: a POST must not be silently re-sent elsewhere).
 """
 
 from __future__ import annotations
@@ -48,7 +53,7 @@ from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
-from normalize import AssistantMessageEvent, ErrorInfo, ErrorKind, MessageBuilder, Model, StreamOptions
+from normalize import AssistantMessageEvent, ErrorInfo, ErrorKind, MessageBuilder, Model, Relay, StreamOptions
 from normalize.wire import FrameTooLarge, Framing, FramingError
 from normalize.wire.tags import API_EXTENSION, SECRETS_EXTENSION
 from streamfns.kit.decoder import Decoder, DecoderFactory
@@ -132,7 +137,7 @@ def retry_delay(info: ErrorInfo, attempt: int, options: StreamOptions) -> tuple[
 
 async def run_stream(
     call: StreamCall, builder: MessageBuilder, model: Model, options: StreamOptions
-) -> AsyncGenerator[Sequence[AssistantMessageEvent], None]:
+) -> AsyncGenerator[Sequence[AssistantMessageEvent] | Relay, None]:
     """Run one streaming call (see the module docstring); yields batches of builder events."""
     idle = options.timeout or DEFAULT_IDLE_TIMEOUT_S
     connect = options.connect_timeout or min(idle, DEFAULT_CONNECT_TIMEOUT_S)
@@ -247,7 +252,7 @@ async def _attempt(
     transport: Transport,
     timeouts: tuple[float, float],
     scope: Scope,
-) -> AsyncGenerator[Sequence[AssistantMessageEvent], None]:
+) -> AsyncGenerator[Sequence[AssistantMessageEvent] | Relay, None]:
     vendor = call.vendor
     headers = call.headers
     if "accept-encoding" not in headers:
@@ -355,47 +360,47 @@ async def _read_events(
     content_type: str,
     *,
     decoder: Decoder[Any],
-) -> AsyncGenerator[Sequence[AssistantMessageEvent], None]:
+) -> AsyncGenerator[Sequence[AssistantMessageEvent] | Relay, None]:
     try:
         framer = call.framing.framer()
     except Exception as exc:  # a third party's framing is code like any other: its failure is reported
         raise _framing_bug(call, exc) from None
-    head = bytearray()
-    seen = False
     try:
         body = _body(response, scope)
     except BodyRefused as exc:
         raise StreamFailure.of(exc.kind, f"{call.vendor} {exc}") from None
+    reading = _Reading(body, framer=framer, decoder=decoder, builder=builder, call=call, scope=scope)
     scope.watch_progress()
     try:
-        while True:
-            try:
-                chunk = await body.next()
-            except TransportError as exc:
-                raise _transport_failure(exc, call.vendor) from None
-            except BodyRefused as exc:
-                raise StreamFailure.of(exc.kind, f"{call.vendor} {exc}") from None
-            if chunk is None:
-                break
-            if not seen and len(head) < _HEAD_BYTES:
-                head += chunk[: _HEAD_BYTES - len(head)]
-            try:
-                frames = framer.feed(chunk)
-            except Exception as exc:
-                _framing_failed(exc, call, decoder, builder, seen=seen, head=head, response=response)
-                yield builder.drain()
-                return
-            if frames:
-                seen = True
-                _deliver(frames, call, decoder, builder)
-                if builder.events:
-                    scope.progress()
-                    yield builder.drain()
-                    scope.progress()
-                if builder.finished:
-                    return
+        # The stream awaits reading.next_batch directly for each read (the steady state costs one
+        # coroutine, not this chain of generators); it resumes us once reading stops, and says why.
+        yield Relay(reading.next_batch)
+        while reading.stopped is None:  # a consumer that did not take the relay: drive it here
+            batch = await reading.next_batch()
+            if batch is not None:
+                yield batch
     finally:
         scope.unwatch_progress()
+    stopped, failure, head, seen = reading.stopped, reading.failure, reading.head, reading.seen
+    if stopped == "read":
+        if isinstance(failure, TransportError):
+            raise _transport_failure(failure, call.vendor) from None
+        if isinstance(failure, BodyRefused):
+            raise StreamFailure.of(failure.kind, f"{call.vendor} {failure}") from None
+        assert failure is not None
+        raise failure  # an abort, a deadline, the idle or progress clock: run_stream settles it
+    if stopped == "feed":
+        assert failure is not None
+        _framing_failed(failure, call, decoder, builder, seen=seen, head=head, response=response)
+        yield builder.drain()
+        return
+    if stopped == "deliver":
+        assert failure is not None
+        raise failure
+    if stopped == "finished":
+        if builder.events:
+            yield builder.drain()
+        return
     try:
         frames = framer.flush()
     except Exception as exc:
@@ -422,6 +427,87 @@ async def _read_events(
             raise _decoder_failure(call, exc) from None
     if builder.events:
         yield builder.drain()
+
+
+class _Reading:
+    """The steady state of one body: read, frame, decode, hand the events over. :meth:`next_batch` is
+    the one coroutine per read (the stream awaits it through a :class:`~normalize.Relay`); it never
+    raises: what stopped it is kept in ``stopped`` (``eof``, ``finished``, or the stage that failed:
+    ``read``, ``feed``, ``deliver``) and ``failure``, for ``_read_events`` to settle as it always has."""
+
+    __slots__ = (
+        "_builder",
+        "_call",
+        "_decoder",
+        "_feed",
+        "_next_piece",
+        "_progress",
+        "failure",
+        "head",
+        "seen",
+        "stopped",
+    )
+
+    def __init__(
+        self,
+        body: BodyReader,
+        *,
+        framer: Any,
+        decoder: Decoder[Any],
+        builder: MessageBuilder,
+        call: StreamCall,
+        scope: Scope,
+    ) -> None:
+        self._next_piece = body.next
+        self._feed: Callable[[bytes], Sequence[Any]] = framer.feed
+        self._decoder = decoder
+        self._builder = builder
+        self._call = call
+        self._progress = scope.progress
+        #: The body's first bytes, kept to quote a document sent instead of a stream.
+        self.head = bytearray()
+        #: Whether any frame was cut from the body.
+        self.seen = False
+        self.stopped: str | None = None
+        self.failure: Exception | None = None
+
+    async def next_batch(self) -> Sequence[AssistantMessageEvent] | None:
+        """The events of the next read that made any, or None once reading stopped (see the class)."""
+        if self.stopped is not None:
+            return None
+        builder = self._builder
+        # The consumer asks for more: the time it held the stream was its own, not the server's.
+        self._progress()
+        stage = "read"
+        try:
+            while True:
+                stage = "read"
+                chunk = await self._next_piece()
+                if chunk is None:
+                    self.stopped = "eof"
+                    return None
+                if not self.seen and len(self.head) < _HEAD_BYTES:
+                    self.head += chunk[: _HEAD_BYTES - len(self.head)]
+                stage = "feed"
+                frames = self._feed(chunk)
+                if frames:
+                    self.seen = True
+                    stage = "deliver"
+                    _deliver(frames, self._call, self._decoder, builder)
+                    if builder.events:
+                        self._progress()
+                        if builder.finished:
+                            # Vendor text may reach the terminal message without a StreamFailure.
+                            _scrub(builder, self._call)
+                            self.stopped = "finished"
+                        return builder.drain()
+                    if builder.finished:
+                        self.stopped = "finished"
+                        return None
+        except Exception as exc:  # settled by _read_events, where the generator chain resumes
+            self.stopped = stage
+            self.failure = exc
+            return None
 
 
 def _framing_failed(

@@ -129,11 +129,13 @@ class Scope:
         idle = self._idle_s
         if idle is None:
             return await self.run(awaitable)
-        pending = self._pending()
-        if pending is not None:
-            if inspect.iscoroutine(awaitable):
-                awaitable.close()
-            raise pending
+        signal = self._signal
+        if self._fired is not None or (signal is not None and signal.aborted) or self._deadline is not None:
+            pending = self._pending()
+            if pending is not None:
+                if inspect.iscoroutine(awaitable):
+                    awaitable.close()
+                raise pending
         loop = self._loop
         self._reading_since = now = loop.time()
         if self._idle_timer is None:

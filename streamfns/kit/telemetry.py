@@ -52,7 +52,7 @@ from normalize import (
     ToolCall,
 )
 from normalize.events import CONTENT_EVENT_TYPES, TERMINAL_EVENT_TYPES
-from normalize.stream import classify_exception
+from normalize.stream import Relay, classify_exception, without_relays
 from streamfns.kit.keys import credentials_in, credentials_in_url, redact
 
 if TYPE_CHECKING:
@@ -410,12 +410,14 @@ class StreamTelemetry:
     # -- what the kit calls --------------------------------------------------------------------------
 
     async def traced(
-        self, batches: AsyncGenerator[Sequence[AssistantMessageEvent], None]
+        self, batches: AsyncGenerator[Sequence[AssistantMessageEvent] | Relay, None]
     ) -> AsyncGenerator[Sequence[AssistantMessageEvent], None]:
         """``batches`` unchanged, with the span opened on the first read and ended at the terminal."""
         self._open()
+        # Every batch is observed: a relay the kit hands over is driven here, not by the stream.
+        relayless = without_relays(batches)
         try:
-            async for batch in batches:
+            async for batch in relayless:
                 if batch and not self._ended:
                     self._saw(batch)
                 yield batch
@@ -428,7 +430,7 @@ class StreamTelemetry:
             # The consumer left (break, an exception in its loop, aclose, garbage collection) or was
             # cancelled: the stream ends ``aborted``, and so does the span — before the response closes.
             self._end_early("aborted")
-            await batches.aclose()
+            await relayless.aclose()  # closes batches too
 
     def requested(self, url: str, secrets: list[str]) -> None:
         """The request is built: where it goes, and the secrets it carries (the list is the call's

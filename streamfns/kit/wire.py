@@ -48,6 +48,7 @@ from normalize import (
     ErrorInfo,
     MessageBuilder,
     Model,
+    Relay,
     StreamOptions,
     request_problem,
 )
@@ -206,7 +207,7 @@ async def _run(
     context: Context,
     options: StreamOptions | None,
     observer: StreamTelemetry | None = None,
-) -> AsyncGenerator[Sequence[AssistantMessageEvent], None]:
+) -> AsyncGenerator[Sequence[AssistantMessageEvent] | Relay, None]:
     problem = request_problem(model, context, options)
     builder = MessageBuilder(model if isinstance(model, Model) else None)  # pyright: ignore[reportUnnecessaryIsInstance]
     if problem is not None:

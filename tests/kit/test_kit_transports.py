@@ -30,7 +30,7 @@ from streamfns.kit import (
     set_default_transport,
 )
 from streamfns.kit.transport import TransportKind
-from tests.kit._fake import HELLO, KEY, options, reply, run
+from tests.kit._fake import CONTEXT, HELLO, KEY, options, reply, run
 
 
 @pytest.fixture(autouse=True)
@@ -226,3 +226,23 @@ async def test_the_aiohttp_transport_takes_its_proxy_from_the_environment(monkey
         assert direct.stop_reason == "stop", direct.error_message
         assert len(proxy.requests) == 1, "NO_PROXY names the host: the proxy is not used"
         assert vendor.requests[0].path == "/v1/echo"
+
+
+async def test_a_cassette_replays_while_the_process_runs_on_aiohttp() -> None:
+    # Cassettes are httpx transports: the caller's replay client is the call's transport whatever the
+    # process-wide choice (over a real socket, the conformance harness serves them to any transport).
+    import streamfns
+    from cassettes import library
+    from streamfns.demo import model_for_cassette, replay_client
+
+    set_default_transport("aiohttp")
+    cassette = library.load("llma__thinking_sonnet45")
+    async with replay_client(cassette) as client:
+        stream = streamfns.stream(
+            model_for_cassette(cassette), CONTEXT, StreamOptions(api_key="offline", http_client=client)
+        )
+        events = [event async for event in stream]
+        result = await stream.result()
+    assert validate_events(events) == []
+    assert result.stop_reason == "stop"
+    assert any(block.type == "thinking" for block in result.content)
