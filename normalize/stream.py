@@ -295,10 +295,11 @@ class AssistantMessageEventStream:
             return
         finally:
             self._filling = False
-            waiters, self._read_waiters = self._read_waiters, []
-            for ready in waiters:
-                if not ready.done():
-                    ready.set_result(None)
+            if self._read_waiters:  # rare: another task waited for this read (result() beside a loop)
+                waiters, self._read_waiters = self._read_waiters, []
+                for ready in waiters:
+                    if not ready.done():
+                        ready.set_result(None)
         if not batch:
             return  # a read that produced no event (a keep-alive, an empty delta): nothing to take
         if self._started and CONTENT_EVENT_TYPES.issuperset(map(type, batch)):

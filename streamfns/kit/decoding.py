@@ -264,6 +264,20 @@ class BodyReader:
         """Decoded bytes produced so far."""
         return self._decoder.decoded
 
+    @property
+    def raw_read(self) -> Callable[[], Awaitable[bytes]] | None:
+        """For an ``identity`` body, the transport's read itself, for a caller that awaits it on its own
+        terms (through ``run``) and hands :meth:`cut` any read over :data:`PIECE_BYTES` (then reads on
+        with :meth:`next`); None for a coded body, whose reads only :meth:`next` may take. Bytes read
+        this way are not counted in :attr:`decoded` (an identity body has no cap to count toward)."""
+        return self._read if self._identity else None
+
+    def cut(self, data: bytes) -> None:
+        """Take ``data``, an identity read too long for one piece, to give out piece by piece from
+        :meth:`next` (which lets the loop run between them)."""
+        self._pieces = self._decoder.pieces(data)
+        self._started = False
+
     async def next(self) -> bytes | None:
         """The next decoded piece, or None at the end of the body."""
         while True:

@@ -57,7 +57,7 @@ from normalize import AssistantMessageEvent, ErrorInfo, ErrorKind, MessageBuilde
 from normalize.wire import FrameTooLarge, Framing, FramingError
 from normalize.wire.tags import API_EXTENSION, SECRETS_EXTENSION
 from streamfns.kit.decoder import Decoder, DecoderFactory
-from streamfns.kit.decoding import ACCEPT_ENCODING, BodyReader, BodyRefused, content_decoder
+from streamfns.kit.decoding import ACCEPT_ENCODING, PIECE_BYTES, BodyReader, BodyRefused, content_decoder
 from streamfns.kit.failure import StreamFailure
 from streamfns.kit.hooks import call_hook
 from streamfns.kit.keys import redact
@@ -436,12 +436,15 @@ class _Reading:
     ``read``, ``feed``, ``deliver``) and ``failure``, for ``_read_events`` to settle as it always has."""
 
     __slots__ = (
+        "_body",
         "_builder",
         "_call",
         "_decoder",
         "_feed",
         "_next_piece",
         "_progress",
+        "_raw_read",
+        "_wait",
         "failure",
         "head",
         "seen",
@@ -459,6 +462,11 @@ class _Reading:
         scope: Scope,
     ) -> None:
         self._next_piece = body.next
+        # An identity body (the usual one) is read here directly, one read one piece, without a
+        # BodyReader frame per read; a read longer than a piece goes to the reader to be cut.
+        self._raw_read = body.raw_read
+        self._body = body
+        self._wait = scope.read
         self._feed: Callable[[bytes], Sequence[Any]] = framer.feed
         self._decoder = decoder
         self._builder = builder
@@ -476,13 +484,25 @@ class _Reading:
         if self.stopped is not None:
             return None
         builder = self._builder
-        # The consumer asks for more: the time it held the stream was its own, not the server's.
+        # Content was handed over, and the consumer asks for more: the progress clock restarts (the
+        # time the consumer held the stream was its own, not the server's).
         self._progress()
         stage = "read"
         try:
+            raw_read = self._raw_read
             while True:
                 stage = "read"
-                chunk = await self._next_piece()
+                if raw_read is not None:
+                    chunk = await self._wait(raw_read())
+                    if len(chunk) > PIECE_BYTES:
+                        # Rare (a body held in memory): the reader cuts it, and reads the rest itself.
+                        self._body.cut(chunk)
+                        self._raw_read = raw_read = None
+                        chunk = await self._next_piece()
+                    elif not chunk:
+                        chunk = None
+                else:
+                    chunk = await self._next_piece()
                 if chunk is None:
                     self.stopped = "eof"
                     return None
@@ -495,7 +515,8 @@ class _Reading:
                     stage = "deliver"
                     _deliver(frames, self._call, self._decoder, builder)
                     if builder.events:
-                        self._progress()
+                        # Content: the progress clock restarts when the consumer asks for more (the
+                        # top of this method), so its own time in between is not counted either.
                         if builder.finished:
                             # Vendor text may reach the terminal message without a StreamFailure.
                             _scrub(builder, self._call)
