@@ -21,6 +21,11 @@ Exit status 1 when a must-be-0 figure is not 0, after naming each stream that fa
 fault, recording, index) and how it ended (its error message). ``--streams N`` and ``--seed S`` change
 the run.
 
+``--transport httpx|aiohttp`` (default httpx) is the HTTP library every stream's request goes out on:
+each call asks the kit for a client of its own of that transport (``StreamOptions.transport``), so the
+soak exercises that transport's connecting, reading, cutting and closing. ``make reliability`` runs
+the soak once on each.
+
 Its own setup must not fail it on a loaded machine: every stream of a phase connects at once, so the
 server listens with a backlog of two per stream (asyncio's default of 100 made connects beyond it
 wait for SYN retransmits) and the client's connect timeout (``--connect-timeout``, 30 s) is its own,
@@ -76,6 +81,8 @@ _IDLE_TIMEOUT_S = 2.0  # the client's idle timeout: a stalled stream ends this l
 _CONNECT_TIMEOUT_S = 30.0
 _SLOW_CHUNK_S = 0.002  # the delay before each chunk of a "slow" stream
 _PLAN_HEADER = "x-soak-plan"
+#: The transports the soak can run on (``--transport``), the kit's default first.
+TRANSPORTS: tuple[str, ...] = ("httpx", "aiohttp")
 
 
 # -- the server (child process) ---------------------------------------------------------------------
@@ -249,6 +256,7 @@ async def _one(
     rng: random.Random,
     idle_timeout_s: float,
     connect_timeout_s: float = _CONNECT_TIMEOUT_S,
+    transport: str = "httpx",
 ) -> Outcome:
     outcome = Outcome(api=api, fault=fault, recording=name, index=index)
     model_id = "soak-model" if name.startswith("long:") else library.load(name).model or "soak-model"
@@ -261,6 +269,8 @@ async def _one(
         connect_timeout=connect_timeout_s,
         max_retries=2,
         headers={_PLAN_HEADER: f"{name}|{fault}#{index}"},
+        # Named per call rather than left to the process-wide default: the soak says what it ran on.
+        transport=transport,
     )
     stream = fn(model, Context(messages=[UserMessage(content="soak")]), options)
     after = rng.randint(1, 3)
@@ -326,8 +336,10 @@ async def soak(
     *,
     idle_timeout_s: float = _IDLE_TIMEOUT_S,
     connect_timeout_s: float = _CONNECT_TIMEOUT_S,
+    transport: str = "httpx",
 ) -> dict[str, Any]:
-    """Run both phases with ``streams`` streams each against ``base_url``; returns the figures."""
+    """Run both phases with ``streams`` streams each against ``base_url``, every request on the kit's
+    own client of ``transport`` (``"httpx"`` or ``"aiohttp"``); returns the figures."""
     rng = random.Random(seed)
     targets = {api: target for api, target in builtin_targets().items() if api != "faux"}
     recordings = _recordings()
@@ -353,6 +365,7 @@ async def soak(
                 rng=random.Random(index),
                 idle_timeout_s=idle_timeout_s,
                 connect_timeout_s=connect_timeout_s,
+                transport=transport,
             )
             for index in range(streams)
             for api in [apis[index % len(apis)]]
@@ -374,6 +387,7 @@ async def soak(
                 rng=random.Random(rng.random()),
                 idle_timeout_s=idle_timeout_s,
                 connect_timeout_s=connect_timeout_s,
+                transport=transport,
             )
         )
     faulted = await _phase(jobs)
@@ -383,6 +397,7 @@ async def soak(
     outcomes = throughput.outcomes + faulted.outcomes
     return {
         "streams": streams,
+        "transport": transport,
         "apis": apis,
         "throughput": throughput,
         "faulted": faulted,
@@ -420,6 +435,7 @@ def _report(figures: dict[str, Any]) -> int:
     throughput: _Phase = figures["throughput"]
     faulted: _Phase = figures["faulted"]
     long_events = sum(outcome.events for outcome in throughput.outcomes)
+    print(f"transport             : {figures['transport']}")
     print(f"apis                  : {', '.join(figures['apis'])}")
     print(
         f"throughput            : {figures['streams']} streams × {_LONG_DELTAS:,} deltas at once: "
@@ -450,6 +466,16 @@ def _report(figures: dict[str, Any]) -> int:
     return 1 if failed else 0
 
 
+def _check_transport(parser: argparse.ArgumentParser, name: str) -> None:
+    """Exit 2 (argparse's usage error) when transport ``name`` is not installed here (aiohttp without
+    its extra): said before the server starts, not as every stream's error."""
+    if name == "aiohttp":
+        try:
+            import aiohttp  # noqa: F401 # pyright: ignore[reportUnusedImport] - an optional extra
+        except ImportError:
+            parser.error("--transport aiohttp needs the aiohttp extra: pip install 'streamfns[aiohttp]'")
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the soak (see the module docstring)."""
     parser = argparse.ArgumentParser(prog="python -m bench.reliability", description=(__doc__ or "").splitlines()[0])
@@ -468,7 +494,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--slow-ms", type=float, default=_SLOW_CHUNK_S * 1000, metavar="MS", help="delay per chunk of a slow stream"
     )
+    parser.add_argument(
+        "--transport",
+        choices=TRANSPORTS,
+        default=TRANSPORTS[0],
+        help="the HTTP library every request goes out on (the kit's own client of it, one per call)",
+    )
     args = parser.parse_args(argv)
+    _check_transport(parser, args.transport)
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, max(soft, args.streams * 3 + 256)), hard))
     context = multiprocessing.get_context("spawn")
@@ -487,6 +520,7 @@ def main(argv: list[str] | None = None) -> int:
                 base_url,
                 idle_timeout_s=args.idle_timeout,
                 connect_timeout_s=args.connect_timeout,
+                transport=args.transport,
             )
         )
     finally:

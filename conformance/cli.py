@@ -14,6 +14,13 @@ Text from the adapter (exception messages, names) is shown with its control char
 in the report and in error lines alike. When the reader of stdout goes away (``| head``), the
 command ends quietly — ``run`` with its verdict's status.
 
+``--transport httpx|aiohttp`` chooses the HTTP library of every client the kit makes during the run
+(:func:`streamfns.kit.set_default_transport`, process-wide: every built-in adapter, and any adapter
+built on the kit, sends its requests on it; the report says which ran). Without it the kit's own
+choice applies (the ``STREAMFNS_TRANSPORT`` environment variable, else httpx). An unknown name, or
+aiohttp without the ``streamfns[aiohttp]`` extra, is a usage error (exit 2). The command's own event
+loop is uvloop's when uvloop is installed (:func:`streamfns._loop.run_async`).
+
 ``conformance list`` prints the check ids and titles (``--markdown``: the table the conformance guide shows);
 ``conformance explain ID`` prints a check's troubleshooting text.
 """
@@ -28,6 +35,7 @@ import sys
 import textwrap
 import threading
 import time
+from collections.abc import Generator
 from pathlib import Path
 from typing import Any
 
@@ -35,11 +43,14 @@ from cassettes import command_line_text
 from conformance.checks import CHECKS, get_check, markdown_table
 from conformance.recordings import NoRecordings
 from conformance.report import Report, report_json_text
-from conformance.runner import run_sync
+from conformance.runner import run as run_checks
 from conformance.target import Capabilities, import_target, is_target
 from conformance.text import printable
 from conformance.watchdog import Limits
 from normalize.wire import known_profiles
+from streamfns._loop import run_async
+from streamfns.kit import TRANSPORT_ENV, default_transport, set_default_transport
+from streamfns.kit.transports import DEFAULT_TRANSPORT, TRANSPORTS
 
 __all__ = ["main"]
 
@@ -82,6 +93,7 @@ def _parser(prog: str) -> argparse.ArgumentParser:
             f"{prog} run mypkg.adapter:stream_mine --api my-api --cassettes tests/cassettes --tools --usage",
             f"{prog} run mypkg.adapter:TARGET --cassettes tests/cassettes --format json --report report.json",
             f"{prog} run mypkg.adapter:TARGET --checks T1 H2 --xfail 'U3=server sends no usage'",
+            f"{prog} run streamfns.anthropic:ADAPTER --transport aiohttp",
         ),
         description="TARGET is 'pkg.module:attr': an adapter's streamfns.kit.Adapter declaration, a StreamFn, "
         "a zero-argument factory returning one, or a conformance.Target (a declaration and a Target carry their "
@@ -115,6 +127,14 @@ def _parser(prog: str) -> argparse.ArgumentParser:
     )
     run.add_argument("--format", choices=("text", "json", "junit"), default="text", help="report format")
     run.add_argument("--name", help="the adapter's name in the report")
+    run.add_argument(
+        "--transport",
+        choices=sorted(TRANSPORTS),
+        default=None,
+        help="the HTTP library of every client the kit makes during the run (process-wide: the built-in "
+        "adapters and any adapter on the kit); default: $" + TRANSPORT_ENV + f", else {DEFAULT_TRANSPORT}; "
+        "aiohttp needs the streamfns[aiohttp] extra",
+    )
     listing = commands.add_parser(
         "list",
         help="list the checks",
@@ -191,9 +211,34 @@ def _check_report_path(path: Path) -> None:
         raise _UsageError(f"cannot write the report to {printable(str(path))}: {printable(problem)}")
 
 
+@contextlib.contextmanager
+def _transport(name: str | None) -> Generator[None]:
+    """Within: the kit's process-wide transport is ``name`` (None: the one the environment chooses),
+    checked before anything runs (``_UsageError`` when the kit cannot use it). After: as it was, so a
+    caller running the command in its own process (a test, ``streamfns conformance``) keeps its choice."""
+    before = default_transport()
+    # What the environment alone gives: a process that never chose one is left choosing none.
+    implied = os.environ.get(TRANSPORT_ENV, "").strip().lower() or DEFAULT_TRANSPORT
+    try:
+        set_default_transport(name or before)
+    except ValueError as exc:
+        where = "--transport" if name else f"the {TRANSPORT_ENV} environment variable"
+        raise _UsageError(f"{where}: {exc}") from None
+    try:
+        yield
+    finally:
+        set_default_transport(None if before == implied else before)
+
+
 def _run(args: argparse.Namespace, program: str) -> int:
     if args.report is not None:
         _check_report_path(args.report)
+    # Checked before the target is imported (which may take a while): a bad choice is told at once.
+    with _transport(args.transport):
+        return _run_on_transport(args, program)
+
+
+def _run_on_transport(args: argparse.Namespace, program: str) -> int:
     # Like ``python -m``: a target in the current directory imports without being installed.
     if "" not in sys.path and str(Path.cwd()) not in sys.path:
         sys.path.insert(0, str(Path.cwd()))
@@ -206,13 +251,15 @@ def _run(args: argparse.Namespace, program: str) -> int:
     # ``--checks ,`` names no check: it reaches run() as an empty selection, which refuses it, rather
     # than silently meaning "every check".
     checks = None if groups is None else [item.strip() for group in groups for item in group.split(",") if item.strip()]
-    report = run_sync(
-        loaded,
-        capabilities=_capabilities(args, loaded),
-        cassettes=args.cassettes,
-        checks=checks,
-        xfail=_xfail(args.xfail),
-        name=args.name or (args.target if not is_target(loaded) else None),
+    report = run_async(
+        run_checks(
+            loaded,
+            capabilities=_capabilities(args, loaded),
+            cassettes=args.cassettes,
+            checks=checks,
+            xfail=_xfail(args.xfail),
+            name=args.name or (args.target if not is_target(loaded) else None),
+        )
     )
     status = 0 if report.ok else 1
     rendered = _render(report, args.format)

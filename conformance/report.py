@@ -142,6 +142,10 @@ class Report:
     bound_s: float = 0.0
     #: Why part of the run did not happen (a budget spent on hangs, a blocked event loop), else None.
     interrupted: str | None = None
+    #: The kit's process-wide HTTP transport during the run (``"httpx"``, ``"aiohttp"``:
+    #: :func:`streamfns.kit.default_transport`), which every adapter built on the kit sent its requests
+    #: on unless a call chose another; None when the adapter sends no HTTP (``Capabilities.http``).
+    transport: str | None = None
 
     @property
     def verdict(self) -> Verdict:
@@ -203,6 +207,7 @@ def report_json(report: Report) -> dict[str, Any]:
         "adapter": report.adapter,
         "verdict": report.verdict,
         "capabilities": report.capabilities.to_json(),
+        "transport": report.transport,
         "recordings": list(report.recordings),
         "scenarios": report.scenarios,
         "durationS": round(report.duration_s, 3),
@@ -252,7 +257,9 @@ def report_text(report: Report) -> str:
     recordings = ", ".join(report.recordings) or "(none)"
     lines = [
         f"streamfns conformance {report.harness_version} — adapter {report.adapter}",
-        f"api {caps.api or '(none)'} · http {'yes' if caps.http else 'no'} · recordings: {recordings}",
+        f"api {caps.api or '(none)'} · http {'yes' if caps.http else 'no'}"
+        + (f" · transport {report.transport}" if report.transport else "")
+        + f" · recordings: {recordings}",
         "",
         f"{'ID':<4} {'STATUS':<13} {'CHECK':<58} DETAIL",
     ]
@@ -305,6 +312,7 @@ def report_junit(report: Report) -> str:
         ("harness_version", report.harness_version),
         ("adapter", report.adapter),
         ("api", report.capabilities.api or ""),
+        ("transport", report.transport or ""),
         ("verdict", report.verdict),
     ):
         ET.SubElement(properties, "property", {"name": name, "value": printable(value)})

@@ -39,7 +39,7 @@ from conformance.target import Capabilities, Need, Target, is_adapter, is_target
 from conformance.text import describe_exception
 from conformance.watchdog import Limits, Worker
 from normalize.wire import WireProfile, profile_for
-from streamfns.kit import Adapter
+from streamfns.kit import Adapter, default_transport
 
 __all__ = ["run", "run_sync", "validate_selection"]
 
@@ -213,7 +213,9 @@ async def run(
     the ids to run (default: all). ``xfail``: check id → the written reason it is expected to fail
     (a listed check that passes is reported as ``fail``: remove the entry). ``limits``: the time
     bounds (:class:`~conformance.watchdog.Limits`); the run ends within ``limits.bound_s``. ``name``
-    labels the adapter in the report (default: the target's ``module.qualname``).
+    labels the adapter in the report (default: the target's ``module.qualname``). The report names the
+    kit's process-wide HTTP transport (:func:`streamfns.kit.default_transport`) when the adapter sends
+    HTTP: choose it with :func:`streamfns.kit.set_default_transport` before the run.
 
     Fails closed: ``checks=[]`` and a selection none of whose checks the capabilities support raise
     ``ValueError`` before the adapter is called (the command line exits 2 on them), so a returned
@@ -258,6 +260,8 @@ async def run(
             )
     else:
         recordings = []
+    # Read once, before the adapter runs: the transport the kit's clients are made on during the run.
+    transport = default_transport() if capabilities.http else None
     session = Session(capabilities, recordings, limits, profile)
     chosen = [check for check in CHECKS if check.id in selected]
     runnable = [check for check in chosen if not _missing(check, session)]
@@ -293,6 +297,7 @@ async def run(
         duration_s=time.perf_counter() - started,
         bound_s=limits.bound_s,
         interrupted=session.target_failure or session.interrupted,
+        transport=transport,
     )
 
 

@@ -272,7 +272,8 @@ async def _attempt(
         extensions={API_EXTENSION: call.api, SECRETS_EXTENSION: tuple(call.secrets)},
     )
     try:
-        response: HttpResponse = await scope.read(transport.send(request))
+        # Connecting is bounded by the connect timeout: the idle clock allows it, then bounds the head.
+        response: HttpResponse = await scope.read(transport.send(request), timeouts[0])
     except TransportError as exc:
         raise _transport_failure(exc, vendor) from None
     try:

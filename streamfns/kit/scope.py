@@ -47,6 +47,7 @@ class Scope:
         "_fired",
         "_idle_s",
         "_idle_timer",
+        "_idle_timer_at",
         "_loop",
         "_progress_at",
         "_progress_s",
@@ -56,6 +57,7 @@ class Scope:
         "_signal",
         "_task",
         "_timer",
+        "_wait_id",
         "_watching",
     )
 
@@ -79,8 +81,11 @@ class Scope:
         self._watching = False
         self._idle_s = idle_timeout
         self._idle_timer: asyncio.TimerHandle | None = None
-        # When the pending wait on the server began (None: no such wait now).
+        self._idle_timer_at = 0.0
+        # When the pending wait on the server began, its allowance added (None: no such wait now),
+        # and a count of the waits, which tells them apart.
         self._reading_since: float | None = None
+        self._wait_id = 0
 
     def _on_abort(self, _signal: AbortSignal) -> None:
         # abort() may run on another thread; the cancellation itself happens on the loop.
@@ -121,11 +126,12 @@ class Scope:
         finally:
             self._task = None
 
-    async def read(self, awaitable: Awaitable[Any]) -> Any:
+    async def read(self, awaitable: Awaitable[Any], allowance: float = 0.0) -> Any:
         """:meth:`run` for a wait on the server (a send, a read): it also raises ``Idle`` when the wait
-        lasts longer than the idle timeout. Only these waits count: the consumer's time between two
-        reads, a retry's back-off or a hook's work never do. (The body of :meth:`run`, inlined: this is
-        the await of every read.)"""
+        lasts longer than the idle timeout, plus ``allowance`` (a send's: connecting is bounded by the
+        connect timeout, then the head by the idle timeout). Only these waits count: the consumer's
+        time between two reads, a retry's back-off or a hook's work never do. (The body of
+        :meth:`run`, inlined: this is the await of every read.)"""
         idle = self._idle_s
         if idle is None:
             return await self.run(awaitable)
@@ -137,9 +143,16 @@ class Scope:
                     awaitable.close()
                 raise pending
         loop = self._loop
-        self._reading_since = now = loop.time()
-        if self._idle_timer is None:
-            self._idle_timer = loop.call_at(now + idle, self._check_idle)
+        self._reading_since = since = loop.time() + allowance
+        self._wait_id += 1
+        deadline = since + idle
+        timer = self._idle_timer
+        if timer is None or deadline < self._idle_timer_at:
+            # No timer, or one set for a later deadline (a send's allowance): due at this wait's.
+            if timer is not None:
+                timer.cancel()
+            self._idle_timer = loop.call_at(deadline, self._check_idle)
+            self._idle_timer_at = deadline
         task = self._task = asyncio.current_task()
         try:
             return await awaitable
@@ -161,8 +174,21 @@ class Scope:
         deadline = since + self._idle_s
         if self._loop.time() < deadline:
             self._idle_timer = self._loop.call_at(deadline, self._check_idle)
+            self._idle_timer_at = deadline
             return
+        # Past the deadline with the wait still pending, unless its bytes came in this same turn of the
+        # loop and the task has not run yet (a busy loop runs due timers and I/O callbacks in one
+        # batch): confirm two turns later, once every wake-up queued by now has run. The next wait
+        # arms a timer of its own meanwhile.
         self._idle_timer = None
+        self._loop.call_soon(self._confirm_idle, self._wait_id, 1)
+
+    def _confirm_idle(self, wait: int, turns: int) -> None:
+        if self._reading_since is None or self._wait_id != wait:
+            return  # that wait ended in time
+        if turns:
+            self._loop.call_soon(self._confirm_idle, wait, turns - 1)
+            return
         self._fire(Idle)
 
     def watch_progress(self) -> None:

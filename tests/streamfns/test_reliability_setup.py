@@ -1,9 +1,13 @@
-"""The soak's own setup cannot fail it: its connect timeout and backlog are sized for its load, and a
-stream that fails a must-be-0 figure is named with how it ended."""
+"""The soak's own setup cannot fail it: its connect timeout and backlog are sized for its load, every
+stream goes out on the transport it was told (``--transport``, httpx by default), and a stream that
+fails a must-be-0 figure is named with how it ended."""
 
 from __future__ import annotations
 
 import random
+import sys
+
+import pytest
 
 from bench import reliability
 from normalize import AssistantMessageEventStream, Context, Model, StreamOptions
@@ -32,6 +36,46 @@ async def test_each_stream_gets_its_own_connect_timeout_not_the_idle_one() -> No
     )
     assert (outcome.result, outcome.problems) == ("stop", [])
     assert [(options.timeout, options.connect_timeout) for options in seen] == [(0.5, 30.0)]
+
+
+@pytest.mark.parametrize("transport", reliability.TRANSPORTS)
+async def test_each_stream_goes_out_on_the_soaks_transport(transport: str) -> None:
+    faux = FauxProvider()
+    faux.set_responses([faux_message("fine")])
+    seen: list[str | None] = []
+
+    def stream_fn(model: Model, context: Context, options: StreamOptions | None) -> AssistantMessageEventStream:
+        assert options is not None
+        seen.append(options.transport)
+        return faux(faux.model(), context, options)
+
+    outcome = await reliability._one(  # pyright: ignore[reportPrivateUsage]
+        stream_fn,
+        "faux",
+        "long:faux",
+        "ok",
+        index=0,
+        base_url="http://127.0.0.1:9",
+        rng=random.Random(0),
+        idle_timeout_s=0.5,
+        transport=transport,
+    )
+    assert (outcome.result, seen) == ("stop", [transport])
+
+
+def test_the_transport_option_is_httpx_unless_named_and_refuses_others(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert reliability.TRANSPORTS == ("httpx", "aiohttp")
+    with pytest.raises(SystemExit) as exited:
+        reliability.main(["--transport", "carrier-pigeon"])
+    assert exited.value.code == 2
+    assert "argument --transport: invalid choice: 'carrier-pigeon'" in capsys.readouterr().err
+    monkeypatch.setitem(sys.modules, "aiohttp", None)  # `import aiohttp` now raises ImportError
+    with pytest.raises(SystemExit) as exited:
+        reliability.main(["--transport", "aiohttp"])
+    assert exited.value.code == 2
+    assert "--transport aiohttp needs the aiohttp extra: pip install 'streamfns[aiohttp]'" in capsys.readouterr().err
 
 
 def test_the_backlog_holds_every_stream_of_a_phase_twice_over() -> None:
