@@ -36,6 +36,9 @@ __all__ = ["AiohttpTransport"]
 _bypass = cast("Callable[[str, dict[str, str]], bool]", vars(urllib.request)["proxy_bypass_environment"])
 
 _NO_AUTO_HEADERS = frozenset({"Content-Type"})
+#: Characters a URL may hold as sent (RFC 3986: unreserved, reserved and ``%``): a URL of these alone
+#: needs no escaping.
+_SENDABLE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~:/?#[]@!$&'()*+,;=%")
 
 
 class AiohttpTransport(Transport):
@@ -129,6 +132,10 @@ def _exact_url(url: str) -> URL:
     """``url`` as httpx would send it, kept as it is: escapes already in it stay escaped (yarl would
     turn a signed ``%3A`` back into ``:`` and break a SigV4 signature), and what needs escaping is
     escaped the way httpx escapes it. Raises ``ValueError`` for a URL that cannot be sent."""
+    if url.isascii() and _SENDABLE.issuperset(url):
+        # The usual URL (an adapter's, built with quote()): nothing to escape, taken as it is; httpx's
+        # parse costs ~150 µs a request.
+        return URL(url, encoded=True)
     import httpx  # noqa: PLC0415 - a hard dependency, already loaded by the kit
 
     try:

@@ -1,67 +1,270 @@
-"""The load suite on a few streams for a second: exact event counts through every built-in adapter
-and the SDK, nothing leaked, and ``python -m bench load … --json`` passing its arguments through.
-No timing is asserted (latency and CPU figures are printed, never checked here)."""
+"""The load suite: on a few streams for a second, exact event counts through every built-in adapter, the
+bare transport and the SDK, in two client processes on aiohttp and uvloop, nothing leaked, and
+``python -m bench load … --json`` passing its arguments through; the budgets' verdicts and the report
+lines from made-up figures. No timing is asserted (latency and CPU figures are printed, never checked)."""
 
 from __future__ import annotations
 
 import json
 import subprocess
 import sys
+from array import array
 from pathlib import Path
 
 import pytest
 
-from bench import load_bench
+from bench import _report, load_bench
+from bench._load_stacks import ANTHROPIC, LoadFigure, combine, scan
 from streamfns._adapters import builtin_adapters
-
-pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[2]
 _APIS = set(builtin_adapters())  # every built-in adapter is driven
 
 
-def test_every_adapter_and_the_sdk_receive_exactly_their_events_and_nothing_leaks() -> None:
-    run = load_bench.measure(streams=4, rate=40, seconds=0.5)
+def _figure(
+    stack: str,
+    streams: int,
+    *,
+    transport: str = "aiohttp",
+    loop: str = "uvloop",
+    processes: int = 1,
+    p99_ms: float = 5.0,
+    cpu_us: float = 20.0,
+    ok: int | None = None,
+    rate: float = 20.0,
+) -> LoadFigure:
+    """A made-up figure of the Anthropic api: every latency ``p99_ms``, ``cpu_us`` per event."""
+    figure = LoadFigure(
+        ANTHROPIC, stack, streams, rate, 10, "" if stack == "sdk" else transport, loop, processes=processes
+    )
+    figure.events = streams * 10
+    figure.ok_streams = streams if ok is None else ok
+    figure.cpu_s, figure.wall_s = cpu_us * figure.events / 1e6, 1.0
+    figure.latencies_ns = array("q", [int(p99_ms * 1e6)] * 100)
+    return figure
+
+
+def _verdicts(*figures: LoadFigure) -> dict[str, str]:
+    return {budget.key: budget.verdict for budget in load_bench.budgets(list(figures))}
+
+
+@pytest.mark.parallel
+def test_a_budget_no_figure_speaks_of_is_not_measured_never_within() -> None:
+    assert _verdicts() == dict.fromkeys("abcd", "not measured")
+    small = _figure("ours", 100)  # 100 streams say nothing of 1,000
+    assert _verdicts(small) == dict.fromkeys("abcd", "not measured")
+    one_process = _figure("ours", 2000)  # (b) is two processes
+    assert _verdicts(one_process)["b"] == "not measured"
+    assert _verdicts(one_process)["a"] == "within"
+
+
+@pytest.mark.parallel
+def test_the_load_budgets_within_over_and_undecided() -> None:
+    assert _verdicts(_figure("ours", 1000, p99_ms=40))["a"] == "within"
+    assert _verdicts(_figure("ours", 1000, p99_ms=150))["a"] == "OVER"
+    assert _verdicts(_figure("ours", 1000, ok=999))["a"] == "OVER"  # a stream short of its events
+    assert _verdicts(_figure("ours", 1000, rate=10))["a"] == "not measured"  # a lighter load
+    # only more than the budget's load was tried, and not sustained: it cannot tell
+    assert _verdicts(_figure("ours", 2000, p99_ms=150))["a"] == "undecided"
+    # the fastest transport decides
+    assert _verdicts(_figure("ours", 1000, p99_ms=150), _figure("ours", 1000, transport="httpx"))["a"] == "within"
+    # with --sustain-ms 500 a load may count as sustained, but the budget's line stays at 100 ms
+    lenient = _figure("ours", 1000, p99_ms=150)
+    lenient.sustain_ms = 500
+    assert lenient.sustained
+    assert _verdicts(lenient)["a"] == "OVER"
+
+
+@pytest.mark.parallel
+def test_two_processes_sustain_only_if_each_does() -> None:
+    both = combine([_figure("ours", 1000, processes=1), _figure("ours", 1000, processes=1)])
+    assert (both.streams, both.events, both.processes, len(both.latencies_ns)) == (2000, 20000, 2, 200)
+    assert _verdicts(both)["b"] == "within"
+    # the merged latencies' p99 passes (one slow latency in 200), but one process's own p99 does not
+    slow = _figure("ours", 1000)
+    slow.latencies_ns = array("q", [int(5e6)] * 99 + [int(300e6)])
+    one_behind = combine([_figure("ours", 1000), slow])
+    assert one_behind.latency_ms(0.99) < 100 < slow.latency_ms(0.99)
+    assert not one_behind.sustained
+    assert _verdicts(one_behind)["b"] == "OVER"
+
+
+@pytest.mark.parallel
+def test_ours_against_the_sdk() -> None:
+    sdk_250, sdk_500_fails = _figure("sdk", 250), _figure("sdk", 500, p99_ms=300)
+    assert _verdicts(_figure("ours", 1000), sdk_250, sdk_500_fails)["c"] == "within"
+    ours_500_fails = _figure("ours", 500, p99_ms=300)
+    assert _verdicts(_figure("ours", 250), ours_500_fails, sdk_250, sdk_500_fails)["c"] == "OVER"
+    # ours never tried at twice the SDK's load: cannot tell
+    assert _verdicts(_figure("ours", 250), sdk_250, sdk_500_fails)["c"] == "undecided"
+    # the SDK sustained the most it was given: its own limit is unknown
+    assert _verdicts(_figure("ours", 1000), _figure("sdk", 1000))["c"] == "undecided"
+    assert _verdicts(_figure("ours", 1000))["c"] == "not measured"
+
+
+@pytest.mark.parallel
+def test_ours_minus_bare() -> None:
+    ours, bare = _figure("ours", 100, cpu_us=30), _figure("bare", 100, cpu_us=25)
+    assert _verdicts(ours, bare)["d"] == "within"
+    assert _verdicts(_figure("ours", 100, cpu_us=40), bare)["d"] == "OVER"
+    # a bare figure of another transport, loop or load is no partner
+    assert _verdicts(ours, _figure("bare", 100, transport="httpx"))["d"] == "not measured"
+    assert _verdicts(ours, _figure("bare", 200))["d"] == "not measured"
+    # every pair must be within
+    pairs = [ours, bare, _figure("ours", 100, loop="asyncio", cpu_us=50), _figure("bare", 100, loop="asyncio")]
+    assert _verdicts(*pairs)["d"] == "OVER"
+
+
+@pytest.mark.parallel
+def test_the_bare_consumer_counts_a_delta_cut_between_two_reads() -> None:
+    figure = LoadFigure(ANTHROPIC, "bare", 1, 1.0, 2)
+    body = (
+        b'event: content_block_start\ndata: {"content_block":{"type":"text","text":""}}\n\n'
+        b'event: content_block_delta\ndata: {"delta":{"type":"text_delta","text":"12 "}}\n\n'
+        b'event: content_block_delta\ndata: {"delta":{"type":"text_delta","text":"345 "}}\n\n'
+    )
+    in_key, in_stamp = body.index(b'text_delta","text":"12') + 5, body.index(b"345") + 1
+    counted, carry = 0, b""
+    for data in (body[:in_key], body[in_key:in_stamp], body[in_stamp:]):  # a key and a stamp each cut in two
+        found, carry = scan(figure, carry + data)
+        counted += found
+    assert counted == 2
+    assert figure.events == 2
+    assert len(figure.latencies_ns) == 2
+
+
+def _run(*, matrix: bool = False) -> load_bench.LoadRun:
+    """A made-up run: one transport × loop, ours and the bare transport, the SDK halved once."""
+    ours, bare = _figure("ours", 1000, cpu_us=30), _figure("bare", 1000, cpu_us=25)
+    sdk = [_figure("sdk", 1000, p99_ms=300), _figure("sdk", 500)]
+    ours_500 = _figure("ours", 500)
+    combo = load_bench.Combination("aiohttp", "uvloop", [ours], [bare], [ours, ours_500])
+    return load_bench.LoadRun(
+        [combo], {"uvloop": sdk}, load_bench.Leaks(), 10.0, 1000, 20.0, 1, "the SDK on aiohttp", matrix
+    )
+
+
+@pytest.mark.parallel
+def test_the_report_lines_and_the_json_record(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_report, "_results", {})
+    monkeypatch.setattr(_report, "_suite", "load")
+    lines = load_bench.report(_run())
+    text = "\n".join(lines)
+    assert lines[0].startswith("load: 1,000 streams × 20 events/s × 10 s per phase, 1 client process")
+    assert "  SDK: the SDK on aiohttp" in lines
+    assert "  -- aiohttp × uvloop" in lines
+    assert "  -- anthropic SDK × uvloop" in lines
+    assert "on uvloop: ours aiohttp 1,000 streams; anthropic SDK 500" in text
+    assert "per event at 500 streams: ours aiohttp" in text
+    assert "    aiohttp × uvloop   1,000 streams: ours   30.0  bare   25.0  ours − bare    5.0   within" in lines
+    assert any(line.startswith("  (a) 1,000 streams × 20/s sustained in one process") for line in lines)
+    assert any(line.startswith("  (c) ") and line.endswith("   within") for line in lines)  # 1,000 ≥ 2 × 500
+    assert any(line.startswith("  (d) ") and line.endswith("   within") for line in lines)
+    assert not any(line.startswith("  (b) ") for line in lines)
+    assert "  not measured by this run: (b) 2,000 streams × 20/s sustained in 2 processes" in text
+    assert lines[-1].startswith("  leaks: fds 0")
+    assert lines[-1].endswith("   ok")
+    (record,) = _report.results()["load"]["load"]
+    assert (record["transport"], record["loop"], record["processes"], record["streams"]) == (
+        "aiohttp",
+        "uvloop",
+        1,
+        1000,
+    )
+    assert [row["stack"] for row in record["bare"]] == ["bare"]
+    assert record["ours_minus_bare"] == [
+        {
+            "transport": "aiohttp",
+            "loop": "uvloop",
+            "streams": 1000,
+            "processes": 1,
+            "ours_cpu_us_per_event": 30.0,
+            "bare_cpu_us_per_event": 25.0,
+            "difference_us": 5.0,
+        }
+    ]
+    assert {b["key"]: b["verdict"] for b in record["budgets"]} == {
+        "a": "within",
+        "b": "not measured",
+        "c": "within",
+        "d": "within",
+    }
+    assert (record["sdk_sustained_streams"], record["compared_at_streams"]) == (500, 500)
+
+
+@pytest.mark.parallel
+def test_a_matrix_report_pairs_ours_and_bare_at_each_load(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_report, "_results", None)
+    lines = load_bench.report(_run(matrix=True))
+    assert lines[0].startswith("load matrix: anthropic-messages at 250, 500, 1,000, 2,000 streams × 20 events/s")
+    ours_at, bare_at = (next(i for i, line in enumerate(lines) if f" {stack} " in line) for stack in ("ours", "bare"))
+    assert bare_at == ours_at + 1
+
+
+@pytest.mark.slow
+def test_two_client_processes_on_aiohttp_and_uvloop_receive_exactly_their_events_and_nothing_leaks() -> None:
+    pytest.importorskip("aiohttp")
+    pytest.importorskip("uvloop")
+    run = load_bench.measure(streams=4, rate=40, seconds=0.5, transports=["aiohttp"], loops=["uvloop"], processes=2)
     assert {figure.api for figure in run.figures} == _APIS
     assert len(run.figures) == len(_APIS)
-    for figure in run.figures:
-        assert (figure.stack, figure.streams, figure.expected) == ("ours", 4, 20)
+    (combo,) = run.combinations
+    (bare,) = combo.bare
+    for figure in [*run.figures, bare]:
+        assert (figure.streams, figure.expected, figure.processes) == (4, 20, 2), figure.label
+        assert (figure.transport, figure.loop) == ("aiohttp", "uvloop")
         assert figure.events == 4 * 20, figure.api
         assert len(figure.latencies_ns) == 4 * 20
         assert figure.ok_streams == 4, figure.api
+        assert [(part.streams, part.events, part.ok_streams) for part in figure.parts] == [(2, 40, 2), (2, 40, 2)]
         assert figure.memory_kib_per_stream is not None  # from the tracemalloc pass
+    assert {(f.stack, f.api) for f in [*run.figures, bare]} == {("ours", api) for api in _APIS} | {("bare", ANTHROPIC)}
     assert run.sdk_tries, "the SDK ran"
-    assert run.ours_tries[0] is run.figures[0]  # ours at the full load is the anthropic figure itself
+    assert run.ours_tries[0] is next(f for f in run.figures if f.api == ANTHROPIC)  # ours at the full load
     for tried in [*run.ours_tries, *run.sdk_tries]:  # halved only while a level is not sustained
         assert tried.events == tried.streams * 20
         assert tried.ok_streams == tried.streams
     assert {t.stack for t in run.sdk_tries} == {"sdk"}
+    assert "DefaultAioHttpClient" in run.sdk_client
     leaks = run.leaks
     assert (leaks.fds, leaks.tasks, leaks.server_connections, leaks.unfinished_responses) == (0, 0, 0, 0)
     assert leaks.failed_streams == 0
     lines = load_bench.report(run)
-    assert lines[0].startswith("load: 4 streams × 40 events/s × 0.5 s per adapter")
+    assert lines[0].startswith("load: 4 streams × 40 events/s × 0.5 s per phase, 2 client processes")
+    assert "  -- aiohttp × uvloop" in lines
+    assert any(line.startswith("      process 2/2: 2 streams, 40 events") for line in lines)
     assert lines[-1].endswith("   ok")
 
 
+@pytest.mark.slow
 def test_python_m_bench_load_passes_its_arguments_and_writes_json(tmp_path: Path) -> None:
     out = tmp_path / "bench.json"
-    argv = ["load", "--streams", "2", "--rate", "50", "--seconds", "0.2", "--no-sdk", "--json", str(out)]
+    argv = ["load", "--streams", "2", "--rate", "50", "--seconds", "0.2", "--no-sdk"]
+    argv += ["--transport", "all", "--loop", "asyncio", "--json", str(out)]
     done = subprocess.run(
         [sys.executable, "-m", "bench", *argv], cwd=ROOT, capture_output=True, text=True, timeout=300, check=False
     )
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "load: 2 streams × 50 events/s × 0.2 s per adapter" in done.stdout
+    assert "load: 2 streams × 50 events/s × 0.2 s per phase, 1 client process" in done.stdout
     document = json.loads(out.read_text(encoding="utf-8"))
     assert document["schema"] == 1
     assert {"date", "git_revision", "cpus", "cpu_model", "python", "rule"} <= set(document)
     (load,) = document["suites"]["load"]["load"]
-    assert (load["streams"], load["rate"], load["seconds"]) == (2, 50, 0.2)
-    assert {row["api"] for row in load["adapters"]} == _APIS
-    assert all(row["events"] == 2 * 10 and row["ok_streams"] == 2 for row in load["adapters"])
+    assert (load["streams"], load["rate"], load["seconds"], load["processes"]) == (2, 50, 0.2, 1)
+    transports = ["aiohttp", "httpx"] if "aiohttp" in load_bench.available("transport") else ["httpx"]
+    assert [(c["transport"], c["loop"]) for c in load["combinations"]] == [(t, "asyncio") for t in transports]
+    assert (load["transport"], load["loop"]) == (transports[0], "asyncio")
+    for combination in load["combinations"]:
+        rows = [*combination["adapters"], *combination["bare"]]
+        assert {row["api"] for row in combination["adapters"]} == _APIS
+        assert all(row["events"] == 2 * 10 and row["ok_streams"] == 2 for row in rows)
+        assert all(row["memory_kib_per_stream"] is not None for row in rows)
+        assert [row["stack"] for row in combination["bare"]] == ["bare"]
+    assert [(p["transport"], p["streams"]) for p in load["ours_minus_bare"]] == [(t, 2) for t in transports]
     assert load["sdk_tries"] == []
     assert load["ours_tries"] == []
-    assert all(row["memory_kib_per_stream"] is not None for row in load["adapters"])
+    assert load["sdk_client"] == ""
+    assert {b["key"]: b["verdict"] for b in load["budgets"]}["a"] == "not measured"
     assert load["leaks"] == {
         "fds": 0,
         "tasks": 0,

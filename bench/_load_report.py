@@ -1,0 +1,370 @@
+"""The load suite's results and their report: the figures of a run, the budgets' verdicts, the report
+lines and the ``--json`` record (see :mod:`bench.load_bench` for what is measured and how).
+
+A budget's verdict is ``within``, ``OVER``, ``undecided`` (what was measured cannot tell) or ``not
+measured`` (this run did not drive the load it speaks of): a budget is never ``within`` on a load it
+did not measure. The verdicts are printed, never asserted.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from bench import _report
+from bench._load_stacks import ANTHROPIC, LoadFigure
+
+__all__ = ["MATRIX_STREAMS", "Budget", "Combination", "Leaks", "LoadRun", "budgets", "pairs", "report"]
+
+#: The loads of ``--matrix``.
+MATRIX_STREAMS = (250, 500, 1000, 2000)
+#: What the budgets measure against.
+_BUDGET_RATE = 20.0
+_BUDGET_P99_MS = 100.0
+_BUDGET_OVERHEAD_US = 10.0
+
+
+@dataclass(slots=True)
+class Leaks:
+    """What was left once every phase had ended (each must be 0)."""
+
+    fds: int = 0
+    tasks: int = 0
+    server_connections: int = 0
+    unfinished_responses: int = 0
+    failed_streams: int = 0
+
+    def total(self) -> int:
+        """The sum of the must-be-0 figures."""
+        return self.fds + self.tasks + self.server_connections + self.unfinished_responses + self.failed_streams
+
+
+@dataclass(slots=True)
+class Combination:
+    """Everything measured on one transport × loop: ours per api (``--matrix``: the Anthropic adapter
+    per load), the bare transport per load, and ours (Anthropic) at the loads tried for the SDK."""
+
+    transport: str
+    loop: str
+    figures: list[LoadFigure]
+    bare: list[LoadFigure]
+    ours_tries: list[LoadFigure] = field(default_factory=list[LoadFigure])
+
+
+@dataclass(slots=True)
+class LoadRun:
+    """Everything one load run measured."""
+
+    combinations: list[Combination]
+    #: The SDK's tries, per event loop.
+    sdk_by_loop: dict[str, list[LoadFigure]]
+    leaks: Leaks
+    seconds: float
+    #: Streams per phase (``--matrix``: the most of its loads) and deltas a second per stream.
+    streams: int = 0
+    rate: float = 0.0
+    processes: int = 1
+    sdk_client: str = ""
+    matrix: bool = False
+
+    @property
+    def figures(self) -> list[LoadFigure]:
+        """Ours per api on the first transport × loop (the default one)."""
+        return self.combinations[0].figures if self.combinations else []
+
+    @property
+    def ours_tries(self) -> list[LoadFigure]:
+        """Ours (Anthropic) at the loads tried for the SDK, on the first transport × loop."""
+        return self.combinations[0].ours_tries if self.combinations else []
+
+    @property
+    def sdk_tries(self) -> list[LoadFigure]:
+        """The SDK's tries on the first combination's loop."""
+        return self.sdk_by_loop.get(self.combinations[0].loop, []) if self.combinations else []
+
+    def every(self) -> list[LoadFigure]:
+        """Every figure the run measured, each once."""
+        found: dict[int, LoadFigure] = {}
+        for combo in self.combinations:
+            for figure in [*combo.figures, *combo.bare, *combo.ours_tries]:
+                found[id(figure)] = figure
+        for tries in self.sdk_by_loop.values():
+            found.update((id(t), t) for t in tries)
+        return list(found.values())
+
+    @staticmethod
+    def largest_sustained(tries: list[LoadFigure]) -> LoadFigure | None:
+        """The try with the most streams that was sustained, if any."""
+        sustained = [t for t in tries if t.sustained]
+        return max(sustained, key=lambda t: t.streams) if sustained else None
+
+
+@dataclass(frozen=True, slots=True)
+class Budget:
+    """One budget's verdict: ``within``, ``OVER``, ``undecided`` or ``not measured``."""
+
+    key: str
+    claim: str
+    verdict: str
+    detail: str
+
+    def line(self) -> str:
+        """One report line."""
+        return f"  ({self.key}) {self.claim}: {self.detail}   {self.verdict}"
+
+
+def _where(figure: LoadFigure) -> str:
+    return f"{figure.transport} × {figure.loop}" if figure.transport else f"SDK × {figure.loop}"
+
+
+def _budget_load(key: str, figures: list[LoadFigure], streams: int, processes: int) -> Budget:
+    """At least ``streams`` streams × 20/s of ours (Anthropic) held p99 < 100 ms in ``processes``
+    processes, on whichever transport × loop did best."""
+    where = "one process" if processes == 1 else f"{processes} processes"
+    claim = f"{streams:,} streams × {_BUDGET_RATE:g}/s sustained in {where} (p99 < {_BUDGET_P99_MS:g} ms)"
+    tried = [
+        f
+        for f in figures
+        if f.stack == "ours"
+        and f.api == ANTHROPIC
+        and f.processes == processes
+        and f.streams >= streams
+        and f.rate >= _BUDGET_RATE
+    ]
+    if not tried:
+        return Budget(key, claim, "not measured", f"no run of ≥ {streams:,} streams in {where}")
+    held = [f for f in tried if f.holds(_BUDGET_P99_MS)]
+    best = min(held or tried, key=lambda f: (f.latency_ms(0.99), f.cpu_us_per_event))
+    detail = (
+        f"best {_where(best)} at {best.streams:,} streams: {best.ok_streams:,} streams whole, "
+        f"p99 {best.latency_ms(0.99):.2f} ms, CPU {best.cpu_us_per_event:.1f} µs/event"
+    )
+    if held:
+        return Budget(key, claim, "within", detail)
+    exact = any(f.streams == streams and f.rate == _BUDGET_RATE for f in tried)
+    return Budget(key, claim, "OVER" if exact else "undecided", detail if exact else detail + " (only more was tried)")
+
+
+def _budget_sdk(figures: list[LoadFigure]) -> Budget:
+    """Ours (Anthropic, any transport × loop) sustains at least twice the streams the SDK does."""
+    claim = "ours sustains ≥ 2× the streams the anthropic SDK sustains"
+    ours = [f for f in figures if f.stack == "ours" and f.api == ANTHROPIC]
+    sdk = [f for f in figures if f.stack == "sdk"]
+    if not ours or not sdk:
+        return Budget(key="c", claim=claim, verdict="not measured", detail="the SDK did not run")
+    o = max((f.streams for f in ours if f.sustained), default=0)
+    s = max((f.streams for f in sdk if f.sustained), default=0)
+    detail = f"ours {o:,} streams, the SDK {s:,} (largest sustained of those tried)"
+    if not any(not f.sustained and f.streams > s for f in sdk):
+        return Budget("c", claim, "undecided", detail + "; the SDK sustained the most it was given")
+    if o > 0 and o >= 2 * s:
+        return Budget("c", claim, "within", detail)
+    levels = {f.streams for f in ours}
+    failed = [n for n in levels if not any(f.sustained for f in ours if f.streams == n)]
+    if any(o < n <= 2 * s for n in failed):
+        return Budget("c", claim, "OVER", detail)
+    return Budget("c", claim, "undecided", detail + "; ours was not tried at twice the SDK's")
+
+
+def pairs(figures: list[LoadFigure]) -> list[tuple[LoadFigure, LoadFigure]]:
+    """(ours, bare) of the Anthropic body at the same transport, loop, streams and processes."""
+    bare = {(f.transport, f.loop, f.streams, f.processes): f for f in figures if f.stack == "bare"}
+    found: list[tuple[LoadFigure, LoadFigure]] = []
+    for ours in figures:
+        partner = bare.get((ours.transport, ours.loop, ours.streams, ours.processes))
+        if ours.stack == "ours" and ours.api == ANTHROPIC and partner is not None:
+            found.append((ours, partner))
+    return found
+
+
+def _overhead(pair: tuple[LoadFigure, LoadFigure]) -> float:
+    return pair[0].cpu_us_per_event - pair[1].cpu_us_per_event
+
+
+def _budget_overhead(figures: list[LoadFigure]) -> Budget:
+    """Ours − the bare transport ≤ 10 µs of CPU an event, at every transport × loop × load measured."""
+    claim = f"ours − bare transport ≤ {_BUDGET_OVERHEAD_US:g} µs an event"
+    found = pairs(figures)
+    if not found:
+        return Budget("d", claim, "not measured", "no bare transport ran")
+    worst = max(found, key=_overhead)
+    ours, bare = worst
+    detail = (
+        f"largest {_where(ours)} at {ours.streams:,} streams: {ours.cpu_us_per_event:.1f} − "
+        f"{bare.cpu_us_per_event:.1f} = {_overhead(worst):.1f} µs ({len(found)} measured)"
+    )
+    return Budget("d", claim, "within" if _overhead(worst) <= _BUDGET_OVERHEAD_US else "OVER", detail)
+
+
+def budgets(figures: list[LoadFigure]) -> list[Budget]:
+    """The four budgets' verdicts from a run's figures (see the module docstring)."""
+    return [
+        _budget_load("a", figures, 1000, 1),
+        _budget_load("b", figures, 2000, 2),
+        _budget_sdk(figures),
+        _budget_overhead(figures),
+    ]
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}{'' if count == 1 else 'es'}"
+
+
+def _sections(run: LoadRun) -> list[str]:
+    """Per loop: each transport's figures, then the SDK's and the largest loads sustained."""
+    lines: list[str] = []
+    for loop in dict.fromkeys(c.loop for c in run.combinations):
+        combos = [c for c in run.combinations if c.loop == loop]
+        for combo in combos:
+            lines.append(f"  -- {combo.transport} × {loop}")
+            if run.matrix:  # ours then bare at each load
+                lines += [
+                    line for both in zip(combo.figures, combo.bare, strict=True) for f in both for line in f.lines()
+                ]
+            else:
+                lines += [line for f in [*combo.figures, *combo.bare] for line in f.lines()]
+                extra = [t for t in combo.ours_tries if all(t is not f for f in combo.figures)]
+                lines += [line for t in extra for line in t.lines()]
+        sdk_tries = run.sdk_by_loop.get(loop, [])
+        if not sdk_tries:
+            continue
+        lines.append(f"  -- anthropic SDK × {loop}")
+        lines += [line for t in sdk_tries for line in t.lines()]
+        sdk_best = LoadRun.largest_sustained(sdk_tries)
+        ours = ", ".join(
+            f"ours {c.transport} {getattr(LoadRun.largest_sustained(c.ours_tries), 'streams', 0):,}" for c in combos
+        )
+        lines.append(
+            f"  largest load sustained at {run.rate:g} events/s per stream on {loop}: {ours} streams; "
+            f"anthropic SDK {sdk_best.streams if sdk_best else 0:,}"
+        )
+        for combo in combos if sdk_best is not None else []:
+            assert sdk_best is not None
+            compared = next((t for t in combo.ours_tries if t.streams == sdk_best.streams), None)
+            if compared is not None:
+                lines.append(
+                    f"  per event at {sdk_best.streams:,} streams: ours {combo.transport} "
+                    f"{compared.cpu_us_per_event:.1f} µs CPU, the SDK {sdk_best.cpu_us_per_event:.1f} "
+                    f"({sdk_best.cpu_us_per_event / compared.cpu_us_per_event:.1f}× ours); p99 latency "
+                    f"{compared.latency_ms(0.99):.2f} ms vs {sdk_best.latency_ms(0.99):.2f} ms"
+                )
+    return lines
+
+
+def _overhead_lines(found: list[tuple[LoadFigure, LoadFigure]]) -> list[str]:
+    if not found:
+        return []
+    lines = [f"  ours − bare transport, CPU µs per event ({ANTHROPIC}, same load; budget ≤ {_BUDGET_OVERHEAD_US:g}):"]
+    for ours, bare in found:
+        difference = _overhead((ours, bare))
+        lines.append(
+            f"    {_where(ours):<18} {ours.streams:>5,} streams: ours {ours.cpu_us_per_event:6.1f}  bare "
+            f"{bare.cpu_us_per_event:6.1f}  ours − bare {difference:6.1f}   "
+            f"{'within' if difference <= _BUDGET_OVERHEAD_US else 'OVER'}"
+        )
+    return lines
+
+
+def _budget_lines(verdicts: list[Budget]) -> list[str]:
+    measured = [b for b in verdicts if b.verdict != "not measured"]
+    lines = ["  budgets (measured, not asserted):"] if measured else []
+    lines += [b.line() for b in measured]
+    missing = [f"({b.key}) {b.claim}" for b in verdicts if b.verdict == "not measured"]
+    if missing:
+        lines.append(f"  not measured by this run: {'; '.join(missing)}")
+    return lines
+
+
+def _record(run: LoadRun, found: list[tuple[LoadFigure, LoadFigure]], verdicts: list[Budget]) -> None:
+    """The ``--json`` record: the first (default) transport × loop under the keys the perf page reads,
+    then every combination, the ours − bare pairs and the budgets."""
+    first = run.combinations[0] if run.combinations else None
+    ours_best, sdk_best = LoadRun.largest_sustained(run.ours_tries), LoadRun.largest_sustained(run.sdk_tries)
+    compared = sdk_best is not None and any(t.streams == sdk_best.streams for t in run.ours_tries)
+    leaks = run.leaks
+    _report.record(
+        "load",
+        {
+            "streams": run.streams,
+            "rate": run.rate,
+            "seconds": run.seconds,
+            "transport": first.transport if first else "",
+            "loop": first.loop if first else "",
+            "processes": run.processes,
+            "matrix": run.matrix,
+            "sdk_client": run.sdk_client,
+            "adapters": [f.as_dict() for f in run.figures],
+            "bare": [f.as_dict() for f in first.bare] if first else [],
+            "ours_tries": [t.as_dict() for t in run.ours_tries],
+            "sdk_tries": [t.as_dict() for t in run.sdk_tries],
+            "ours_sustained_streams": ours_best.streams if ours_best else 0,
+            "sdk_sustained_streams": sdk_best.streams if sdk_best else 0,
+            "compared_at_streams": sdk_best.streams if sdk_best and compared else 0,
+            "combinations": [
+                {
+                    "transport": c.transport,
+                    "loop": c.loop,
+                    "adapters": [f.as_dict() for f in c.figures],
+                    "bare": [f.as_dict() for f in c.bare],
+                    "ours_tries": [t.as_dict() for t in c.ours_tries],
+                }
+                for c in run.combinations
+            ],
+            "sdk_by_loop": {loop: [t.as_dict() for t in tries] for loop, tries in run.sdk_by_loop.items()},
+            "ours_minus_bare": [
+                {
+                    "transport": ours.transport,
+                    "loop": ours.loop,
+                    "streams": ours.streams,
+                    "processes": ours.processes,
+                    "ours_cpu_us_per_event": round(ours.cpu_us_per_event, 3),
+                    "bare_cpu_us_per_event": round(bare.cpu_us_per_event, 3),
+                    "difference_us": round(_overhead((ours, bare)), 3),
+                }
+                for ours, bare in found
+            ],
+            "budgets": [{"key": b.key, "claim": b.claim, "verdict": b.verdict, "detail": b.detail} for b in verdicts],
+            "leaks": {
+                "fds": leaks.fds,
+                "tasks": leaks.tasks,
+                "server_connections": leaks.server_connections,
+                "unfinished_responses": leaks.unfinished_responses,
+                "failed_streams": leaks.failed_streams,
+            },
+        },
+    )
+
+
+def report(run: LoadRun) -> list[str]:
+    """Report lines, the leaks line last (and the ``--json`` record)."""
+    every = run.every()
+    found = pairs(every)
+    verdicts = budgets(every)
+    processes = _plural(run.processes, "client process")
+    if run.matrix:
+        loads = ", ".join(f"{n:,}" for n in MATRIX_STREAMS)
+        head = f"load matrix: {ANTHROPIC} at {loads} streams × {run.rate:g} events/s × {run.seconds:g} s per phase"
+    else:
+        head = f"load: {run.streams:,} streams × {run.rate:g} events/s × {run.seconds:g} s per phase"
+    lines = [
+        (
+            f"{head}, {processes} (streams split evenly), server in its own process; latency = server write → "
+            "consumer event; memory from a tracemalloc pass"
+        ),
+        (
+            "  ours: the kit's own client per call (StreamOptions(transport=…)), no pool shared between streams; "
+            "bare: the transport alone, one client, no connection limit, reading each HTTP chunk"
+        ),
+    ]
+    if run.sdk_client:
+        lines.append(f"  SDK: {run.sdk_client}")
+    lines += _sections(run)
+    lines += _overhead_lines(found)
+    lines += _budget_lines(verdicts)
+    leaks = run.leaks
+    lines.append(
+        f"  leaks: fds {leaks.fds}, tasks {leaks.tasks}, server connections open {leaks.server_connections}, "
+        f"unfinished responses {leaks.unfinished_responses}, streams without exactly their events "
+        f"{leaks.failed_streams}   {'ok' if leaks.total() == 0 else 'MUST BE 0'}"
+    )
+    _record(run, found, verdicts)
+    return lines
