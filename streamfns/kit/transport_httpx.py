@@ -19,6 +19,8 @@ __all__ = ["HttpxTransport"]
 #: Exception families of httpx-style libraries: only these are transport failures; anything else a
 #: client raises (a cassette's unmatched request, a mock's own error) is left to the kit's caller.
 _LIBRARIES = frozenset({"httpx", "httpx2", "httpcore"})
+#: How far past the kit's idle timeout httpx's own read timeout is set (see HttpxTransport.send).
+_BACKSTOP_S = 1.0
 
 
 class HttpxTransport(Transport):
@@ -38,7 +40,10 @@ class HttpxTransport(Transport):
 
     async def send(self, request: HttpRequest) -> HttpResponse:
         connect, idle = request.connect_timeout, request.idle_timeout
-        timeouts = {"connect": connect, "read": idle, "write": idle, "pool": connect}
+        # The kit's idle clock bounds every read; httpx's own read timeout is a backstop a second past
+        # it. Both at one deadline, the kit's cancellation landed inside httpcore's shielded cleanup
+        # of the timed-out read, and a caller's pool kept the half-read connection ACTIVE for good.
+        timeouts = {"connect": connect, "read": idle + _BACKSTOP_S, "write": idle, "pool": connect}
         try:
             built = self._client.build_request(
                 "POST",

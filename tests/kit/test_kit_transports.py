@@ -246,3 +246,24 @@ async def test_a_cassette_replays_while_the_process_runs_on_aiohttp() -> None:
     assert validate_events(events) == []
     assert result.stop_reason == "stop"
     assert any(block.type == "thinking" for block in result.content)
+
+
+@pytest.mark.parametrize("library", ["httpx", "httpx2", "aiohttp"])
+async def test_an_idle_timeout_on_a_callers_client_closes_its_connection(library: str) -> None:
+    # The kit's idle clock cancels the read; the caller's pool must not keep the half-read connection.
+    # (With httpx's read timeout at the same deadline, the two cancellations once left it ACTIVE.)
+    client: object
+    if library == "aiohttp":
+        client = aiohttp.ClientSession()
+    else:
+        client = httpx.AsyncClient() if library == "httpx" else httpx2.AsyncClient()
+    try:
+        async with LoopbackServer(reply(*HELLO[:2], end="stall")) as server:
+            _, result = await run(server.base_url, options(http_client=client, timeout=0.3, max_retries=0))
+            assert result.error_info is not None
+            assert result.error_info.kind == "timeout"
+            assert result.content == [TextContent(text="Hello")], "the partial content stays"
+            assert await server.all_connections_closed(timeout=5.0), "the connection was closed with the stream"
+    finally:
+        closer = getattr(client, "aclose", None) or client.close  # type: ignore[attr-defined]
+        await closer()
