@@ -35,9 +35,10 @@ def on_page_markdown(markdown: str, page: Any, **_kwargs: Any) -> str:
 
 
 def on_files(files: Any, config: Any, **_kwargs: Any) -> Any:
-    """Add the Performance page's chart (SVG drawn from ``docs/perf/bench.json``) when the page is built."""
+    """Add the Performance page's charts (SVG drawn from ``docs/perf/bench.json``: events/s, and the
+    many-streams matrix when the result has one) when the page is built."""
     if files.get_file_from_path("performance.md") is None:
         return files
-    svg = perf_page.chart_svg(perf_page.load())
-    files.append(File.generated(config, perf_page.CHART_PATH, content=svg))
+    for path, svg in perf_page.charts(perf_page.load()).items():
+        files.append(File.generated(config, path, content=svg))
     return files

@@ -2,35 +2,49 @@
 
 ``python -m bench --json docs/perf/bench.json`` writes the result; at docs build time
 :func:`markdown` turns it into tables (µs per event per adapter and stream kind, the same beside a
-minimal decoder where one was measured, the judged ratios, the load figure, the machine) and
+minimal decoder where one was measured, the judged ratios, the load run, the machine) and
 :func:`chart_svg` into a bar chart of events/s for the bare parse, ours and the vendor SDK per
-adapter. The chart is drawn by matplotlib — in the ``docs`` extra only — as SVG with text kept as
-text (no font is embedded or fetched) and fixed ids and metadata, so the same JSON always gives the
-same bytes. A fresh clone builds the page without running the bench.
+adapter; when the load run was a ``--matrix``, :func:`load_chart_svg` draws client CPU per event and
+p99 added latency against the number of streams, a line per HTTP transport × event loop.
+:func:`charts` gives every chart the page links, by its path in the site. The charts are drawn by
+matplotlib — in the ``docs`` extra only — as SVG with text kept as text (no font is embedded or
+fetched) and fixed ids and metadata, so the same JSON always gives the same bytes. A fresh clone
+builds the page without running the bench, and its tables without matplotlib.
+
+A load entry written before the load suite measured transports and loops (no ``combinations``)
+renders as it always did, with one line more saying it holds no matrix.
 """
 
 from __future__ import annotations
 
+import importlib
 import io
 import json
+import math
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
-__all__ = ["BENCH_JSON", "CHART_PATH", "chart_svg", "load", "markdown"]
+__all__ = ["BENCH_JSON", "CHART_PATH", "LOAD_CHART_PATH", "chart_svg", "charts", "load", "load_chart_svg", "markdown"]
 
 BENCH_JSON = Path(__file__).resolve().parents[1] / "perf" / "bench.json"
 #: Where the chart is served in the site (relative to the docs directory).
 CHART_PATH = "perf/events-per-second.svg"
+#: Where the load matrix's chart is served in the site (relative to the docs directory).
+LOAD_CHART_PATH = "perf/load-matrix.svg"
 
 _ROLES = ("bare", "ours", "sdk")
 _KINDS = ("text", "tool", "thinking")
 _KIND_NAMES = {"text": "text", "tool": "tool args", "thinking": "thinking"}
+#: The api the load suite compares with the bare transport and the SDK (``bench._load_stacks.ANTHROPIC``).
+_ANTHROPIC = "anthropic-messages"
+_BUDGET_VERDICTS = {"within": "within", "OVER": "**OVER**", "undecided": "undecided", "not measured": "not measured"}
 
 
 def load(path: Path = BENCH_JSON) -> dict[str, Any]:
     """The bench result at ``path``; ``ValueError`` when it is not one."""
-    document: Any = json.loads(path.read_text(encoding="utf-8"))
-    if not isinstance(document, dict) or document.get("schema") != 1 or "suites" not in document:
+    parsed: Any = json.loads(path.read_text(encoding="utf-8"))
+    document = cast("dict[str, Any]", parsed) if isinstance(parsed, dict) else {}
+    if document.get("schema") != 1 or "suites" not in document:
         raise ValueError(f"{path}: not a bench result (schema 1, written by python -m bench --json)")
     return dict(document)
 
@@ -53,6 +67,10 @@ def _comparisons(document: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
         for suite, sections in document["suites"].items()
         for comparison in sections.get("comparisons", [])
     ]
+
+
+def _kind_name(kind: str) -> str:
+    return _KIND_NAMES.get(kind, kind)
 
 
 def _us(comparison: dict[str, Any], role: str) -> float | None:
@@ -78,7 +96,7 @@ def _per_event_table(document: dict[str, Any]) -> str:
     rows = [
         (
             f"`{suite}`",
-            _KIND_NAMES.get(comparison["kind"], comparison["kind"]),
+            _kind_name(comparison["kind"]),
             f"{comparison['events']:,}",
             _figure(_us(comparison, "bare")),
             _figure(_us(comparison, "ours")),
@@ -106,7 +124,7 @@ def _minimal_table(document: dict[str, Any]) -> str:
     rows = [
         (
             f"`{suite}`",
-            _KIND_NAMES.get(comparison["kind"], comparison["kind"]),
+            _kind_name(comparison["kind"]),
             _figure(_us(comparison, "ours")),
             _figure(_us(comparison, "minimal")),
             _verdict(comparison["ratios"].get("b/a")),
@@ -162,11 +180,14 @@ def _load_row(row: dict[str, Any]) -> tuple[str, ...]:
     )
 
 
-def _load_section(document: dict[str, Any]) -> str:
+def _last_load(document: dict[str, Any]) -> dict[str, Any] | None:
+    """The last load run the result holds, if any."""
     loads = [entry for sections in document["suites"].values() for entry in sections.get("load", [])]
-    if not loads:
-        return "_This result has no load figure (run the `load` suite)._"
-    load = loads[-1]
+    return loads[-1] if loads else None
+
+
+def _single_load_section(load: dict[str, Any]) -> list[str]:
+    """A load entry of one transport (written before ``combinations``), as the page always showed it."""
     first = load["adapters"][0] if load["adapters"] else None
     tries = [t for t in load.get("ours_tries", []) if t != first]
     rows = [_load_row(row) for row in [*load["adapters"], *tries, *load["sdk_tries"]]]
@@ -198,6 +219,241 @@ def _load_section(document: dict[str, Any]) -> str:
             f"({sdk_row['cpu_us_per_event'] / ours_row['cpu_us_per_event']:.1f}× ours); p99 latency "
             f"{ours_row['latency_p99_ms']:.2f} ms against {sdk_row['latency_p99_ms']:.2f} ms."
         )
+    return parts
+
+
+def _stack_name(row: dict[str, Any]) -> str:
+    """The stack as the tables name it: ours, the bare transport by its library, the anthropic SDK."""
+    names = {"ours": "ours", "sdk": "anthropic SDK"}
+    return names.get(row["stack"], f"{row['stack']} {row.get('transport', '')}".strip())
+
+
+def _share(value: float | None) -> str:
+    return "—" if value is None else f"{value:.0%}"
+
+
+def _combination_rows(row: dict[str, Any]) -> list[tuple[str, ...]]:
+    """``row`` as a table row (one column more than the old table: the server's CPU share), then a row
+    per client process when the load was split among several."""
+    memory = row.get("memory_kib_per_stream")
+    rows = [
+        (
+            f"`{row['api']}`",
+            _stack_name(row),
+            f"{row['streams']:,}",
+            f"{row['events']:,}",
+            f"{row['cpu_us_per_event']:.1f}",
+            f"{row['latency_p50_ms']:.2f}",
+            f"{row['latency_p99_ms']:.2f}",
+            "—" if memory is None else f"{memory:.1f}",
+            _share(row.get("server_cpu_share")),
+            "yes" if row["sustained"] else "**no**",
+        )
+    ]
+    parts: list[dict[str, Any]] = row.get("per_process", [])
+    rows += [
+        (
+            "",
+            f"↳ process {index}/{len(parts)}",
+            f"{part['streams']:,}",
+            f"{part['events']:,}",
+            f"{part['cpu_us_per_event']:.1f}",
+            f"{part['latency_p50_ms']:.2f}",
+            f"{part['latency_p99_ms']:.2f}",
+            "—",
+            "—",
+            "yes" if part["sustained"] else "**no**",
+        )
+        for index, part in enumerate(parts, 1)
+    ]
+    return rows
+
+
+def _combination_table(load: dict[str, Any], combo: dict[str, Any]) -> str:
+    """One transport × loop: ours per api (or, in a matrix, per load), the bare transport, ours at the
+    loads tried for the SDK, and the SDK's tries on the same loop; a matrix's rows by load."""
+    sdk: list[dict[str, Any]] = load.get("sdk_by_loop", {}).get(combo["loop"], [])
+    ours: list[dict[str, Any]] = combo["adapters"]
+    tries = [t for t in combo.get("ours_tries", []) if t not in ours]
+    every = [*ours, *combo["bare"], *tries, *sdk]
+    if load.get("matrix"):
+        order = {"ours": 0, "bare": 1, "sdk": 2}
+        every.sort(key=lambda row: (row["streams"], order.get(row["stack"], 3)))
+    header = (
+        "api",
+        "stack",
+        "streams",
+        "events",
+        "CPU µs/event",
+        "p50 ms",
+        "p99 ms",
+        "KiB/stream",
+        "server CPU",
+        "sustained",
+    )
+    rows = [line for row in every for line in _combination_rows(row)]
+    return f"#### {combo['transport']} × {combo['loop']}\n\n" + _table(header, rows, align="llrrrrrrrl")
+
+
+def _largest_sustained(tries: list[dict[str, Any]]) -> int:
+    return max((t["streams"] for t in tries if t["sustained"]), default=0)
+
+
+def _sdk_lines(load: dict[str, Any]) -> list[str]:
+    """Per loop the SDK ran on: the largest loads sustained, and ours against the SDK per event at the
+    SDK's largest sustained load."""
+    lines: list[str] = []
+    rate = load["rate"]
+    for loop, sdk in load.get("sdk_by_loop", {}).items():
+        combos = [c for c in load["combinations"] if c["loop"] == loop]
+        if not sdk or not combos:
+            continue
+        ours = ", ".join(f"ours {c['transport']} {_largest_sustained(c.get('ours_tries', [])):,}" for c in combos)
+        best = _largest_sustained(sdk)
+        lines.append(
+            f"On {loop}, the largest load sustained at {rate:g} deltas/s per stream, of those tried: {ours} streams; "
+            f"the anthropic SDK {best:,}."
+        )
+        sdk_row = next((t for t in sdk if t["streams"] == best and t["sustained"]), None)
+        compared = [
+            (c["transport"], row)
+            for c in combos
+            for row in [next((t for t in c.get("ours_tries", []) if t["streams"] == best), None)]
+            if row is not None
+        ]
+        if sdk_row is None or not compared:
+            continue
+        each = "; ".join(
+            f"ours {transport} {row['cpu_us_per_event']:.1f} µs of CPU, the SDK {sdk_row['cpu_us_per_event']:.1f} "
+            f"({sdk_row['cpu_us_per_event'] / row['cpu_us_per_event']:.1f}× ours), p99 latency "
+            f"{row['latency_p99_ms']:.2f} ms against {sdk_row['latency_p99_ms']:.2f} ms"
+            for transport, row in compared
+        )
+        lines.append(f"Per event on {loop} at {best:,} streams, where the SDK keeps up: {each}.")
+    return lines
+
+
+def _overhead_table(load: dict[str, Any]) -> str:
+    """Ours − the bare transport, CPU per event, at each transport × loop × load the run paired."""
+    found: list[dict[str, Any]] = load.get("ours_minus_bare", [])
+    if not found:
+        return "_This run measured no bare transport, so no ours − bare figure._"
+    processes = any(pair.get("processes", 1) != 1 for pair in found)
+    rows = [
+        (
+            f"{pair['transport']} × {pair['loop']}",
+            f"{pair['streams']:,}",
+            *([str(pair.get("processes", 1))] if processes else []),
+            f"{pair['ours_cpu_us_per_event']:.1f}",
+            f"{pair['bare_cpu_us_per_event']:.1f}",
+            f"{pair['difference_us']:.1f}",
+        )
+        for pair in found
+    ]
+    header = (
+        "transport × loop",
+        "streams",
+        *(["processes"] if processes else []),
+        "ours µs/event",
+        "bare µs/event",
+        "ours − bare µs",
+    )
+    intro = (
+        f"Client CPU per event of the `{_ANTHROPIC}` body, ours against its HTTP library alone at the same "
+        "transport, loop and load: what the adapter and the kit add to reading the bytes. Budget (d) below "
+        "judges the largest."
+    )
+    return intro + "\n\n" + _table(header, rows, align="lrrrrr" if processes else "lrrrr")
+
+
+def _said(verdict: str) -> str:
+    return _BUDGET_VERDICTS.get(verdict, verdict)
+
+
+def _budget_table(load: dict[str, Any]) -> str:
+    """The budgets' verdicts as the run recorded them."""
+    rows = [
+        (
+            f"({budget['key']}) {budget['claim']}",
+            _said(budget["verdict"]),
+            budget["detail"],
+        )
+        for budget in load.get("budgets", [])
+    ]
+    if not rows:
+        return "_This run recorded no budget verdicts._"
+    intro = (
+        "The load budgets as this run judged them (measured and printed, never asserted; a budget is never "
+        "within on a load the run did not drive):"
+    )
+    return intro + "\n\n" + _table(("budget", "verdict", "measured"), rows)
+
+
+def _loads_tried(load: dict[str, Any]) -> list[int]:
+    return sorted({row["streams"] for combo in load["combinations"] for row in combo["adapters"]})
+
+
+def _combinations_intro(load: dict[str, Any]) -> str:
+    combos = ", ".join(f"{c['transport']} × {c['loop']}" for c in load["combinations"])
+    processes = load.get("processes", 1)
+    clients = "one client process" if processes == 1 else f"{processes} client processes (the streams split evenly)"
+    if load.get("matrix"):
+        loads = ", ".join(f"{n:,}" for n in _loads_tried(load))
+        what = (
+            f"The Anthropic adapter (ours), its HTTP library alone (bare) and the anthropic SDK at {loads} "
+            f"concurrent streams × {load['rate']:g} text deltas/s × {load['seconds']:g} s, on each HTTP transport × "
+            f"event loop ({combos}), from a loopback server in its own process, driven from {clients}. The SDK "
+            "stops at the first load it does not sustain."
+        )
+    else:
+        what = (
+            f"{load['streams']:,} concurrent streams × {load['rate']:g} text deltas/s × {load['seconds']:g} s per "
+            f"adapter (ours), then the HTTP library alone (bare), on each HTTP transport × event loop ({combos}), "
+            f"from a loopback server in its own process, driven from {clients}. Then ours (the Anthropic adapter) "
+            "and the anthropic SDK run at half as many streams, and half again, until each sustains the load."
+        )
+    sdk = f" (`{load['sdk_client']}`)" if load.get("sdk_client") else ""
+    return (
+        f"{what} CPU is the client processes', per event received; latency is what the client adds, from the "
+        "server writing a delta to the consumer receiving its event; memory per stream comes from a separate "
+        "short pass under tracemalloc; server CPU is the server process's share of a core over the phase. Ours "
+        "is the kit's own client per call, no pool shared between streams; bare is one client of the same "
+        "library reading each HTTP chunk. A load is sustained when every stream received exactly its deltas and "
+        f"p99 latency stayed under the run's threshold (100 ms unless changed). The SDK runs on its own client{sdk}, "
+        "once per event loop: its rows repeat in each table of that loop."
+    )
+
+
+def _load_chart_line(load: dict[str, Any], load_chart: str) -> str:
+    if not _matrix_lines(load):
+        return "_This result has no load matrix (run `python -m bench load --matrix`), so no chart of it._"
+    return (
+        "![Client CPU per event and p99 added latency against concurrent streams, per HTTP transport × event loop]"
+        f"({load_chart})\n\nOurs (the `{_ANTHROPIC}` body) on each transport × loop; a hollow marker is a load "
+        "not sustained."
+    )
+
+
+def _load_section(document: dict[str, Any], load_chart: str = LOAD_CHART_PATH) -> str:
+    """The last load run: as the page always showed one of a single transport, or a table per transport ×
+    loop, the SDK beside ours, ours − bare, the budgets' verdicts and the matrix's chart; its own machine
+    line first when it carries one (``measured``: it was merged from another run)."""
+    load = _last_load(document)
+    if load is None:
+        return "_This result has no load figure (run the `load` suite)._"
+    if "combinations" not in load:  # written before the suite measured transports × loops
+        parts = [*_single_load_section(load), _load_chart_line(load, load_chart)]
+    else:
+        parts = [
+            _combinations_intro(load),
+            _load_chart_line(load, load_chart),
+            *(_combination_table(load, combo) for combo in load["combinations"]),
+            *_sdk_lines(load),
+            "#### Ours − bare transport\n\n" + _overhead_table(load),
+            "#### Budgets\n\n" + _budget_table(load),
+        ]
+    if load.get("measured"):  # a load run merged into a result whose other suites ran at another time
+        parts.insert(0, f"This run: {_machine(load['measured'])}")
     leaks = load["leaks"]
     parts.append(
         f"Leak checks after the run: {leaks['fds']} file descriptors, {leaks['tasks']} tasks, "
@@ -214,8 +470,9 @@ def _machine(document: dict[str, Any]) -> str:
     )
 
 
-def markdown(path: Path = BENCH_JSON, chart: str = CHART_PATH) -> str:
-    """The page's generated part: every table, the chart (at ``chart``) and the machine line."""
+def markdown(path: Path = BENCH_JSON, chart: str = CHART_PATH, load_chart: str = LOAD_CHART_PATH) -> str:
+    """The page's generated part: every table, the charts (events/s at ``chart``, the load matrix at
+    ``load_chart`` when the result has one) and the machine line."""
     document = load(path)
     parts = [
         _machine(document),
@@ -224,7 +481,7 @@ def markdown(path: Path = BENCH_JSON, chart: str = CHART_PATH) -> str:
         "### CPU µs per event\n\n" + _per_event_table(document),
         "### What the kit itself costs\n\n" + _minimal_table(document),
         "### Cost ratios\n\n" + _ratio_table(document),
-        "### Many streams at once\n\n" + _load_section(document),
+        "### Many streams at once\n\n" + _load_section(document, load_chart),
     ]
     return "\n\n".join(parts)
 
@@ -243,23 +500,37 @@ def _rates(document: dict[str, Any], kind: str) -> tuple[list[str], dict[str, li
     return adapters, rates
 
 
+#: matplotlib's settings for every chart, in force while it is drawn and saved.
+_STYLE: dict[str, Any] = {
+    "svg.hashsalt": "streamfns-performance",  # fixed ids: the same JSON gives the same bytes
+    "svg.fonttype": "none",  # text stays text: no glyphs embedded, no font fetched
+    "font.family": "sans-serif",
+    "font.size": 9,
+}
+
+
+def _matplotlib() -> tuple[Any, Any]:
+    """``matplotlib`` and its ``Figure``: the docs extra, imported only when a chart is drawn, so the
+    tables need no matplotlib. A bare Figure (no pyplot) touches no global backend state. Both typed
+    ``Any``: the page type-checks with or without the extra (whose annotations leave parts unknown)."""
+    return importlib.import_module("matplotlib"), importlib.import_module("matplotlib.figure").Figure
+
+
+def _svg_text(figure: Any) -> str:
+    """``figure`` as SVG text with fixed metadata (no date); call it under ``rc_context(_STYLE)``."""
+    out = io.StringIO()
+    figure.savefig(out, format="svg", metadata={"Date": None, "Creator": "streamfns docs"})
+    return out.getvalue()
+
+
 def chart_svg(document: dict[str, Any]) -> str:
     """Bars of events/s (log scale) for the bare parse, ours and the SDK per adapter, text and tool
     args side by side; deterministic SVG text."""
-    # The docs extra: imported only when the chart is drawn, so the tables need no matplotlib. A bare
-    # Figure (no pyplot) touches no global backend state.
-    import matplotlib  # noqa: PLC0415
-    from matplotlib.figure import Figure  # noqa: PLC0415
+    matplotlib, Figure = _matplotlib()
 
-    style = {
-        "svg.hashsalt": "streamfns-performance",  # fixed ids: the same JSON gives the same bytes
-        "svg.fonttype": "none",  # text stays text: no glyphs embedded, no font fetched
-        "font.family": "sans-serif",
-        "font.size": 9,
-    }
     colors = {"bare": "#9e9e9e", "ours": "#3f51b5", "sdk": "#ff9800"}
     labels = {"bare": "bare parse (framing + json.loads)", "ours": "streamfns", "sdk": "vendor SDK"}
-    with matplotlib.rc_context(style):
+    with matplotlib.rc_context(_STYLE):
         figure = Figure(figsize=(10, 4.2))
         axes = figure.subplots(1, 2, sharey=True)
         for ax, kind in zip(axes, ("text", "tool"), strict=True):
@@ -277,6 +548,100 @@ def chart_svg(document: dict[str, Any]) -> str:
         handles, names = axes[0].get_legend_handles_labels()
         figure.legend(handles, names, loc="upper center", ncol=3, frameon=False)
         figure.tight_layout(rect=(0, 0, 1, 0.92))
-        out = io.StringIO()
-        figure.savefig(out, format="svg", metadata={"Date": None, "Creator": "streamfns docs"})
-    return out.getvalue()
+        return _svg_text(figure)
+
+
+def _matrix_lines(load: dict[str, Any]) -> list[tuple[str, str, list[dict[str, Any]]]]:
+    """(transport, loop, ours on the Anthropic body per load, fewest streams first) per transport × loop
+    of ``load``, when it was a ``--matrix`` run; none otherwise (an old entry has no ``matrix``)."""
+    if not load.get("matrix"):
+        return []
+    lines: list[tuple[str, str, list[dict[str, Any]]]] = []
+    for combo in load.get("combinations", []):
+        ours = [row for row in combo["adapters"] if row["stack"] == "ours" and row["api"] == _ANTHROPIC]
+        if ours:
+            lines.append((combo["transport"], combo["loop"], sorted(ours, key=lambda row: row["streams"])))
+    return lines
+
+
+def _finite(value: float) -> float:
+    """``value``, or NaN (a gap in the line) when the run recorded none (∞: no event received)."""
+    return value if math.isfinite(value) and value > 0 else math.nan
+
+
+def _plain(value: float, _position: int | None = None) -> str:
+    """A tick's figure as written (``50``, ``200``, ``0.5``)."""
+    return f"{value:g}"
+
+
+def load_chart_svg(document: dict[str, Any]) -> str | None:
+    """When the result's load run was a ``--matrix``: client CPU µs per event (left) and p99 added latency
+    (right, log scale) against concurrent streams (log scale), one line per transport × loop of ours on
+    the Anthropic body, a hollow marker where a load was not sustained; deterministic SVG text. ``None``
+    when the result holds no matrix."""
+    load = _last_load(document)
+    lines = _matrix_lines(load) if load is not None else []
+    if not lines:
+        return None
+    matplotlib, Figure = _matplotlib()
+    ticker = importlib.import_module("matplotlib.ticker")
+
+    transports = list(dict.fromkeys(transport for transport, _, _ in lines))
+    loops = list(dict.fromkeys(loop for _, loop, _ in lines))
+    colors = ("#3f51b5", "#ff9800", "#009688", "#e91e63")
+    dashes = ("-", "--", ":", "-.")
+    markers = ("o", "s", "^", "D")
+    loads = sorted({row["streams"] for _, _, rows in lines for row in rows})
+    panels = (
+        ("cpu_us_per_event", "client CPU per event", "µs per event", "linear"),
+        ("latency_p99_ms", "p99 added latency (server write → consumer event)", "ms (log scale)", "log"),
+    )
+    with matplotlib.rc_context(_STYLE):
+        figure = Figure(figsize=(10, 4.2))
+        axes = figure.subplots(1, 2)
+        for ax, (key, title, ylabel, scale) in zip(axes, panels, strict=True):
+            for transport, loop, rows in lines:
+                color = colors[transports.index(transport) % len(colors)]
+                dash = dashes[loops.index(loop) % len(dashes)]
+                marker = markers[loops.index(loop) % len(markers)]
+                xs = [row["streams"] for row in rows]
+                ys = [_finite(float(row[key])) for row in rows]
+                ax.plot(xs, ys, color=color, linestyle=dash, marker=marker, label=f"{transport} × {loop}")
+                missed = [(x, y) for x, y, row in zip(xs, ys, rows, strict=True) if not row["sustained"]]
+                if missed:
+                    ax.plot(
+                        [x for x, _ in missed],
+                        [y for _, y in missed],
+                        color=color,
+                        linestyle="none",
+                        marker=marker,
+                        markerfacecolor="white",
+                    )
+            ax.set_xscale("log", base=2)
+            ax.set_xticks(loads, [f"{n:,}" for n in loads])
+            ax.minorticks_off()
+            ax.set_yscale(scale)
+            if scale == "linear":
+                ax.set_ylim(bottom=0)
+            else:  # plain figures at 1, 2 and 5 of each decade, not powers of ten
+                ax.yaxis.set_major_locator(ticker.LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+                ax.yaxis.set_major_formatter(ticker.FuncFormatter(_plain))
+                ax.yaxis.set_minor_formatter(ticker.NullFormatter())
+            ax.set_xlabel("concurrent streams (log scale)")
+            ax.set_ylabel(ylabel)
+            ax.set_title(title)
+            ax.grid(which="major", alpha=0.3)
+        handles, names = axes[0].get_legend_handles_labels()
+        figure.legend(handles, names, loc="upper center", ncol=len(names), frameon=False)
+        figure.tight_layout(rect=(0, 0, 1, 0.92))
+        return _svg_text(figure)
+
+
+def charts(document: dict[str, Any]) -> dict[str, str]:
+    """Every chart the page links, SVG text by its path in the site: the events/s chart at
+    :data:`CHART_PATH`, and the load matrix's at :data:`LOAD_CHART_PATH` when the result has one."""
+    drawn = {CHART_PATH: chart_svg(document)}
+    matrix = load_chart_svg(document)
+    if matrix is not None:
+        drawn[LOAD_CHART_PATH] = matrix
+    return drawn
