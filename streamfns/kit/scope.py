@@ -110,38 +110,20 @@ class Scope:
         """Await ``awaitable``; raise ``Aborted``/``Expired``/``Stalled`` instead if that happens first (or did)."""
         if self._signal is None and self._deadline is None and not self._watching and self._idle_s is None:
             return await awaitable
-        pending = self._pending()
-        if pending is not None:
-            if inspect.iscoroutine(awaitable):
-                awaitable.close()
-            raise pending
-        task = self._task = asyncio.current_task()
-        try:
-            return await awaitable
-        except asyncio.CancelledError:
-            fired = self._fired
-            if fired is not None and task is not None and task.uncancel() == 0:
-                raise fired from None
-            raise
-        finally:
-            self._task = None
+        self._raise_pending(awaitable)
+        return await self._landing(awaitable)
 
     async def read(self, awaitable: Awaitable[Any], allowance: float = 0.0) -> Any:
         """:meth:`run` for a wait on the server (a send, a read): it also raises ``Idle`` when the wait
         lasts longer than the idle timeout, plus ``allowance`` (a send's: connecting is bounded by the
         connect timeout, then the head by the idle timeout). Only these waits count: the consumer's
-        time between two reads, a retry's back-off or a hook's work never do. (The body of
-        :meth:`run`, inlined: this is the await of every read.)"""
+        time between two reads, a retry's back-off or a hook's work never do."""
         idle = self._idle_s
         if idle is None:
             return await self.run(awaitable)
         signal = self._signal
         if self._fired is not None or (signal is not None and signal.aborted) or self._deadline is not None:
-            pending = self._pending()
-            if pending is not None:
-                if inspect.iscoroutine(awaitable):
-                    awaitable.close()
-                raise pending
+            self._raise_pending(awaitable)
         loop = self._loop
         self._reading_since = since = loop.time() + allowance
         self._wait_id += 1
@@ -153,6 +135,22 @@ class Scope:
                 timer.cancel()
             self._idle_timer = loop.call_at(deadline, self._check_idle)
             self._idle_timer_at = deadline
+        try:
+            return await self._landing(awaitable)
+        finally:
+            self._reading_since = None
+
+    def _raise_pending(self, awaitable: Awaitable[Any]) -> None:
+        """Raise what already happened (an abort, the deadline, a clock that ran out), closing ``awaitable``."""
+        pending = self._pending()
+        if pending is not None:
+            if inspect.iscoroutine(awaitable):
+                awaitable.close()
+            raise pending
+
+    async def _landing(self, awaitable: Awaitable[Any]) -> Any:
+        """Await ``awaitable`` where a firing lands: the cancellation it sends the task comes back as
+        its exception (and is taken back from the task); any other cancellation goes on."""
         task = self._task = asyncio.current_task()
         try:
             return await awaitable
@@ -163,7 +161,6 @@ class Scope:
             raise
         finally:
             self._task = None
-            self._reading_since = None
 
     def _check_idle(self) -> None:
         assert self._idle_s is not None
