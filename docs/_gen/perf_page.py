@@ -169,7 +169,7 @@ def _load_row(row: dict[str, Any]) -> tuple[str, ...]:
     memory = row.get("memory_kib_per_stream")
     return (
         f"`{row['api']}`",
-        "ours" if row["stack"] == "ours" else "anthropic SDK",
+        _stack_name(row),
         f"{row['streams']:,}",
         f"{row['events']:,}",
         f"{row['cpu_us_per_event']:.1f}",
@@ -235,21 +235,8 @@ def _share(value: float | None) -> str:
 def _combination_rows(row: dict[str, Any]) -> list[tuple[str, ...]]:
     """``row`` as a table row (one column more than the old table: the server's CPU share), then a row
     per client process when the load was split among several."""
-    memory = row.get("memory_kib_per_stream")
-    rows = [
-        (
-            f"`{row['api']}`",
-            _stack_name(row),
-            f"{row['streams']:,}",
-            f"{row['events']:,}",
-            f"{row['cpu_us_per_event']:.1f}",
-            f"{row['latency_p50_ms']:.2f}",
-            f"{row['latency_p99_ms']:.2f}",
-            "—" if memory is None else f"{memory:.1f}",
-            _share(row.get("server_cpu_share")),
-            "yes" if row["sustained"] else "**no**",
-        )
-    ]
+    *figures, sustained = _load_row(row)
+    rows = [(*figures, _share(row.get("server_cpu_share")), sustained)]
     parts: list[dict[str, Any]] = row.get("per_process", [])
     rows += [
         (

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import Any, cast
 
+from streamfns.kit.decoding import OnceRead
 from streamfns.kit.transport import HttpRequest, HttpResponse, Transport, TransportError, describe, ssl_context
 
 __all__ = ["HttpxTransport"]
@@ -67,21 +68,25 @@ class HttpxTransport(Transport):
 
 
 class _HttpxResponse(HttpResponse):
-    __slots__ = ("_chunks", "_response")
+    __slots__ = ("_chunks", "_in_memory", "_response")
 
     def __init__(self, response: Any) -> None:
         super().__init__(response.status_code, response.headers)
         self._response = response
         # A transport that built its response from bytes in memory: httpx has read (and decoded) it.
         consumed = bool(response.is_stream_consumed)
-        self._chunks: AsyncIterator[bytes] = _once(response.content) if consumed else response.aiter_raw()
+        self._in_memory = OnceRead(response.content if consumed else b"")
+        self._chunks: AsyncIterator[bytes] | None = None if consumed else response.aiter_raw()
 
     def header_values(self, name: str) -> list[str]:
         return cast("list[str]", self._response.headers.get_list(name))
 
     async def read(self) -> bytes:
+        chunks = self._chunks
+        if chunks is None:
+            return await self._in_memory()
         try:
-            return await anext(self._chunks)
+            return await anext(chunks)
         except StopAsyncIteration:
             return b""
         except Exception as exc:
@@ -92,11 +97,6 @@ class _HttpxResponse(HttpResponse):
             await self._response.aclose()
         except Exception:  # closing is best effort: the stream's outcome is already decided
             return
-
-
-async def _once(data: bytes) -> AsyncIterator[bytes]:
-    if data:
-        yield data
 
 
 def _failure(exc: Exception) -> Exception:

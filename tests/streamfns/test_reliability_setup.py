@@ -14,7 +14,9 @@ from normalize import AssistantMessageEventStream, Context, Model, StreamOptions
 from streamfns.faux import FauxProvider, faux_message
 
 
-async def test_each_stream_gets_its_own_connect_timeout_not_the_idle_one() -> None:
+async def _one_faux_stream(index: int, transport: str = "httpx") -> tuple[str, list[StreamOptions]]:
+    """One soak stream (plan ``ok``) through the faux provider on ``transport`` (the soak's default,
+    httpx, unless named): how it ended, and the options it was given."""
     faux = FauxProvider()
     faux.set_responses([faux_message("fine")])
     seen: list[StreamOptions] = []
@@ -29,38 +31,26 @@ async def test_each_stream_gets_its_own_connect_timeout_not_the_idle_one() -> No
         "faux",
         "long:faux",
         "ok",
-        index=4,
-        base_url="http://127.0.0.1:9",
-        rng=random.Random(0),
-        idle_timeout_s=0.5,
-    )
-    assert (outcome.result, outcome.problems) == ("stop", [])
-    assert [(options.timeout, options.connect_timeout) for options in seen] == [(0.5, 30.0)]
-
-
-@pytest.mark.parametrize("transport", reliability.TRANSPORTS)
-async def test_each_stream_goes_out_on_the_soaks_transport(transport: str) -> None:
-    faux = FauxProvider()
-    faux.set_responses([faux_message("fine")])
-    seen: list[str | None] = []
-
-    def stream_fn(model: Model, context: Context, options: StreamOptions | None) -> AssistantMessageEventStream:
-        assert options is not None
-        seen.append(options.transport)
-        return faux(faux.model(), context, options)
-
-    outcome = await reliability._one(  # pyright: ignore[reportPrivateUsage]
-        stream_fn,
-        "faux",
-        "long:faux",
-        "ok",
-        index=0,
+        index=index,
         base_url="http://127.0.0.1:9",
         rng=random.Random(0),
         idle_timeout_s=0.5,
         transport=transport,
     )
-    assert (outcome.result, seen) == ("stop", [transport])
+    assert outcome.problems == []
+    return outcome.result, seen
+
+
+async def test_each_stream_gets_its_own_connect_timeout_not_the_idle_one() -> None:
+    result, seen = await _one_faux_stream(4)
+    assert result == "stop"
+    assert [(options.timeout, options.connect_timeout) for options in seen] == [(0.5, 30.0)]
+
+
+@pytest.mark.parametrize("transport", reliability.TRANSPORTS)
+async def test_each_stream_goes_out_on_the_soaks_transport(transport: str) -> None:
+    result, seen = await _one_faux_stream(0, transport)
+    assert (result, [options.transport for options in seen]) == ("stop", [transport])
 
 
 def test_the_transport_option_is_httpx_unless_named_and_refuses_others(
