@@ -2,7 +2,8 @@
 
 One turn calls them in the core's order::
 
-    prepare_next_turn(NextTurn, signal)      before turn_start: may replace transcript, model, thinking level
+    prepare_next_turn(NextTurn, signal)      between turns (after turn_end, before the next turn_start; never
+                                             before a run's first): may replace transcript, model, thinking level
     prepare_request(Request, signal)         after the pending messages entered: may replace this request
     finish_turn(CompletedTurn, signal)       after the reply's tools: "end", "continue" or None
 

@@ -5,7 +5,6 @@
 
 The outer loop runs follow-up messages; the inner loop runs one turn per provider request. One turn::
 
-    prepare_next_turn(NextTurn)      may replace the transcript, model, thinking level, pending messages
     turn_start
     pending messages                 message_start / message_end each, entering the transcript
     prepare_request(Request)         may replace this request's context, model, thinking level
@@ -14,6 +13,8 @@ The outer loop runs follow-up messages; the inner loop runs one turn per provide
     finish_turn(CompletedTurn)       "end", "continue" or None (ignored after an error/aborted reply)
     turn_end
     the decision                     end; or another turn; or poll steering, then follow-ups
+    prepare_next_turn(NextTurn)      only when another turn follows (never before a run's first):
+                                     may replace the transcript, model, thinking level, pending messages
 
 The hooks (:mod:`examples.agent_loop.hooks`) may be plain or ``async`` functions; each gets the object
 describing the turn or the request and the run's signal, and returns None (no change, default
@@ -342,9 +343,12 @@ class Agent:
 
     async def _turn(self, turn: _Turn, run: _Run) -> _Ended | None:
         """One turn, up to its ``turn_end``; None when an abort ended it before its request."""
-        turn.pending = await self._next_turn(turn.pending, run.signal)
-        if run.signal.aborted:
-            return None
+        if run.turns:
+            # Only between turns: after the previous turn's ``turn_end``, once the loop goes on — never
+            # before a run's first turn (pi-agent-core's order; a run starts from the transcript as given).
+            turn.pending = await self._next_turn(turn.pending, run.signal)
+            if run.signal.aborted:
+                return None
         await run.emit(TurnStart())
         turn.started = True
         await self._enter(turn, run)

@@ -144,13 +144,8 @@ async def test_queued_messages_survive_an_abort_in_prepare_next_turn_for_the_nex
             for message in originals:
                 queue(message)
 
-    turns = 0
-
     def abort_the_second_turn(_turn: NextTurn, _signal: AbortSignal) -> None:
-        nonlocal turns
-        turns += 1
-        if turns == 2:
-            agent.abort()
+        agent.abort()  # the hook's first call is between the first and the second turn
 
     agent.prepare_next_turn = abort_the_second_turn
     subscription = agent.subscribe(queue_at_first_turn_end)

@@ -56,40 +56,64 @@ def _error_reply(agent: Agent) -> AssistantMessage:
 
 
 @pytest.mark.parametrize("is_async", [False, True], ids=["plain", "async"])
-async def test_prepare_next_turn_raising_ends_the_run_with_an_error_reply_to_the_prompt(is_async: bool) -> None:
+async def test_prepare_next_turn_raising_ends_the_run_with_an_error_reply_after_the_turn_it_followed(
+    is_async: bool,
+) -> None:
     provider = faux()
-    provider.set_responses([faux_message("never sent")])
+    provider.set_responses([faux_message([faux_tool_call("echo", {})], stop_reason="toolUse"), faux_message("never")])
     hook = _raising(RuntimeError("compaction failed"), is_async=is_async)
-    agent = Agent(provider.model(), stream_fn=provider, prepare_next_turn=hook)
+    agent = Agent(provider.model(), tools=[ECHO], stream_fn=provider, prepare_next_turn=hook)
     recorder = Recorder()
     with loop_errors() as reported:
         added = await agent.run("Go", recorder)
-    assert recorder.lines == ["agent_start", *PROMPT, *ERROR_REPLY, "agent_end messages=2"]
+    first_turn = [*PROMPT, "message_start assistant", *EMPTY_CALL, "message_end assistant toolUse"]
+    tools = ["tool_start echo", "tool_end echo ok", *RESULT, "turn_end toolUse results=1"]
+    # The hook runs after the first turn's turn_end; the error reply is the second turn's, which sent nothing.
+    second_turn = ["turn_start", *ERROR_REPLY]
+    assert recorder.lines == ["agent_start", *first_turn, *tools, *second_turn, "agent_end messages=4"]
     reply = _error_reply(agent)
     assert (reply.stop_reason, reply.error_message, reply.content) == ("error", "compaction failed", [])
     assert reply.error_info is not None
     assert (reply.error_info.kind, reply.model, reply.provider) == ("protocol", "faux-1", "faux")
-    assert (added, provider.state.call_count, agent.running, reported) == (agent.messages, 0, False, [])
-    assert [_texts(message) for message in agent.messages] == ["Go", ""]
+    assert (added, provider.state.call_count, agent.running, reported) == (agent.messages, 1, False, [])
+    assert [_texts(message) for message in agent.messages] == ["Go", "", "ok", ""]
+
+
+@pytest.mark.parametrize("is_async", [False, True], ids=["plain", "async"])
+async def test_prepare_next_turn_never_runs_before_a_runs_first_turn(is_async: bool) -> None:
+    provider = faux()
+    provider.set_responses([faux_message("Hello."), faux_message("Again.")])
+    hook = _raising(RuntimeError("must not be called"), is_async=is_async)
+    agent = Agent(provider.model(), stream_fn=provider, prepare_next_turn=hook)
+    await agent.run("Hi")
+    await agent.run("Hi again")  # a second run starts from the transcript as it is, without the hook
+    assert [_texts(message) for message in agent.messages] == ["Hi", "Hello.", "Hi again", "Again."]
+    assert provider.state.call_count == 2
 
 
 async def test_prepare_next_turn_raising_on_a_later_turn_keeps_the_earlier_turns() -> None:
     provider = faux()
-    provider.set_responses([faux_message([faux_tool_call("echo", {})], stop_reason="toolUse"), faux_message("never")])
-    turns = 0
+    provider.set_responses(
+        [
+            faux_message([faux_tool_call("echo", {})], stop_reason="toolUse"),
+            faux_message([faux_tool_call("echo", {})], stop_reason="toolUse"),
+            faux_message("never"),
+        ]
+    )
+    calls = 0
 
     def fail_second(_turn: NextTurn, _signal: AbortSignal) -> None:
-        nonlocal turns
-        turns += 1
-        if turns == 2:
+        nonlocal calls
+        calls += 1
+        if calls == 2:  # between the second and the third turn
             raise ValueError("the summary service is down")
 
     agent = Agent(provider.model(), tools=[ECHO], stream_fn=provider, prepare_next_turn=fail_second)
     agent.steer("queued while it worked")
     recorder = Recorder()
     await agent.run("Go", recorder)
-    assert recorder.lines[-5:] == ["turn_start", *ERROR_REPLY, "agent_end messages=5"]
-    assert [_texts(message) for message in agent.messages] == ["Go", "queued while it worked", "", "ok", ""]
+    assert recorder.lines[-5:] == ["turn_start", *ERROR_REPLY, "agent_end messages=7"]
+    assert [_texts(message) for message in agent.messages] == ["Go", "queued while it worked", "", "ok", "", "ok", ""]
     assert (_error_reply(agent).error_message, provider.pending) == ("the summary service is down", 1)
 
 
@@ -181,12 +205,14 @@ async def test_the_agent_runs_again_after_a_hook_failure() -> None:
 def test_an_interrupt_from_a_hook_propagates_as_itself() -> None:
     async def main() -> tuple[BaseException | None, bool]:
         provider = faux()
-        provider.set_responses([faux_message("never sent")])
+        provider.set_responses(
+            [faux_message([faux_tool_call("echo", {})], stop_reason="toolUse"), faux_message("never sent")]
+        )
 
         def interrupt(_turn: NextTurn, _signal: AbortSignal) -> None:
             raise KeyboardInterrupt
 
-        agent = Agent(provider.model(), stream_fn=provider, prepare_next_turn=interrupt)
+        agent = Agent(provider.model(), tools=[ECHO], stream_fn=provider, prepare_next_turn=interrupt)
         try:
             await agent.run("Go")
         except KeyboardInterrupt as exc:

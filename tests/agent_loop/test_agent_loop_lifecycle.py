@@ -164,8 +164,7 @@ async def test_hooks_run_in_the_core_order_around_the_turn_events() -> None:
     await agent.run("Go", lambda event: lines.append(describe(event)))
     assert lines == [
         "agent_start",
-        "prepare_next_turn pending=1",
-        *PROMPT,
+        *PROMPT,  # no prepare_next_turn before a run's first turn: it runs between turns
         "prepare_request messages=1",
         "message_start assistant",
         *EMPTY_CALL,
@@ -194,10 +193,12 @@ async def test_prepare_next_turn_replaces_the_state_and_adds_messages() -> None:
     def respond(context: Context, options: StreamOptions | None, _state: FauxState, model: Model) -> AssistantMessage:
         seen.append([_texts(message) for message in context.messages])
         models.append((model.id, options.reasoning if options else None))
-        return faux_message("Done.")
+        return _call() if len(seen) == 1 else faux_message("Done.")
 
-    provider.set_responses([respond])
-    agent = Agent(provider.model(), stream_fn=provider, messages=[UserMessage(content="old, long history")])
+    provider.set_responses([respond, respond])
+    agent = Agent(
+        provider.model(), tools=[ECHO], stream_fn=provider, messages=[UserMessage(content="old, long history")]
+    )
 
     async def compact(turn: NextTurn, _signal: AbortSignal) -> NextTurn:
         summary = UserMessage(content="summary")
@@ -208,11 +209,12 @@ async def test_prepare_next_turn_replaces_the_state_and_adds_messages() -> None:
     agent.prepare_next_turn = compact
     recorder = Recorder()
     await agent.run("Go", recorder)
-    assert seen == [["summary", "Go", "added by the hook"]]
-    assert models == [("faux-other", "high")]
+    assert seen == [["old, long history", "Go"], ["summary", "added by the hook"]]
+    assert models == [("faux-1", None), ("faux-other", "high")]
     assert (agent.model.id, agent.options.reasoning) == ("faux-other", "high")  # the agent's own, from now on
-    assert [_texts(message) for message in agent.messages] == ["summary", "Go", "added by the hook", "Done."]
-    assert recorder.lines[:6] == ["agent_start", *PROMPT, "message_start user", "message_end user"]
+    assert [_texts(message) for message in agent.messages] == ["summary", "added by the hook", "Done."]
+    between = recorder.lines.index("turn_end toolUse results=1")
+    assert recorder.lines[between + 1 : between + 4] == ["turn_start", "message_start user", "message_end user"]
 
 
 async def test_prepare_request_replaces_one_request_only() -> None:
@@ -470,16 +472,17 @@ async def test_continuing_from_an_assistant_message_takes_a_queued_follow_up() -
 
 async def test_an_abort_in_prepare_next_turn_sends_nothing() -> None:
     provider = faux()
-    provider.set_responses([faux_message("never sent")])
-    agent = Agent(provider.model(), stream_fn=provider)
+    provider.set_responses([_call(), faux_message("never sent")])
+    agent = Agent(provider.model(), tools=[ECHO], stream_fn=provider)
 
     def abort(_turn: NextTurn, _signal: AbortSignal) -> None:
         agent.abort()
 
     agent.prepare_next_turn = abort
     recorder = Recorder()
-    assert await agent.run("Go", recorder) == []
-    assert (recorder.lines, provider.state.call_count) == (["agent_start", "agent_end messages=0"], 0)
+    assert [message.role for message in await agent.run("Go", recorder)] == ["user", "assistant", "toolResult"]
+    assert recorder.lines[-2:] == ["turn_end toolUse results=1", "agent_end messages=3"]  # no second turn_start
+    assert provider.state.call_count == 1
 
 
 async def test_a_listener_failing_on_a_progress_event_leaves_the_tool_and_the_run_going() -> None:
