@@ -4,7 +4,7 @@ Each request names its stream's shape in headers — ``x-load-events`` text delt
 per second — and the api is told by the path (:data:`FRAMERS`: ``/v1/messages`` is Anthropic,
 ``:streamRawPredict`` Claude on Vertex, ``/invoke-with-response-stream`` Claude on Bedrock,
 ``/converse-stream`` Bedrock ConverseStream, ``/chat/completions`` OpenAI chat, ``/responses``
-OpenAI Responses, ``:streamGenerateContent`` Gemini, ``/api/chat`` Ollama). Every delta's text is
+OpenAI Responses, ``:streamGenerateContent`` Gemini, ``/api/chat`` Ollama, ``/v2/chat`` Cohere). Every delta's text is
 the server's ``CLOCK_MONOTONIC`` nanoseconds at the moment it writes the delta (then a space), so
 the client, on the same machine, measures the latency it adds from the server writing a byte to the
 consumer receiving the event. Deltas follow an absolute schedule (the k-th at start + k / rate), so
@@ -296,6 +296,42 @@ class _Ollama:
         return self._line("", done_reason="stop", done=True, prompt_eval_count=25, eval_count=deltas)
 
 
+class _Cohere:
+    media_type = "text/event-stream"
+    _DELTA = _halves(
+        _sse(
+            "content-delta",
+            {"type": "content-delta", "index": 0, "delta": {"message": {"content": {"text": "\0"}}}},
+        )
+    )
+
+    def head(self) -> bytes:
+        message: dict[str, Any] = {
+            "role": "assistant",
+            "content": [],
+            "tool_plan": "",
+            "tool_calls": [],
+            "citations": [],
+        }
+        start = {"type": "content-start", "index": 0, "delta": {"message": {"content": {"type": "text", "text": ""}}}}
+        return _sse("message-start", {"id": "load", "type": "message-start", "delta": {"message": message}}) + _sse(
+            "content-start", start
+        )
+
+    def delta(self, text: str) -> bytes:
+        if text.replace(" ", "").isdigit():
+            before, after = self._DELTA
+            return before + text.encode() + after
+        return _sse(
+            "content-delta", {"type": "content-delta", "index": 0, "delta": {"message": {"content": {"text": text}}}}
+        )
+
+    def tail(self, text: str, deltas: int) -> bytes:
+        tokens = {"input_tokens": 25, "output_tokens": deltas}
+        end = {"type": "message-end", "delta": {"finish_reason": "COMPLETE", "usage": {"tokens": tokens}}}
+        return _sse("content-end", {"type": "content-end", "index": 0}) + _sse("message-end", end) + b"data: [DONE]\n\n"
+
+
 #: Path fragment → the framer of that api (checked in this order).
 FRAMERS: dict[str, type[Framer]] = {
     "/v1/messages": _Anthropic,
@@ -306,6 +342,7 @@ FRAMERS: dict[str, type[Framer]] = {
     "/responses": _Responses,
     ":streamGenerateContent": _Gemini,
     "/api/chat": _Ollama,
+    "/v2/chat": _Cohere,
 }
 
 

@@ -70,6 +70,9 @@ APIS: dict[str, tuple[str, str]] = {
     "openai-responses": ("gpt-load", "/v1"),
     "google-generative-ai": ("gemini-load", "/v1beta"),
     "ollama-chat": ("llama-load", ""),
+    # Mistral's own api speaks the chat-completions chunks the server sends on that path.
+    "mistral-conversations": ("mistral-load", "/v1"),
+    "cohere-chat": ("command-load", ""),
 }
 ANTHROPIC = "anthropic-messages"
 #: The HTTP libraries and event loops, fastest first (the first available is the default).

@@ -12,8 +12,9 @@ Typical use::
         ...  # pass `http` to the adapter as its http_client
 
 See `format` for the file layout, `files` for reading and writing files, `replay`, `record` and
-`session` for the transports, `scrub` and `secret_scan` for what may reach the disk, and `library`
-for the bundled real recordings.
+`session` for the transports, `scrub` and `secret_scan` for what may reach the disk, `importing` for
+making a cassette from a body recorded by other means (`cassettes import`), and `library` for the
+bundled real recordings.
 """
 
 from cassettes.canonical import canonical_json, drop_paths, json_diff
@@ -32,6 +33,7 @@ from cassettes.errors import (
 )
 from cassettes.files import load, save
 from cassettes.format import dumps, loads
+from cassettes.importing import BodyWarning, import_body, read_body
 from cassettes.model import (
     SYNTHETIC_PARTS,
     Cassette,
@@ -59,6 +61,7 @@ from cassettes.mutations import (
     truncate,
 )
 from cassettes.recorder import CassetteWriter, RecordingTransport
+from cassettes.redact import scrub_secrets
 from cassettes.replay import Match, ReplayTransport, Timing
 from cassettes.scrub import (
     ScrubPolicy,
@@ -69,12 +72,21 @@ from cassettes.scrub import (
     scrub_url,
     stored_credentials,
 )
-from cassettes.secret_scan import SecretSet, scan_bytes, scan_cassette, scan_file, scan_path, scan_text
+from cassettes.secret_scan import (
+    SecretSet,
+    UncheckedPayload,
+    scan_bytes,
+    scan_cassette,
+    scan_file,
+    scan_path,
+    scan_text,
+)
 from cassettes.session import MODES, CassetteSession, Mode, use_cassette
 
 __all__ = [
     "MODES",
     "SYNTHETIC_PARTS",
+    "BodyWarning",
     "Cassette",
     "CassetteError",
     "CassetteFormatError",
@@ -102,6 +114,7 @@ __all__ = [
     "SecretFound",
     "SecretSet",
     "Timing",
+    "UncheckedPayload",
     "UnplayedInteractions",
     "canonical_json",
     "capture_request",
@@ -113,10 +126,12 @@ __all__ = [
     "empty_body",
     "error_body",
     "header_value",
+    "import_body",
     "injected_message",
     "json_diff",
     "load",
     "loads",
+    "read_body",
     "rechunk",
     "request_credentials",
     "resolve_profile",
@@ -128,6 +143,7 @@ __all__ = [
     "scan_text",
     "scrub_body",
     "scrub_recorded",
+    "scrub_secrets",
     "scrub_url",
     "stall",
     "status_override",

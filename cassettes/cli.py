@@ -1,9 +1,14 @@
-"""The `cassettes` command line: show, scan, mutate, library.
+"""The `cassettes` command line: show, scan, mutate, import, library.
 
     cassettes show FILE|NAME [--adapter MODULE:ATTR]
                                       a readable timeline of a cassette (file or library name)
     cassettes scan FILE...            secret scan; exit status 1 when a secret is found
     cassettes mutate FILE|NAME --op SPEC [--op SPEC ...] -o OUT [--adapter MODULE:ATTR]
+    cassettes import BODY|- --api API -o OUT [--adapter MODULE:ATTR] [--status N] [--content-type T]
+                     [--header 'NAME: VALUE' ...] [--chunking event|line|size:N] [--model ID] [--url URL]
+                                      a cassette from a response body recorded by other means
+    cassettes scrub FILE -o OUT [--adapter MODULE:ATTR]
+                                      the cassette with every secret the scan finds replaced, still replayable
     cassettes library [--api API] [--names]
 
 Mutation specs follow the grammar of :mod:`cassettes.mutation_specs` (``cassettes mutate --help`` lists every op),
@@ -11,6 +16,20 @@ the same spelling conformance reports use to name the faults they served. What a
 like (framing, terminal marker, error bodies) comes from its adapter's wire profile, found by the
 cassette's api among the installed adapters; ``--adapter`` names the declaration of one that is not
 installed (an ``Adapter``, a ``WireApi`` or a ``WireProfile``).
+
+``import`` is :func:`cassettes.importing.import_body` on a body file (``-``: standard input): the bytes
+kept exactly, cut into chunks by ``--chunking`` (default ``event``: one per frame of the api's framing),
+a synthetic request (the api's adapter's own, for a one-word prompt to ``--model``, else the model the
+stream names), and a header that says the chunk timing and the request are synthetic. The result goes
+through the recorder's scrub and secret scan: a body carrying a key is refused, nothing written. A body
+the api's framing cannot read is refused; one that ends inside a frame or without the api's terminal
+marker is imported with a ``cassettes: warning: …`` line (a cut stream is a real recording). An output
+file that exists is replaced, as ``mutate`` replaces one; the body's own file never is.
+
+``scrub`` is :func:`cassettes.redact.scrub_secrets`: for a cassette that already holds a secret
+(written by hand, by another tool, or before the scan opened payload envelopes), every spelling the
+scan knows is replaced, inside base64 envelopes and event-stream messages too (their checksums
+recomputed), and the header marks the body ``redacted``. A body it can not open is refused.
 
 Exit status: 0 success; 1 secrets found (`scan`, and only then); 2 bad usage, a file that does
 not exist or can not be read, or an invalid cassette (`scan` exits 2 when any file could not be
@@ -27,6 +46,7 @@ import argparse
 import importlib
 import os
 import re
+import stat
 import sys
 from collections.abc import Sequence
 from dataclasses import replace
@@ -37,14 +57,17 @@ from cassettes import library, mutation_specs
 from cassettes.errors import CassetteError, NotACassetteFile, command_line_text
 from cassettes.files import load, save
 from cassettes.format import dumps
+from cassettes.importing import import_body, parse_chunking, read_body, resolve_api
 from cassettes.model import Cassette, Interaction, header_value
 from cassettes.mutation_specs import Mutation
 from cassettes.mutations import resolve_profile
+from cassettes.redact import scrub_secrets
+from cassettes.regular_files import file_kind
 from cassettes.secret_scan import raise_if_secrets, scan_cassette, scan_file
 from normalize.suggest import did_you_mean
 from normalize.wire import FrameSpan, WireProfile, known_profiles
 
-__all__ = ["load_profile", "main", "parse_op"]
+__all__ = ["load_declaration", "load_profile", "main", "parse_op"]
 
 
 def _open(target: str, *, allow_incomplete: bool = False) -> Cassette:
@@ -182,7 +205,9 @@ _ADAPTER_HELP = (
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="cassettes", description="Inspect, scan and mutate streamcassette files.")
+    parser = argparse.ArgumentParser(
+        prog="cassettes", description="Inspect, scan, mutate and import streamcassette files."
+    )
     commands = parser.add_subparsers(dest="command", required=True)
     show_cmd = commands.add_parser("show", help="print a readable timeline")
     show_cmd.add_argument("cassette", help="a cassette file or a library name")
@@ -203,6 +228,13 @@ def _parser() -> argparse.ArgumentParser:
     )
     mutate_cmd.add_argument("-o", "--output", required=True, help="output file, or - for stdout")
     mutate_cmd.add_argument("--adapter", metavar="MODULE:ATTR", help=_ADAPTER_HELP)
+    _import_parser(commands)
+    scrub_cmd = commands.add_parser(
+        "scrub", help="replace every secret in a cassette's responses (the result still replays)"
+    )
+    scrub_cmd.add_argument("cassette", help="a cassette file")
+    scrub_cmd.add_argument("-o", "--output", required=True, help="output file, or - for stdout")
+    scrub_cmd.add_argument("--adapter", metavar="MODULE:ATTR", help=_ADAPTER_HELP)
     library_cmd = commands.add_parser(
         "library", help="list the bundled cassettes and which of their parts are synthetic"
     )
@@ -241,9 +273,9 @@ def _scan(files: Sequence[Path], out: TextIO, err: TextIO) -> int:
     return 2 if unchecked else 1 if secrets_found else 0
 
 
-def load_profile(spec: str) -> WireProfile:
-    """The wire profile ``MODULE:ATTR`` names: a ``WireProfile``, or a declaration carrying one as
-    ``profile`` (an ``Adapter``, a ``WireApi``). Raises ``CassetteError`` with a readable message."""
+def load_declaration(spec: str) -> object:
+    """The object ``MODULE:ATTR`` names (imported, not registered). Raises ``CassetteError`` with a
+    readable message."""
     module_name, sep, attr = spec.partition(":")
     if not sep or not module_name or not attr:
         raise CassetteError(f"--adapter expects MODULE:ATTR, got {spec!r}")
@@ -253,6 +285,13 @@ def load_profile(spec: str) -> WireProfile:
             value = getattr(value, part)
     except Exception as exc:  # the module's own failure, reported in one line
         raise CassetteError(f"--adapter {spec}: {type(exc).__name__}: {exc}") from None
+    return value
+
+
+def load_profile(spec: str) -> WireProfile:
+    """The wire profile ``MODULE:ATTR`` names: a ``WireProfile``, or a declaration carrying one as
+    ``profile`` (an ``Adapter``, a ``WireApi``). Raises ``CassetteError`` with a readable message."""
+    value = load_declaration(spec)
     profile = value if isinstance(value, WireProfile) else getattr(value, "profile", None)
     if not isinstance(profile, WireProfile):
         raise CassetteError(f"--adapter {spec} is a {type(value).__name__}, which declares no wire profile")
@@ -267,6 +306,8 @@ def _with_profile(mutation: Mutation, profile: WireProfile | None) -> Mutation:
 
 
 def _run(args: argparse.Namespace, out: TextIO) -> int:
+    if args.command == "import":
+        return _import(args, out, sys.stderr)
     # The declaration is passed to what needs it, never registered: a library caller's process keeps
     # the profiles it had.
     profile = load_profile(args.adapter) if getattr(args, "adapter", None) else None
@@ -306,6 +347,13 @@ def _command(args: argparse.Namespace, out: TextIO, profile: WireProfile | None)
         else:
             save(cassette, args.output)
         return 0
+    if args.command == "scrub":
+        cleaned = scrub_secrets(_open(args.cassette), profile=profile)
+        if args.output == "-":
+            out.write(dumps(cleaned))
+        else:
+            save(cleaned, args.output)
+        return 0
     return _library(_known_api(args.api) if args.api else None, args.names, out)
 
 
@@ -328,6 +376,131 @@ def _library(api: str | None, with_names: bool, out: TextIO) -> int:
     if parts:
         counts = ", ".join(f"{_PART_NAMES[part]} in {count}" for part, count in parts.items())
         out.write(f"synthetic, not as a server sent it: {counts} (cassettes show NAME tells which)\n")
+    return 0
+
+
+# -- import ----------------------------------------------------------------------------------------
+
+_IMPORT_EPILOG = """\
+examples:
+  cassettes import body.sse --api API -o tests/cassettes/text.jsonl
+  curl -sN ... | cassettes import - --api API --model MODEL -o reply.jsonl
+  cassettes import error.json --api API --status 429 --header 'retry-after: 7' -o rate_limited.jsonl
+  cassettes import body.jsonl --adapter my_package:ADAPTER -o mine.jsonl
+
+API is the model.api of an installed adapter (`cassettes library` lists those with bundled recordings).
+
+The header marks the chunk timing and the request synthetic; the body's bytes are kept exactly. Replay
+the result with `streamfns replay OUT`, serve it to the harness with `conformance run ... --cassettes`.
+"""
+
+
+def _import_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:  # pyright: ignore[reportPrivateUsage] - argparse's own type
+    cmd = commands.add_parser(
+        "import",
+        help="make a cassette from a response body recorded by other means",
+        description="Wrap a recorded response body (a file, or - for stdin) in a replayable cassette.",
+        epilog=_IMPORT_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    cmd.add_argument("body", metavar="BODY", help="the body file, or - for standard input")
+    cmd.add_argument("--api", help="the wire api that sent the body (model.api; default: the --adapter's)")
+    cmd.add_argument("-o", "--output", required=True, help="output cassette file, or - for stdout")
+    cmd.add_argument("--adapter", metavar="MODULE:ATTR", help="the api's declaration, when no installed adapter has it")
+    cmd.add_argument("--status", metavar="N", default="200", help="the response status (default 200)")
+    cmd.add_argument(
+        "--content-type",
+        metavar="T",
+        help="the response content type (default: the framing's stream type; application/json for an error status)",
+    )
+    cmd.add_argument(
+        "--chunking",
+        metavar="HOW",
+        default="event",
+        help="event (one chunk per frame of the api's framing; the default), line, or size:N (N bytes each)",
+    )
+    cmd.add_argument(
+        "--header",
+        action="append",
+        default=[],
+        metavar="'NAME: VALUE'",
+        help="a response header (repeatable: retry-after, an error type); kept only as the recorder keeps one",
+    )
+    cmd.add_argument("--model", metavar="ID", help="the model (default: the one the stream names, else unknown)")
+    cmd.add_argument("--url", help="the URL of the synthetic request (default: where the api's adapter sends it)")
+
+
+def _status(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise CassetteError(f"--status {text!r} is not a number (an HTTP status, 100-599)") from None
+
+
+def _header(text: str) -> tuple[str, str]:
+    name, sep, value = text.partition(":")
+    if not sep or not name.strip() or any(c.isspace() for c in name.strip()):
+        raise CassetteError(f"--header {text!r}: expected 'NAME: VALUE'")
+    return name.strip().lower(), value.strip()
+
+
+def _check_output(output: str, body: str) -> None:
+    """Refuse an output that is not a file path, or the body's own file (imported over, it would be lost)."""
+    if output == "-":
+        return
+    try:
+        found = os.stat(output)
+    except FileNotFoundError:
+        return
+    if not stat.S_ISREG(found.st_mode):
+        raise CassetteError(
+            f"{output}: it is {file_kind(found.st_mode)}; the output must be a file path (or - for stdout)"
+        )
+    if body != "-" and os.path.exists(body) and os.path.samefile(output, body):
+        raise CassetteError(f"{output} is the body file itself; write the cassette to another path")
+
+
+def _import(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    declaration = load_declaration(args.adapter) if args.adapter else None
+    api: str | None = args.api
+    if api is None:
+        if declaration is None:
+            known = ", ".join(sorted(known_profiles())) or "none"
+            raise CassetteError(f"import needs --api API: the wire api that sent the body (known apis: {known})")
+        # The declaration names its api; resolve_api below refuses one that declares no profile.
+        api = getattr(getattr(declaration, "profile", declaration), "api", None)
+        if not isinstance(api, str):
+            raise CassetteError(f"--adapter {args.adapter} declares no wire profile; give --api")
+    resolve_api(api, declaration)  # an unknown api is refused before the body is read
+    status = _status(args.status)
+    chunking = parse_chunking(args.chunking)
+    headers = [_header(text) for text in args.header]
+    _check_output(args.output, args.body)
+    body = read_body(args.body)
+    notes: list[str] = []
+    cassette = import_body(
+        body,
+        api=api,
+        declaration=declaration,
+        status=status,
+        content_type=args.content_type,
+        headers=headers,
+        chunking=chunking,
+        model=args.model,
+        url=args.url,
+        on_warning=notes.append,
+    )
+    err.writelines(f"cassettes: warning: {printable(note)}\n" for note in notes)
+    if args.output == "-":
+        out.write(dumps(cassette))
+        return 0
+    save(cassette, args.output)
+    response = cassette.interactions[0].response
+    out.write(
+        f"{printable(args.output)}: api={printable(api)} model={printable(cassette.model)} status={response.status}, "
+        f"{len(response.chunks)} chunks ({printable(args.chunking)}), {len(response.body)} bytes; "
+        "synthetic: timing, request\n"
+    )
     return 0
 
 

@@ -21,8 +21,10 @@ Promises:
   no other name (a hard link): a `<path>.partial` planted as a link (a hostile checkout, another
   user in a shared directory) makes the writer refuse with `CassetteError` before anything is
   truncated or written, so no write ever lands in a file other than the writer's own.
-* `save` serializes the cassette once, secret-scans that text and the decoded bodies, and writes
-  nothing when it finds a secret (`SecretFound`).
+* `save` serializes the cassette once, secret-scans that text, the decoded bodies and the payloads
+  inside the envelopes the api's wire profile declares (`cassettes.secret_scan.scan_payloads`: one
+  that does not open is reported as unchecked), and writes nothing when it finds anything
+  (`SecretFound`).
 
 The lock is POSIX `flock` (on Windows, `msvcrt.locking`, released just before the rename).
 """

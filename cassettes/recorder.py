@@ -24,6 +24,16 @@ Promises:
   (`cassettes.secret_scan.BodyScanner`); a chunk record reaches the partial file once its batch is
   scanned: at once for the first chunk and for one that follows a pause, else within a scan window
   (about 1 KB) of bytes, and at the body's end.
+* Payloads the wire profile declares as enveloped (`WireProfile.envelope`: Claude on Bedrock's base64
+  `{"bytes": …}` in each event-stream message) are opened and looked inside as well, frame by frame
+  (`cassettes.secret_scan.PayloadScanner`), so an echo the envelope's own encoding hides is refused
+  like any other (`SecretFound`); a chunk record waits until every frame it touches has been opened.
+  Fail closed: a frame the framing does not read (a bad CRC, an impossible length) or whose envelope
+  does not open (bad base64) can not be checked, so the recording stops there with `UncheckedPayload`
+  (a `CassetteError`) and nothing is written, as for a secret. A stream that really ended inside its
+  last frame (a reset, a timeout, a caller that stopped) is still recorded: the cut frame has no whole
+  payload to open, so its bytes are scanned raw and looked through as base64 text at every alignment
+  (the decodable prefix of its inner payload).
 * The header names the wire api of the adapter that made the first request (the kit tags every
   request with it: ``normalize.wire.tags``), unless the writer was given one; credentials the adapter
   tagged the request with (a signer's secrets) are refused like those its headers carry; the headers
@@ -42,7 +52,7 @@ import zlib
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Final, Literal, cast
+from typing import Any, Final, Literal, cast
 
 import httpx
 
@@ -62,8 +72,17 @@ from cassettes.format import (
 )
 from cassettes.model import Cassette, Chunk, End, EndKind, Headers, JSONValue, RecordedRequest, RecordedResponse
 from cassettes.scrub import DEFAULT_SCRUB, ScrubPolicy, capture_request, request_credentials, response_headers
-from cassettes.secret_scan import BodyScanner, SecretSet, scan_bytes, scan_decoded, scan_lines
-from normalize.wire import DEFAULT_MAX_FRAME_BYTES, profile_for
+from cassettes.secret_scan import (
+    BodyScanner,
+    PayloadScanner,
+    SecretSet,
+    UncheckedPayload,
+    enveloped_framing,
+    scan_bytes,
+    scan_decoded,
+    scan_lines,
+)
+from normalize.wire import DEFAULT_MAX_FRAME_BYTES, Envelope, Framing, profile_for
 from normalize.wire.tags import API_EXTENSION, SECRETS_EXTENSION
 
 __all__ = ["CassetteWriter", "RecordingTransport"]
@@ -78,14 +97,27 @@ def _now_ms(start: float) -> float:
     return round((time.monotonic() - start) * 1000, 1)
 
 
+#: What stops a recording: a secret found, or a payload that could not be opened to be checked.
+_REFUSALS = (SecretFound, UncheckedPayload)
+
+
 @dataclass(slots=True)
 class _OpenBody:
-    """An interaction whose body is still arriving: its scanner, the chunks not scanned yet (held
-    back from the file), and the time of its latest chunk."""
+    """An interaction whose body is still arriving: its scanners (raw bytes; enveloped payloads when
+    the profile declares them), the chunks not checked yet (held back from the file), where the first
+    of them starts in the body, how many bytes were fed, and the time of its latest chunk."""
 
     scanner: BodyScanner
     t_ms: float
+    payloads: PayloadScanner | None = None
     held: list[Chunk] = field(default_factory=list[Chunk])
+    held_from: int = 0
+    fed: int = 0
+
+    def checked(self) -> int:
+        """How many bytes from the body's start every scan has checked."""
+        scanned = self.fed - self.scanner.pending
+        return scanned if self.payloads is None else min(scanned, self.payloads.checked)
 
 
 class CassetteWriter:
@@ -129,7 +161,12 @@ class CassetteWriter:
         self._count = len(self._existing.interactions) if self._existing else 0
         self._open: dict[int, _OpenBody] = {}  # unfinished interactions
         self._lock = threading.Lock()
-        self.failure: SecretFound | None = None
+        self.failure: SecretFound | UncheckedPayload | None = None
+
+    @property
+    def api(self) -> str | None:
+        """The wire api the writer was given (None: it is learned from the first request)."""
+        return self._header.api
 
     def _start(self, first: RecordedRequest, api: str | None) -> None:
         if self._started:
@@ -149,8 +186,9 @@ class CassetteWriter:
         )
         self._partial.write(dump_line(header_record(header)).encode("utf-8"))
 
-    def _refuse(self, findings: list[SecretFinding]) -> None:
-        self.failure = SecretFound(findings)
+    def _refuse(self, reason: list[SecretFinding] | UncheckedPayload) -> None:
+        """Stop recording: discard the partial file and raise (secrets found, or a payload unchecked)."""
+        self.failure = reason if isinstance(reason, UncheckedPayload) else SecretFound(reason)
         self._open.clear()
         self._partial.discard()
         raise self.failure
@@ -167,11 +205,15 @@ class CassetteWriter:
         *,
         credentials: Iterable[tuple[str, str]] = (),
         api: str | None = None,
+        enveloped: tuple[Framing[Any], Envelope] | None = None,
     ) -> int | None:
         """Write the request and response head of a new interaction; its index (None after a refusal
         or once the writer is closed). `credentials` — (where, value) pairs the live request carried —
         join the secrets this recording refuses to write, from this interaction on. `api` is the wire
-        api of the adapter that made the request (the header's, when the writer was given none)."""
+        api of the adapter that made the request (the header's, when the writer was given none).
+        `enveloped` — the framing and envelope of a body whose payloads the wire profile declares as
+        enveloped (`cassettes.secret_scan.enveloped_framing`) — has every payload opened and checked
+        before its bytes are written."""
         with self._lock:
             if self.failure is not None or not self._partial.active:
                 return None
@@ -193,7 +235,9 @@ class CassetteWriter:
             self._start(request, api)
             self._write(lines)
             self._count += 1
-            self._open[index] = _OpenBody(BodyScanner(f"{where} response body", self.secrets), t_ms)
+            location = f"{where} response body"
+            payloads = PayloadScanner(location, self.secrets, *enveloped) if enveloped is not None else None
+            self._open[index] = _OpenBody(BodyScanner(location, self.secrets), t_ms, payloads)
             return index
 
     def chunk(self, index: int | None, chunk: Chunk) -> None:
@@ -202,21 +246,39 @@ class CassetteWriter:
             if index is None or index not in self._open or not self._partial.active:
                 return
             body = self._open[index]
+            body.fed += len(chunk.data)
             findings = body.scanner.feed(chunk.data, chunk.t_ms)
+            try:
+                findings += body.payloads.feed(chunk.data) if body.payloads is not None else []
+            except UncheckedPayload as refused:
+                self._refuse(refused)
             if findings:
                 self._refuse(findings)
             body.held.append(chunk)
             body.t_ms = chunk.t_ms
-            if not body.scanner.pending:
-                self._write_held(index, body)
+            self._write_held(index, body, body.checked())
 
-    def _write_held(self, index: int, body: _OpenBody) -> None:
-        self._write(dump_line(chunk_record(index, chunk)) for chunk in body.held)
-        body.held.clear()
+    def _write_held(self, index: int, body: _OpenBody, upto: int | None = None) -> None:
+        """Write the held chunks that end by body offset `upto` (all of them when None)."""
+        ready = 0
+        end = body.held_from
+        for chunk in body.held:
+            if upto is not None and end + len(chunk.data) > upto:
+                break
+            end += len(chunk.data)
+            ready += 1
+        if ready:
+            self._write(dump_line(chunk_record(index, chunk)) for chunk in body.held[:ready])
+            del body.held[:ready]
+            body.held_from = end
 
     def _settle(self, index: int, body: _OpenBody) -> None:
-        """Scan what is left of a body that ended and write its held chunks."""
+        """Scan what is left of a body that ended (a cut last frame included) and write its held chunks."""
         findings = body.scanner.flush()
+        try:
+            findings += body.payloads.finish() if body.payloads is not None else []
+        except UncheckedPayload as refused:
+            self._refuse(refused)
         if findings:
             self._refuse(findings)
         self._write_held(index, body)
@@ -371,7 +433,7 @@ class _TeeStream(httpx.AsyncByteStream):
                 if rest:
                     self._writer.chunk(self._index, Chunk(rest, t_ms))
             self._writer.end(self._index, End(kind, t_ms))
-        except SecretFound:
+        except _REFUSALS:
             if not quiet:
                 raise
 
@@ -417,7 +479,7 @@ class _TeeStream(httpx.AsyncByteStream):
                     self._record(data)
         except StopAsyncIteration:
             kind = "eof"
-        except SecretFound:
+        except _REFUSALS:
             self._finish(kind, quiet=True)  # the writer has refused already; this only marks the end
             raise
         except Exception:  # too slow, or broken after the caller stopped: the end was not seen
@@ -493,6 +555,9 @@ class RecordingTransport(httpx.AsyncBaseTransport):
         await request.aread()
         api = request.extensions.get(API_EXTENSION)
         scrub = _with_profile_headers(self._scrub, api)
+        # Whose payload envelope to open: the adapter's that tagged the request, else that of the api
+        # the writer was given (a third party's untagged client recording for a known api).
+        profile = profile_for(api) if isinstance(api, str) else profile_for(self.writer.api)
         recorded = capture_request(request, scrub)
         # The union of the recorder's own fail-closed scan (the same rule the kit follows, so a third
         # party's untagged request is covered) and the kit's tag (which adds what no header shows).
@@ -510,6 +575,7 @@ class RecordingTransport(httpx.AsyncBaseTransport):
                 _now_ms(start),
                 credentials=credentials,
                 api=str.__str__(api) if isinstance(api, str) and api.strip() else None,
+                enveloped=enveloped_framing(profile, response.status_code, response.headers.get("content-type")),
             )
         except BaseException:
             await response.aclose()

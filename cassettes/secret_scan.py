@@ -11,7 +11,17 @@ It works on bytes and looks for two things:
   (see `normalize.secret_forms`), and split across chunks (`BodyScanner`);
 * in a stored request, a credential the scrubber should have removed
   (`cassettes.scrub.stored_credentials`: a header, query parameter or body field whose name says
-  it holds one), whatever its value looks like.
+  it holds one), whatever its value looks like;
+* inside every payload a wire profile declares as enveloped (`WireProfile.envelope`: Claude on
+  Bedrock's base64 `{"bytes": …}` inside each event-stream message), opened and looked through
+  for all of the above in every spelling, so an echo hidden by the envelope's own encoding (base64
+  of JSON whose key has one character `\\u`-escaped) is found too (`scan_payloads`, and
+  `PayloadScanner` as a body arrives). Fail closed: a complete frame whose envelope does not open
+  (bad base64) or that its framing can not read (a bad CRC, an impossible length) is reported, and
+  refused by the recorder (`UncheckedPayload`), because what is inside it can not be checked. A cut
+  last frame (a stream that really ended early) has no complete payload to open: its bytes are
+  looked through as base64 text at every alignment, in every unescaped view, which covers the
+  prefix of the inner payload it carries.
 
 Findings name the kind, the spelling and the location, never the secret itself, so an error
 message or a CI log can not leak it.
@@ -20,28 +30,48 @@ message or a CI log can not leak it.
 from __future__ import annotations
 
 import base64
+import itertools
 import os
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import Any
 
-from cassettes.errors import CassetteFormatError, SecretFinding, SecretFound
+from cassettes.errors import CassetteError, CassetteFormatError, SecretFinding, SecretFound
 from cassettes.format import dump_line, dumps, header_record, loads
-from cassettes.model import Cassette, Headers
+from cassettes.model import Cassette, Headers, RecordedResponse, header_value
 from cassettes.regular_files import open_regular
 from cassettes.scrub import ScrubPolicy, stored_credentials
 from normalize.secret_forms import MIN_SECRET_BYTES, View, needles, views
+from normalize.wire import (
+    DEFAULT_MAX_FRAME_BYTES,
+    Envelope,
+    EnvelopeError,
+    FrameSpan,
+    Framing,
+    FramingError,
+    WireProfile,
+    media_type,
+    open_checked,
+    profile_for,
+)
 
 __all__ = [
     "SCAN_PAUSE_MS",
     "BodyScanner",
+    "PayloadScanner",
     "SecretSet",
+    "UncheckedPayload",
     "env_secrets",
+    "enveloped_framing",
     "raise_if_secrets",
+    "read_in_framing",
     "scan_bytes",
     "scan_cassette",
     "scan_file",
     "scan_path",
+    "scan_payloads",
     "scan_text",
+    "secret_spans",
 ]
 
 # Order matters: the first alternative that matches at a position names the kind, so the
@@ -74,6 +104,9 @@ _BASE64_HINTS = re.compile(
     b"|".join(sorted({re.escape(n) for hint in _HINTS for n, form in needles(hint) if form.startswith("base64")}))
 )
 _TO_STANDARD = bytes.maketrans(b"-_", b"+/")
+# Any base64 text long enough to hold the shortest secret looked for (MIN_SECRET_BYTES bytes take 11
+# characters): what the bytes of a payload that could not be opened are decoded from.
+_ANY_BASE64_RUN = re.compile(rb"[A-Za-z0-9+/_-]{11,}")
 _ENV_NAME = re.compile(r"KEY|TOKEN|SECRET", re.IGNORECASE)
 #: A streaming scan checks a chunk at once when it comes this long after the previous scan (see
 #: `BodyScanner`); chunks arriving faster are scanned in batches of a window.
@@ -188,6 +221,35 @@ def _hits(data: bytes, secrets: SecretSet | None, *, unescape: bool = True) -> l
     return [(kind, start, end) for (kind, start), end in found.items()]
 
 
+def _base64_hits(data: bytes, secrets: SecretSet | None) -> list[Hit]:
+    """Every secret inside any base64 text of `data` or of its unescaped views, decoded at each of the
+    four character alignments and looked through in every spelling (`_hits`); each hit spans the base64
+    text it was decoded from. The check of bytes whose envelope could not be opened: a cut last frame
+    (its base64 is a prefix of the whole), or a payload an envelope without `open_checked` left closed."""
+    found: dict[tuple[str, int], int] = {}
+    for view in views(data):
+        for run in _ANY_BASE64_RUN.finditer(view.data):
+            text = run.group().translate(_TO_STANDARD)
+            for skip in range(4):
+                piece = text[skip:]
+                decoded = base64.b64decode(piece[: len(piece) // 4 * 4])
+                for kind, _, _ in _hits(decoded, secrets):
+                    start, end = view.source_span(run.start(), run.end())
+                    found.setdefault((f"{kind} (in base64 text)", start), end)
+    return [(kind, start, end) for (kind, start), end in found.items()]
+
+
+def secret_spans(data: bytes, secrets: SecretSet | None = None, *, base64_text: bool = False) -> list[Hit]:
+    """(kind, start, end) of every secret in `data` — key shapes, and every spelling of the values in
+    `secrets` — as spans of `data` itself (an escaped echo spans its escapes); `base64_text` also
+    decodes every base64 text in it (see `PayloadScanner` for when that is needed). Sorted; spans may
+    overlap. What `cassettes.redact` takes out."""
+    found = _hits(data, secrets)
+    if base64_text:
+        found += _base64_hits(data, secrets)
+    return sorted(found, key=lambda hit: (hit[1], hit[2], hit[0]))
+
+
 def scan_bytes(
     data: bytes, location: str, *, secrets: SecretSet | None = None, offset: int = 0, unescape: bool = True
 ) -> list[SecretFinding]:
@@ -278,6 +340,184 @@ class BodyScanner:
         return findings
 
 
+class UncheckedPayload(CassetteError):
+    """A payload the response's wire profile declares as enveloped could not be opened to be checked:
+    its frame does not read (a bad CRC, an impossible length, a frame over the size limit) or its
+    envelope does not open (bad base64). Nothing of it is written. The message says where and why (a
+    reason that would itself show a secret is replaced by its type)."""
+
+
+def read_in_framing(framing: Framing[Any], status: int, content_type: str | None) -> bool:
+    """Whether a response's body is read in `framing`: its content type is one of the framing's, or it
+    is a 2xx whose content type the framing accepts (as the adapter kit reads it). An error document
+    is not."""
+    kind = content_type or ""
+    return media_type(kind) in framing.media_types or (200 <= status < 300 and framing.accepts(kind))
+
+
+def enveloped_framing(
+    profile: WireProfile | None, status: int, content_type: str | None
+) -> tuple[Framing[Any], Envelope] | None:
+    """(framing, envelope) when a response's body holds payloads `profile` declares as enveloped: the
+    profile has an envelope and the body is read in its framing (`read_in_framing`). None otherwise:
+    the body is looked through as it is."""
+    if profile is None or profile.envelope is None or not read_in_framing(profile.framing, status, content_type):
+        return None
+    return profile.framing, profile.envelope
+
+
+def _reason(error: Exception, secrets: SecretSet | None) -> str:
+    """`error`'s message for a finding or an error, or its type when the message shows a secret."""
+    text = str(error)
+    if not text or _hits(text.encode("utf-8", "surrogateescape"), secrets):
+        return type(error).__name__
+    return text
+
+
+def _inside(span: FrameSpan, envelope: Envelope, secrets: SecretSet | None) -> list[str]:
+    """The kinds of the secrets inside a complete frame's payload, opened from its envelope; raises
+    `EnvelopeError` when the envelope says its inner payload does not open. A payload left closed (one
+    that carries no inner payload, or an envelope that can not tell) is looked through as base64 text."""
+    if span.payload is None:
+        return []
+    inner = open_checked(envelope, span.payload)
+    if inner is None:
+        kinds = [kind for kind, _, _ in _base64_hits(span.payload, secrets)]
+    else:
+        kinds = [f"{kind} (inside the envelope)" for kind, _, _ in _hits(inner, secrets)]
+    return list(dict.fromkeys(kinds))
+
+
+def _cut_hits(span: FrameSpan, secrets: SecretSet | None) -> list[tuple[str, int]]:
+    """(kind, body offset) of the secrets in the bytes of a frame that is not whole (a cut last frame,
+    or what follows a frame that does not read): looked through raw elsewhere, and here as base64 text
+    at every alignment, whose decoded prefix is what there is of the inner payload."""
+    return [(kind, span.start + start) for kind, start, _ in sorted(_base64_hits(span.raw, secrets))]
+
+
+def scan_payloads(
+    body: bytes, location: str, framing: Framing[Any], envelope: Envelope, *, secrets: SecretSet | None = None
+) -> list[SecretFinding]:
+    """Findings inside the payloads `envelope` wraps in `body`, cut into frames by `framing` (see the
+    module docstring; the raw bytes are `scan_bytes`' business). Fail closed: frames that do not read
+    and a complete frame whose envelope does not open are findings of their own, since what they hold
+    was not opened; the bytes of a cut last frame are looked through as base64 text."""
+    findings: list[SecretFinding] = []
+    try:
+        framer = framing.framer(max_frame_bytes=DEFAULT_MAX_FRAME_BYTES)
+        framer.feed(body)
+        framer.flush()
+    except FramingError as exc:
+        if exc.kind != "truncated":
+            reason = _reason(exc, secrets)
+            findings.append(SecretFinding(f"{framing.unit}s that do not read ({reason}): not opened", location))
+    for number, span in enumerate(framing.spans(body)):
+        where = f"{location}, offset {span.start} ({framing.unit} {number})"
+        if not span.complete:
+            findings += [
+                SecretFinding(kind, f"{location}, offset {at} (a cut {framing.unit})")
+                for kind, at in _cut_hits(span, secrets)
+            ]
+            continue
+        try:
+            kinds = _inside(span, envelope, secrets)
+        except EnvelopeError as exc:
+            reason = _reason(exc, secrets)
+            findings.append(SecretFinding(f"a payload whose envelope does not open ({reason}): not checked", where))
+            continue
+        findings += [SecretFinding(kind, where) for kind in kinds]
+    return findings
+
+
+class PayloadScanner:
+    """Opens the payloads a wire profile's envelope wraps, frame by frame as a body arrives, and looks
+    inside them (key shapes, and every spelling of every value in `secrets`).
+
+    `checked` is how many bytes from the body's start belong to frames already opened and checked: a
+    caller that must never store an unchecked byte holds the rest. `feed` raises `UncheckedPayload` for
+    a frame its framing does not read (a bad CRC, an impossible length, more than
+    `DEFAULT_MAX_FRAME_BYTES`) or whose envelope does not open (bad base64): its inside can not be
+    checked. `finish`, at the end of the body, checks what is left: a cut last frame (a stream that
+    really ended early) has no whole payload to open, so its bytes are looked through as base64 text at
+    every alignment and in every unescaped view (`_base64_hits`), which covers the decodable prefix of
+    the inner payload it carries; its raw bytes are the `BodyScanner`'s.
+
+    The framing's incremental framer says when frames complete (and when bytes break the framing); only
+    then are the buffered bytes split into spans, so the work stays linear in the body.
+    """
+
+    def __init__(self, location: str, secrets: SecretSet | None, framing: Framing[Any], envelope: Envelope) -> None:
+        self.location = location
+        self.secrets = secrets
+        self._framing = framing
+        self._envelope = envelope
+        self._framer = framing.framer(max_frame_bytes=DEFAULT_MAX_FRAME_BYTES)
+        self._buffer = bytearray()  # bytes after the last checked frame
+        self._frames = 0
+        self.checked = 0
+
+    def _refuse(self, what: str, error: Exception) -> UncheckedPayload:
+        reason = _reason(error, self.secrets)
+        return UncheckedPayload(
+            f"refusing to write {self.location} unchecked: {what} ({reason}), so the secret scan can not "
+            f"look inside the payload the {self._framing.name} framing declares as enveloped"
+        )
+
+    def _check(self, spans: Iterable[FrameSpan]) -> list[SecretFinding]:
+        """The findings in `spans` (starting at body offset `checked`); raises `UncheckedPayload`."""
+        findings: list[SecretFinding] = []
+        unit = self._framing.unit
+        for span in spans:
+            at = self.checked + span.start
+            number = self._frames
+            self._frames += 1
+            if not span.complete:
+                cut = _cut_hits(span, self.secrets)
+                findings += [
+                    SecretFinding(kind, f"{self.location}, offset {self.checked + off} (a cut {unit})")
+                    for kind, off in cut
+                ]
+                continue
+            try:
+                kinds = _inside(span, self._envelope, self.secrets)
+            except EnvelopeError as exc:
+                raise self._refuse(f"the envelope of the {unit} at offset {at} does not open", exc) from None
+            findings += [SecretFinding(kind, f"{self.location}, offset {at} ({unit} {number})") for kind in kinds]
+        return findings
+
+    def _consume(self, *, final: bool) -> list[SecretFinding]:
+        """Check the whole frames buffered (at the end of the body: everything buffered)."""
+        spans = self._framing.spans(bytes(self._buffer))
+        done = spans if final else list(itertools.takewhile(lambda span: span.complete, spans))
+        findings = self._check(done)
+        used = sum(len(span.raw) for span in done)
+        del self._buffer[:used]
+        self.checked += used
+        return findings
+
+    def feed(self, data: bytes) -> list[SecretFinding]:
+        """Take the next bytes; the findings inside the frames they complete."""
+        if not data:
+            return []
+        self._buffer += data
+        try:
+            completed = self._framer.feed(data)
+        except FramingError as exc:
+            raise self._refuse(f"the body stops being {self._framing.name} after offset {self.checked}", exc) from None
+        return self._consume(final=False) if completed else []
+
+    def finish(self) -> list[SecretFinding]:
+        """The body ended: check what is left (a cut last frame); the findings."""
+        try:
+            self._framer.flush()
+        except FramingError as exc:
+            if exc.kind != "truncated":
+                raise self._refuse(
+                    f"the body stops being {self._framing.name} after offset {self.checked}", exc
+                ) from None
+        return self._consume(final=True) if self._buffer else []
+
+
 def _scan_headers(headers: Headers, location: str, secrets: SecretSet) -> list[SecretFinding]:
     findings: list[SecretFinding] = []
     for name, value in headers:
@@ -299,12 +539,32 @@ def scan_lines(data: bytes, source: str, secrets: SecretSet, *, unescape: bool =
     return findings
 
 
+def _response_payloads(
+    response: RecordedResponse, where: str, secrets: SecretSet, profile: WireProfile | None
+) -> list[SecretFinding]:
+    """Findings inside the enveloped payloads of a stored response body (none when `profile` declares
+    no envelope for it: see `enveloped_framing`)."""
+    opened = enveloped_framing(profile, response.status, header_value(response.headers, "content-type"))
+    if opened is None:
+        return []
+    framing, envelope = opened
+    return scan_payloads(response.body, f"{where} response body", framing, envelope, secrets=secrets)
+
+
 def scan_decoded(
-    cassette: Cassette, source: str, secrets: SecretSet, policy: ScrubPolicy | None = None
+    cassette: Cassette,
+    source: str,
+    secrets: SecretSet,
+    policy: ScrubPolicy | None = None,
+    *,
+    profile: WireProfile | None = None,
 ) -> list[SecretFinding]:
     """Findings in the header's values and the decoded requests and responses (base64 chunks and
-    JSON-escaped text hide secrets from a line scan; a secret may also straddle two chunks), and
-    the credentials a stored request still carries by name (`policy` says which names)."""
+    JSON-escaped text hide secrets from a line scan; a secret may also straddle two chunks), inside
+    the payloads the wire profile declares as enveloped (`profile`, default: the one declared for the
+    cassette's api; see `scan_payloads`), and the credentials a stored request still carries by name
+    (`policy` says which names)."""
+    wire = profile if profile is not None else profile_for(cassette.api)
     header = dump_line(header_record(cassette)).encode("utf-8")  # api, model, source, extra keys
     findings = scan_bytes(header, f"{source} header", secrets=secrets)
     for index, interaction in enumerate(cassette.interactions):
@@ -319,6 +579,7 @@ def scan_decoded(
         findings.extend(scan_bytes(request.body, f"{where} request body", secrets=secrets))
         findings.extend(_scan_headers(response.headers, f"{where} response", secrets))
         findings.extend(scan_bytes(response.body, f"{where} response body", secrets=secrets))
+        findings.extend(_response_payloads(response, where, secrets, wire))
     return findings
 
 

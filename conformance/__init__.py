@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from conformance.check import Check, Outcome
     from conformance.checks import CHECK_IDS, CHECKS, get_check
     from conformance.loopback import LoopbackServer, ReceivedRequest, Scripted, refused_url
-    from conformance.recordings import Recording, library_recordings, load_recordings
+    from conformance.recordings import FeatureSource, Recording, library_recordings, load_recordings
     from conformance.report import CheckResult, Evidence, Report, Status, Verdict
     from conformance.runner import run, run_sync
     from conformance.session import API_KEY
@@ -47,6 +47,7 @@ __all__ = [
     "Check",
     "CheckResult",
     "Evidence",
+    "FeatureSource",
     "Limits",
     "LoopbackServer",
     "Outcome",

@@ -84,6 +84,13 @@ class Check:
         del session
         return []
 
+    def unexamined(self, session: Session) -> str | None:
+        """Why this run gives the check nothing of its own to judge although the capabilities support
+        it (a feature no recording shows), else None (the default). The runner then reports it
+        ``unsupported`` with this reason, as a limitation — never a pass."""
+        del session
+        return None
+
     async def evaluate(self, session: Session, observed: list[Observation]) -> Outcome:
         """Judge the observations of :meth:`scenarios` (``observed``, same order) and the session."""
         raise NotImplementedError

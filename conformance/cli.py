@@ -115,7 +115,14 @@ def _parser(prog: str) -> argparse.ArgumentParser:
     run.add_argument("--usage", action="store_true", help="usage is reported in the stream")
     run.add_argument("--images", action="store_true", help="user messages may carry images")
     run.add_argument("--retries", action="store_true", help="the adapter retries before output itself")
-    run.add_argument("--cassettes", action="append", metavar="PATH", help="cassette directory or file (repeatable)")
+    run.add_argument(
+        "--cassettes",
+        action="append",
+        metavar="PATH",
+        help="cassette directory or file (repeatable); a cassette shows the feature it is named after, by its "
+        "header name or else its file name (text, tool, parallel, thinking, or as the api's recordings map names "
+        "them): the report says which served each feature, and a declared feature none shows is not examined",
+    )
     run.add_argument(
         "--checks", action="extend", nargs="+", metavar="IDS", help="check ids to run (comma- or space-separated)"
     )

@@ -5,7 +5,18 @@ A :class:`Recording` is one HTTP 200 interaction, kept as a one-interaction
 from the adapter author's own cassette files, or — when none are given — from the bundled library,
 as the api's wire profile names them: a text one, a tool-call one, a parallel tool-call one and a
 thinking one (each only when the capabilities declare the feature). The profile's names also say
-which of the author's own cassettes shows what (by name, never by sort order).
+which of the author's own cassettes shows what (by name, never by sort order): a cassette matches a
+name by its header ``name``, else by its file name, and the report says which (a header name that
+differs from the file's is no surprise then).
+
+One recording may serve several features when its names say so (the profile's map names one
+cassette for ``tool`` and ``parallel``): it is replayed once and judged by each feature's check.
+Which recording serves each declared feature — or why none does — is a :class:`FeatureSource`
+(:func:`feature_sources`), in the report and its JSON. A feature no recording serves is never
+judged on some other replay: its check (P2 ``tool``, P3 ``parallel``, P4 ``thinking``) is
+``unsupported``, with the reason, and the verdict says the adapter has limitations. In particular a
+parallel-calls recording does not serve ``tool`` unless it is named for it too: P3 already judges
+it, and P2 is about a reply with one call, which an adapter may stream differently.
 """
 
 from __future__ import annotations
@@ -14,7 +25,8 @@ import os
 import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from pathlib import Path
+from pathlib import Path, PurePath
+from typing import Any, Literal
 
 from cassettes import Cassette, CassetteError, library
 from cassettes import load as load_cassette
@@ -24,12 +36,17 @@ from normalize.wire import FEATURES, Feature, WireProfile, profile_for
 __all__ = [
     "CassetteSource",
     "Feature",
+    "FeatureSource",
+    "MatchedBy",
     "NoRecordings",
+    "Pick",
     "Recording",
     "RecordingsError",
+    "feature_sources",
     "label_features",
     "library_recordings",
     "load_recordings",
+    "unserved",
 ]
 
 
@@ -41,22 +58,56 @@ class NoRecordings(RecordingsError):
     """An HTTP adapter was given no cassettes, and its api has no bundled recordings."""
 
 
+#: How a recording was picked for a feature, as a token (the report's JSON ``matchedBy``): ``name``
+#: (the cassette's header name, or the name an in-memory cassette was given), ``file`` (its file
+#: name), ``library`` (the bundled recording the wire profile names) or ``first`` (``text`` only: no
+#: recording is named for it, and the first one serves).
+MatchedBy = Literal["name", "file", "library", "first"]
+
+
+@dataclass(frozen=True, slots=True)
+class Pick:
+    """A recording picked for ``feature``: ``by`` which of its names (:data:`MatchedBy`) and ``how``,
+    in words (``its file name tool.jsonl (its header names it 'x')``)."""
+
+    feature: Feature
+    by: MatchedBy
+    how: str
+
+
 @dataclass(frozen=True, slots=True)
 class Recording:
     """One successful response to replay: ``name`` (unique in a run: the cassette's name or file
     stem, ``#i`` for the i-th of several; see :func:`load_recordings`), ``cassette`` (exactly one
-    interaction) and the ``feature`` it was picked for, if any.
+    interaction) and the features it was picked for (``picks``: none, one, or several when its names
+    say so).
 
-    ``source`` is where it came from — a cassette file's path or a bundled library name; None for a
-    cassette passed in memory — and ``interaction`` its index in that source when the source holds
-    several interactions (so ``cassettes mutate`` can pick it out again).
+    ``source`` is where it came from — a cassette file's path as given or a bundled library name;
+    None for a cassette passed in memory — and ``interaction`` its index in that source when the
+    source holds several interactions (so ``cassettes mutate`` can pick it out again). ``location``
+    is ``source`` as a report shows it, the same on every machine: the file's path relative to the
+    cassette directory given (its file name when the file itself was given), the bundled name.
     """
 
     name: str
     cassette: Cassette
-    feature: Feature | None = None
+    picks: tuple[Pick, ...] = ()
     source: str | None = None
     interaction: int | None = None
+    location: str | None = None
+
+    @property
+    def features(self) -> tuple[Feature, ...]:
+        """The features it was picked for, in :data:`~normalize.wire.FEATURES` order of picking."""
+        return tuple(pick.feature for pick in self.picks)
+
+    def pick(self, feature: Feature) -> Pick | None:
+        """How it was picked for ``feature``; None when it was not."""
+        return next((pick for pick in self.picks if pick.feature == feature), None)
+
+    def picked(self, pick: Pick) -> Recording:
+        """This recording, picked for one more feature."""
+        return replace(self, picks=(*self.picks, pick))
 
     @property
     def model_id(self) -> str:
@@ -93,45 +144,198 @@ def _wanted(capabilities: Capabilities) -> list[Feature]:
     return features
 
 
+#: How :func:`library_recordings` says it picked a recording.
+_BUNDLED = "the bundled recording the wire profile names"
+
+
 def library_recordings(capabilities: Capabilities, profile: WireProfile | None = None) -> list[Recording]:
     """The bundled recordings the api's wire profile names for the declared features (``profile``,
-    else the one declared for ``capabilities.api``; empty without one); names missing from the
-    installed library are skipped."""
+    else the one declared for ``capabilities.api``; empty without one), each once: a recording the
+    profile names for several features serves them all. A name missing from the installed library
+    is skipped (:func:`feature_sources` then says so)."""
     profile = profile if profile is not None else profile_for(capabilities.api)
     picks: Mapping[Feature, str] = profile.recordings if profile is not None else {}
     available = set(library.names()) if picks else set[str]()
-    found: list[Recording] = []
+    found: dict[str, Recording] = {}
     for feature in _wanted(capabilities):
         name = picks.get(feature)
-        if name is not None and name in available:
-            found.extend(replace(r, feature=feature) for r in _split(name, library.load(name), name)[:1])
-    return found
+        if name is None or name not in available:
+            continue
+        if name not in found:
+            first = _split(name, library.load(name), name)[:1]
+            if not first:
+                continue
+            found[name] = first[0]
+        found[name] = found[name].picked(Pick(feature, "library", _BUNDLED))
+    return list(found.values())
 
 
-def _stem(name: str) -> str:
-    """A recording's name without its path, its ``#i`` (one interaction of several) and ``~n`` suffixes."""
-    return name.rpartition("/")[2].partition("#")[0].partition("~")[0]
+def _wanted_names(feature: Feature, profile: WireProfile | None) -> tuple[str, ...]:
+    """The names a recording of ``feature`` is looked for under: the profile's, then the feature's own."""
+    declared = profile.recordings.get(feature) if profile is not None else None
+    return tuple(dict.fromkeys(name for name in (declared, feature) if name))
+
+
+def _matches(item: Recording, wanted: str, feature: Feature) -> Pick | None:
+    """How ``item`` is named ``wanted`` — by its cassette's header name, else by its file name (an
+    in-memory cassette without a header name: by the name it was given) — or None."""
+    header = item.cassette.name
+    if header is not None and header == wanted:
+        return Pick(feature, "name", "its header name")
+    if item.source is not None and item.source.endswith(".jsonl"):
+        file = PurePath(item.source)
+        if file.stem == wanted:
+            differs = f" (its header names it {header!r})" if header else ""
+            return Pick(feature, "file", f"its file name {file.name}{differs}")
+    elif item.source is None and header is None and item.name.partition("#")[0].partition("~")[0] == wanted:
+        return Pick(feature, "name", f"its name {wanted!r}")
+    return None
 
 
 def label_features(recordings: list[Recording], profile: WireProfile | None) -> list[Recording]:
-    """``recordings`` with the feature each shows: the one the profile names it for, else — for a
-    feature the profile names no recording of here — the feature's own name as the cassette's
-    (``text.jsonl``, ``tool``, ``parallel``, ``thinking``); the first match per feature."""
-    declared: Mapping[Feature, str] = profile.recordings if profile is not None else {}
+    """``recordings`` with the features each shows: for each feature, the recording named as the
+    profile names it, else — for a feature the profile names no recording of here — named after the
+    feature (``text.jsonl``, ``tool``, ``parallel``, ``thinking``); the first match per feature. A
+    cassette is matched by its header ``name`` first, then by its file name (every recording by
+    header name before any by file name); :attr:`Recording.picks` says which. One recording serves
+    every feature its names match (a map that names the same cassette for ``tool`` and
+    ``parallel``)."""
     labelled = list(recordings)
     for feature in FEATURES:
-        for wanted in dict.fromkeys(name for name in (declared.get(feature), feature) if name):
+        for wanted in _wanted_names(feature, profile):
             found = next(
-                (index for index, item in enumerate(labelled) if item.feature is None and _stem(item.name) == wanted),
+                (
+                    (index, pick)
+                    for by in ("name", "file")
+                    for index, item in enumerate(labelled)
+                    for pick in [_matches(item, wanted, feature)]
+                    if pick is not None and pick.by == by
+                ),
                 None,
             )
             if found is not None:
-                labelled[found] = replace(labelled[found], feature=feature)
+                index, pick = found
+                labelled[index] = labelled[index].picked(pick)
                 break
     return labelled
 
 
-def _split(name: str, cassette: Cassette, source: str | None) -> list[Recording]:
+@dataclass(frozen=True, slots=True)
+class FeatureSource:
+    """Which recording serves a declared ``feature``'s checks, and how it was picked — or why none does.
+
+    ``recording`` is its name in the run (None: no recording serves the feature); ``source`` where it
+    came from as the report shows it (:attr:`Recording.location`: a path relative to the cassette
+    directory given, a file name, a bundled name; None in memory or unserved); ``matched_by`` how it
+    was picked, as a token (:data:`MatchedBy`; None when unserved) and ``via`` the same in words (its
+    header name, its file name, the profile's bundled pick; for ``text`` without a match, the first
+    recording); ``also`` the other declared features the same recording serves; ``wanted`` the names
+    it was looked for under; ``problem`` what is missing when none serves it (the report quotes it).
+    """
+
+    feature: Feature
+    recording: str | None
+    source: str | None = None
+    via: str = ""
+    wanted: tuple[str, ...] = ()
+    problem: str = ""
+    matched_by: MatchedBy | None = None
+    also: tuple[Feature, ...] = ()
+
+    def __str__(self) -> str:
+        if self.recording is None:
+            return f"{self.feature}: no recording — {self.problem}"
+        shared = f" (it serves {' and '.join(self.also)} too)" if self.also else ""
+        return f"{self.feature}: {self.recording}, by {self.via}{shared}"
+
+    def to_json(self) -> dict[str, Any]:
+        """The source as a JSON object (the fields are documented in docs/conformance.md, "The JSON
+        report"): ``matchedBy`` is the token, ``detail`` the words; ``problem`` is empty when served."""
+        return {
+            "feature": self.feature,
+            "recording": self.recording,
+            "source": self.source,
+            "matchedBy": self.matched_by,
+            "detail": self.via,
+            "also": list(self.also),
+            "wanted": list(self.wanted),
+            "problem": self.problem,
+        }
+
+
+def _quoted(names: tuple[str, ...]) -> str:
+    return " or ".join(repr(name) for name in names)
+
+
+def feature_sources(
+    recordings: list[Recording], capabilities: Capabilities, profile: WireProfile | None
+) -> tuple[FeatureSource, ...]:
+    """For each feature the capabilities declare (text always; tool, parallel, thinking as declared),
+    the recording that serves it (as labelled by :func:`label_features` or :func:`library_recordings`)
+    or why none does: the name the api's recordings map (``WireApi(recordings=...)``) gives it, or the
+    feature's own, matches no recording given (none bundled, none among the cassettes). Text falls
+    back to the first recording (every check that needs one replay takes it); no other feature does —
+    a parallel-calls recording serves ``tool`` only when it is named for it too.
+    Empty for an adapter without HTTP (it replays nothing)."""
+    if not capabilities.http:
+        return ()
+    wanted_features = _wanted(capabilities)
+    # The library's recordings are each picked for a feature; none of the author's is picked that way.
+    bundled = any(pick.by == "library" for item in recordings for pick in item.picks)
+    declared: Mapping[Feature, str] = profile.recordings if profile is not None else {}
+    found: list[FeatureSource] = []
+    for feature in wanted_features:
+        served = next(((item, pick) for item in recordings for pick in item.picks if pick.feature == feature), None)
+        if served is not None:
+            item, pick = served
+            also: tuple[Feature, ...] = tuple(f for f in item.features if f != feature and f in wanted_features)
+            wanted = _wanted_names(feature, profile)
+            found.append(FeatureSource(feature, item.name, item.location, pick.how, wanted, "", pick.by, also))
+            continue
+        name = declared.get(feature)
+        if bundled or not recordings:
+            wanted = (name,) if name else ()
+            problem = (
+                f"the api's wire profile names {name!r} for it, which the installed library does not hold"
+                if name
+                else "the api's wire profile names no bundled recording of it"
+            )
+        else:
+            wanted = _wanted_names(feature, profile)
+            mapped = f"the api's recordings map names {name!r} for it; " if name else ""
+            problem = f"{mapped}no cassette given is named {_quoted(wanted)} (by its header name or its file name)"
+            parallel = next((item for item in recordings if "parallel" in item.features), None)
+            if feature == "tool" and parallel is not None:
+                problem += (
+                    f"; the parallel-calls recording {parallel.name!r} serves tool only when named for it too "
+                    "(WireApi(recordings={'tool': ...}))"
+                )
+        if feature == "text" and recordings:
+            first = recordings[0]
+            via = f"being the first recording ({problem})"
+            found.append(FeatureSource(feature, first.name, first.location, via, wanted, "", "first"))
+            continue
+        found.append(FeatureSource(feature, None, None, "", wanted, problem))
+    return tuple(found)
+
+
+def unserved(
+    recordings: list[Recording], capabilities: Capabilities, profile: WireProfile | None, feature: Feature
+) -> str | None:
+    """Why a check of ``feature`` cannot be examined — no recording serves it (:func:`feature_sources`;
+    P2 ``tool``, P3 ``parallel``, P4 ``thinking``) — else None (one does, or it is not declared)."""
+    source = next(
+        (item for item in feature_sources(recordings, capabilities, profile) if item.feature == feature), None
+    )
+    if source is None or source.recording is not None:
+        return None
+    return (
+        f"not examined: no recording shows {feature} ({source.problem}); give the adapter a cassette of it, "
+        "named after the feature or as WireApi(recordings=...) names it"
+    )
+
+
+def _split(name: str, cassette: Cassette, source: str | None, location: str | None = None) -> list[Recording]:
     good = [
         (index, item)
         for index, item in enumerate(cassette.interactions)
@@ -141,7 +345,9 @@ def _split(name: str, cassette: Cassette, source: str | None) -> list[Recording]
 
     def one(label: str, index: int) -> Recording:
         single = replace(cassette, interactions=(cassette.interactions[index],))
-        return Recording(label, single, source=source, interaction=index if several else None)
+        return Recording(
+            label, single, source=source, interaction=index if several else None, location=location or source
+        )
 
     if len(good) == 1:
         return [one(name, good[0][0])]
@@ -172,6 +378,14 @@ def _relative(file: Path, root: Path) -> str:
     if file != root and file.is_relative_to(root):
         return file.relative_to(root).with_suffix("").as_posix()
     return file.with_suffix("").as_posix()
+
+
+def _location(file: Path, root: Path) -> str:
+    """``file`` as a report shows it, the same wherever the folder is: its path relative to the
+    directory given, or its file name when the file itself was given."""
+    if file != root and file.is_relative_to(root):
+        return file.relative_to(root).as_posix()
+    return file.name
 
 
 def _unique(groups: list[tuple[str, str, list[Recording]]]) -> list[Recording]:
@@ -221,7 +435,7 @@ def load_recordings(source: CassetteSource, profile: WireProfile | None = None) 
         for file in _files(item):
             cassette = _load(file)
             name = cassette.name or file.stem
-            groups.append((name, _relative(file, root), _split(name, cassette, str(file))))
+            groups.append((name, _relative(file, root), _split(name, cassette, str(file), _location(file, root))))
     found = _unique(groups)
     if not found:
         raise RecordingsError("the cassettes hold no successful (HTTP 200) response to replay")

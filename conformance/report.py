@@ -2,7 +2,8 @@
 (text for a terminal, JSON, JUnit XML).
 
 Statuses: ``pass``; ``fail`` (the adapter broke the contract — evidence says where);
-``unsupported`` (the check needs something the capabilities do not declare); ``xfail`` (it failed
+``unsupported`` (the check needs something the capabilities do not declare, or — not examined — no
+recording shows the feature it judges; the reason says which); ``xfail`` (it failed
 and the author declared it would, with a written reason); ``harness-error`` (the harness itself
 could not run the check — a bug to report, never the adapter's pass).
 
@@ -30,6 +31,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from conformance.text import printable
 
 if TYPE_CHECKING:
+    from conformance.recordings import FeatureSource
     from conformance.target import Capabilities
 
 __all__ = [
@@ -136,6 +138,8 @@ class Report:
     capabilities: Capabilities
     results: tuple[CheckResult, ...]
     recordings: tuple[str, ...] = ()
+    #: Which recording served each declared feature, and how it was picked — or why none did.
+    features: tuple[FeatureSource, ...] = ()
     scenarios: int = 0
     duration_s: float = 0.0
     #: The bound the run's wall time was held to (``Limits.bound_s``).
@@ -209,6 +213,7 @@ def report_json(report: Report) -> dict[str, Any]:
         "capabilities": report.capabilities.to_json(),
         "transport": report.transport,
         "recordings": list(report.recordings),
+        "features": [source.to_json() for source in report.features],
         "scenarios": report.scenarios,
         "durationS": round(report.duration_s, 3),
         "boundS": round(report.bound_s, 3),
@@ -260,9 +265,11 @@ def report_text(report: Report) -> str:
         f"api {caps.api or '(none)'} · http {'yes' if caps.http else 'no'}"
         + (f" · transport {report.transport}" if report.transport else "")
         + f" · recordings: {recordings}",
-        "",
-        f"{'ID':<4} {'STATUS':<13} {'CHECK':<58} DETAIL",
     ]
+    for source in report.features:  # which recording served each feature: a name may not be what it seems
+        # Escaped before wrapping: wrap() turns a line break in a cassette's name into a plain space.
+        lines.extend(textwrap.wrap(printable(str(source)), _WIDTH, initial_indent="  ", subsequent_indent="      "))
+    lines += ["", f"{'ID':<4} {'STATUS':<13} {'CHECK':<58} DETAIL"]
     for result in report.results:
         title = textwrap.shorten(result.title, 58, placeholder="…")
         detail = textwrap.shorten(printable(_detail(result)), 60, placeholder="…") if _detail(result) else ""
@@ -314,6 +321,7 @@ def report_junit(report: Report) -> str:
         ("api", report.capabilities.api or ""),
         ("transport", report.transport or ""),
         ("verdict", report.verdict),
+        *((f"feature.{source.feature}", str(source)) for source in report.features),
     ):
         ET.SubElement(properties, "property", {"name": name, "value": printable(value)})
     for result in report.results:

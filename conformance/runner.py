@@ -16,7 +16,10 @@ A run never passes on nothing. It refuses (``ValueError``, before the adapter is
 selection and a selection none of whose checks the declared capabilities support — either would be
 reported ``conformant`` with nothing examined. A check fails — never passes — when it examined no
 case at all, or when some of its scenarios could not be run (the run's budget was spent on hangs,
-the event loop was blocked, the factory failed); the evidence then names what hung.
+the event loop was blocked, the factory failed); the evidence then names what hung. A supported check
+with nothing of its own to judge (:meth:`Check.unexamined`: P2–P4 when no recording shows their
+feature) is ``unsupported`` with the reason, a limitation; the report says which recording served
+each declared feature, or why none did (:func:`~conformance.recordings.feature_sources`).
 """
 
 from __future__ import annotations
@@ -32,7 +35,13 @@ from conformance.check import Check
 from conformance.checks import CHECK_IDS, CHECKS
 from conformance.observe import Scenario
 from conformance.profile_guard import ProfileFailure, check_profile
-from conformance.recordings import CassetteSource, NoRecordings, library_recordings, load_recordings
+from conformance.recordings import (
+    CassetteSource,
+    NoRecordings,
+    feature_sources,
+    library_recordings,
+    load_recordings,
+)
 from conformance.report import CheckResult, Evidence, Report, Status
 from conformance.session import Session
 from conformance.target import Capabilities, Need, Target, is_adapter, is_target
@@ -275,6 +284,9 @@ async def run(
         missing = _missing(check, session)
         if missing:
             results.append(_unsupported(check, missing))
+        elif (unexamined := check.unexamined(session)) is not None:
+            # Supported, but nothing of its own to judge (a feature no recording shows): a limitation.
+            results.append(_result(check, "unsupported", reason=unexamined, limitation=True))
         elif check.id in plan.profile_failures:
             problem = Evidence(scenario="-", detail=plan.profile_failures[check.id])
             results.append(_failed(check, [problem], reasons.get(check.id), 0.0))
@@ -293,6 +305,7 @@ async def run(
         capabilities=capabilities,
         results=tuple(results),
         recordings=tuple(r.name for r in recordings),
+        features=feature_sources(recordings, capabilities, profile),
         scenarios=len(session.observations),
         duration_s=time.perf_counter() - started,
         bound_s=limits.bound_s,

@@ -134,7 +134,7 @@ class Session:
     def recording(self, feature: Feature = "text") -> Recording | None:
         """The recording picked for ``feature`` (else the first one), or None without recordings."""
         for recording in self.recordings:
-            if recording.feature == feature:
+            if feature in recording.features:
                 return recording
         return self.recordings[0] if self.recordings else None
 

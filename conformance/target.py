@@ -147,7 +147,9 @@ class Target:
     """``stream_fn`` is a StreamFn or a zero-argument factory returning one; ``name`` labels it in
     reports (default: its ``module.qualname``); ``cassettes`` are the adapter's own recordings (as
     ``run(cassettes=...)`` takes them), replayed when the run is given none — for an api whose bundled
-    recordings do not show every declared feature; ``profile`` is the api's wire profile (its
+    recordings do not show every declared feature (each shows the feature its header name, else its
+    file name, says — or the name the profile's ``recordings`` map gives it; a declared feature none
+    shows is not examined, and the report says so); ``profile`` is the api's wire profile (its
     ``WireApi.profile``) when no installed adapter declares the api, or to override the one that
     does."""
 
@@ -184,8 +186,8 @@ class Target:
 
 
 def _same_callable(exported: object, stream_fn: object) -> bool:
-    """The same StreamFn: the object itself, or the same method of the same object (each read of
-    ``WIRE.stream`` makes a new bound method). Identity only: no ``__eq__`` of the adapter's runs."""
+    """The same StreamFn: the object itself, or the same method of the same object (each read of a
+    method makes a new bound method). Identity only: no ``__eq__`` of the adapter's runs."""
     if exported is stream_fn:
         return True
     return (
@@ -253,7 +255,7 @@ def is_factory(obj: Callable[..., Any]) -> bool:
 
 def adapter_name(obj: object) -> str:
     """``module.qualname`` of a function or class, or of an instance's class; a bound method adds
-    the object it is bound to (``WireApi.stream of WireApi('my-api')``: the method alone names no
+    the object it is bound to (``WireApi._stream of WireApi('my-api')``: the method alone names no
     adapter). Never raises."""
     try:
         named = obj if inspect.isfunction(obj) or inspect.isclass(obj) or inspect.ismethod(obj) else type(obj)

@@ -61,7 +61,7 @@ from normalize.messages import (
     UserMessage,
     now_ms,
 )
-from normalize.model import Model, ModelCost
+from normalize.model import COST_BASES, CostBasis, Model, ModelCost
 from normalize.partial_json import ArgumentsError, arguments_text, parse_arguments, parse_partial, repair_json
 from normalize.request_checks import model_problem, request_problem
 from normalize.stream import AssistantMessageEventStream, Relay, without_relays
@@ -73,10 +73,11 @@ from normalize.transcript import (
     sanitize_surrogates,
     transform_messages,
 )
-from normalize.usage import Cost, Usage, calculate_cost
+from normalize.usage import Cost, CostSum, Usage, calculate_cost, sum_costs
 from normalize.validate import RULES, Violation, validate_events
 
 __all__ = [
+    "COST_BASES",
     "DEFAULT_PROGRESS_TIMEOUT_S",
     "ERROR_KINDS",
     "IMAGE_OMITTED",
@@ -95,6 +96,8 @@ __all__ = [
     "CacheRetention",
     "Context",
     "Cost",
+    "CostBasis",
+    "CostSum",
     "DoneEvent",
     "EffectiveSystem",
     "ErrorEvent",
@@ -150,6 +153,7 @@ __all__ = [
     "sanitize_surrogates",
     "sleep_unless_aborted",
     "split_transcript",
+    "sum_costs",
     "system_update_text",
     "transcript_for",
     "transform_messages",

@@ -60,7 +60,7 @@ from normalize.events import (
     ToolCallStartEvent,
 )
 from normalize.messages import AssistantMessage, StopReason
-from normalize.model import Model
+from normalize.model import Model, ModelCost
 from normalize.partial_json import (
     ArgumentsError,
     JsonRepairer,
@@ -69,7 +69,7 @@ from normalize.partial_json import (
     parse_strict,
     partial_object,
 )
-from normalize.usage import calculate_cost
+from normalize.usage import Cost, calculate_cost
 
 __all__ = ["MessageBuilder"]
 
@@ -237,6 +237,16 @@ class MessageBuilder:
         self._output_started = False
         self._stop: StopReason | None = None
         self._stop_error: tuple[ErrorInfo, str] | None = None
+        if message is None:
+            self._basis_cost()
+
+    def _basis_cost(self) -> None:
+        """A model not billed per token says so before any usage arrives: a stream that reports none
+        still has an unknown (or free, or plan-paid) cost, never a metered $0. Reads only the basis
+        (the rates are checked later, by the request checks)."""
+        cost = getattr(self._model, "cost", None)
+        if isinstance(cost, ModelCost) and cost.basis in ("free", "subscription", "unknown"):
+            self._message.usage.cost = Cost(basis=cost.basis)
 
     # -- lifecycle --------------------------------------------------------------------------------
 
@@ -271,6 +281,7 @@ class MessageBuilder:
             return False
         message = self._message
         message.usage = type(message.usage)()
+        self._basis_cost()
         message.response_id = None
         message.response_model = None
         message.raw_stop_reason = None
@@ -656,14 +667,8 @@ class MessageBuilder:
     def _price(self) -> None:
         if self._model is None:
             return
-        cost = calculate_cost(self._model, self._message.usage)
-        factor = self._price_multiplier
-        if factor != 1.0:
-            cost.input *= factor
-            cost.output *= factor
-            cost.cache_read *= factor
-            cost.cache_write *= factor
-            cost.total = cost.input + cost.output + cost.cache_read + cost.cache_write
+        # The multiplier inside the pricing: an unknown price stays unknown (no total), never $0 × factor.
+        calculate_cost(self._model, self._message.usage, multiplier=self._price_multiplier)
 
     def stop(
         self,

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 from normalize._jsonmodel import JsonModel, adapter_for
 from normalize.content import TextContent
 from normalize.messages import Message, SystemMessage, Tool
+from normalize.secret_forms import MASK, masked_headers, masked_repr
 from normalize.transcript import sanitize_surrogates, transform_messages
 
 if TYPE_CHECKING:
@@ -211,3 +212,8 @@ class StreamOptions:
         None
     )
     on_response: Callable[[int, Mapping[str, str], Model], Awaitable[None] | None] | None = None
+
+    def __repr__(self) -> str:
+        # People log their options: the key and every credential header show masked, as pydantic's
+        # SecretStr shows a secret (the fields themselves are untouched).
+        return masked_repr(self, api_key=None if self.api_key is None else MASK, headers=masked_headers(self.headers))

@@ -51,7 +51,9 @@ class ErrorInfo(JsonModel):
 
     ``retryable`` says whether the same request may succeed if repeated; ``output_started`` says
     whether content events had been emitted (a caller retrying after output must discard it).
-    ``retry_after_s`` is the vendor's requested delay when it sent one.
+    ``retry_after_s`` is the vendor's requested delay when it sent one. ``code`` is the vendor's error
+    code or type: vendor text, so on a message a stream ended with it is cut and redacted of the
+    call's credentials like the error message (``streamfns.kit.redact_message``).
     """
 
     kind: ErrorKind

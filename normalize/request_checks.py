@@ -22,7 +22,7 @@ from normalize.content import ImageContent, TextContent, ThinkingContent, ToolCa
 from normalize.context import THINKING_LEVELS, Context, StreamOptions
 from normalize.errors import ErrorKind
 from normalize.messages import AssistantMessage, SystemMessage, Tool, ToolResultMessage, UserMessage
-from normalize.model import Model, ModelCost
+from normalize.model import COST_BASES, Model, ModelCost
 
 __all__ = ["model_problem", "request_problem"]
 
@@ -50,6 +50,8 @@ def model_problem(model: object) -> str | None:
     cost = model.cost
     if not isinstance(cost, ModelCost):  # pyright: ignore[reportUnnecessaryIsInstance]
         return f"model.cost must be a normalize.ModelCost, not {type(cost).__name__} (the call could not be priced)"
+    if cost.basis not in COST_BASES:  # set after the ModelCost was made (its constructor refuses one)
+        return f"model.cost.basis must be one of {', '.join(COST_BASES)}, not {cost.basis!r}"
     for name in ("input", "output", "cache_read", "cache_write"):
         rate = getattr(cost, name)
         if not _finite_number(rate) or rate < 0:

@@ -27,13 +27,14 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn, TextIO
 
-from normalize import THINKING_LEVELS, AbortController, Context, Model, StreamOptions, UserMessage
+from normalize import THINKING_LEVELS, AbortController, Context, Model, ModelCost, StreamOptions, UserMessage
 from normalize.suggest import close_names, did_you_mean
 from streamfns._loop import run_async
 from streamfns._registry import adapter_problems, stream
 from streamfns.catalog import CatalogError, list_models, list_providers, model_from_spec, model_names
+from streamfns.kit.compat import CompatError
 from streamfns.kit.transports import TRANSPORT_ENV, TRANSPORTS
-from streamfns.render import format_summary, is_terminal, render_stream, use_color
+from streamfns.render import format_summary, is_terminal, price_cells, render_stream, use_color
 
 if TYPE_CHECKING:
     from cassettes import Cassette
@@ -106,8 +107,9 @@ def _parser() -> argparse.ArgumentParser:
     models = _command(
         commands.add_parser,
         "models",
-        "list the model catalog: context window, max output, prices per million tokens, reasoning, inputs, and "
-        "the aliases --model also accepts",
+        "list the model catalog: context window, max output, prices per million tokens (free for a local model, "
+        "plan for one paid by a subscription, unknown where nobody published one), reasoning, inputs, and the "
+        "aliases --model also accepts",
         "streamfns models",
         "streamfns models anthropic",
         "streamfns models --json | python -m json.tool",
@@ -285,8 +287,10 @@ def _recorded_model(cassette: Cassette) -> Model:
 # -- models -------------------------------------------------------------------------------------
 
 
-def _price(value: float) -> str:
-    return f"{value:g}" if value else "-"
+def _prices(cost: ModelCost) -> tuple[str, str, str, str]:
+    """The four price cells: the metered rates ($/M; ``-`` for a part that is not charged), else the
+    basis in each (``free``, ``plan``, ``unknown``: :data:`streamfns.render.PRICE_WORDS`)."""
+    return price_cells(cost, lambda rate: f"{rate:g}" if rate else "-")
 
 
 def _models(args: argparse.Namespace) -> int:
@@ -297,9 +301,16 @@ def _models(args: argparse.Namespace) -> int:
     found = list_models(args.provider)
     if args.provider == "ollama":
         # Local model names are the user's own: list what the server has pulled when one answers.
-        from streamfns.ollama.server import pulled_models  # noqa: PLC0415 - only this listing reaches a server
+        from streamfns.ollama.request import host_from_env  # noqa: PLC0415 - only this listing reaches a server
+        from streamfns.ollama.server import pulled_models  # noqa: PLC0415
 
-        pulled = pulled_models()
+        try:
+            host_from_env()
+        except CompatError as exc:  # an address that could send the request elsewhere: nothing is asked
+            sys.stderr.write(f"streamfns: {exc}; no server was asked — these are the catalog's:\n")
+            pulled = found
+        else:
+            pulled = pulled_models()
         if pulled is None:
             sys.stderr.write(
                 "streamfns: no Ollama server answered (OLLAMA_HOST or http://localhost:11434); any pulled model "
@@ -331,10 +342,7 @@ def _models(args: argparse.Namespace) -> int:
             model.api,
             f"{model.context_window:,}",
             f"{model.max_tokens:,}",
-            _price(model.cost.input),
-            _price(model.cost.output),
-            _price(model.cost.cache_read),
-            _price(model.cost.cache_write),
+            *_prices(model.cost),
             "yes" if model.reasoning else "no",
             "+".join(model.input),
             # An alias resolves silently in `--model`: it must be findable here.

@@ -14,8 +14,6 @@ what ``streamfns replay`` and the agent loop example's ``--replay`` use too.
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import dataclasses
 import sys
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -26,7 +24,7 @@ import streamfns
 from cassettes import Cassette, CassetteError, ReplayTransport, Timing, library, load
 from normalize import Context, Model, StreamOptions, Tool, UserMessage
 from streamfns._adapters import all_adapters
-from streamfns.catalog import get_model, list_providers
+from streamfns.catalog import model_for_recording
 from streamfns.faux import FauxProvider, faux_message, faux_text, faux_thinking, faux_tool_call
 from streamfns.render import format_summary, render_stream, use_color
 
@@ -44,33 +42,18 @@ def load_cassette(name_or_path: str) -> Cassette:
 
 
 def model_for_cassette(cassette: Cassette) -> Model:
-    """The catalog model a recording came from (so usage is priced and requests match), else a bare one.
-
-    The recorded model id is looked up in every provider's catalog (a dated id finds its alias); when
-    several providers serve it on the cassette's api (OpenAI and Azure both list ``gpt-5-mini``), the
-    one whose base URL has the recorded request's host wins. ``CassetteError`` when the cassette
-    names no api, or an api no adapter serves.
+    """The catalog model a recording came from (so usage is priced and requests match), else a bare one
+    whose price is unknown (:func:`streamfns.catalog.model_for_recording`: the cassette's api decides
+    the catalog, and a catch-all entry never claims a model of another api). ``CassetteError`` when
+    the cassette names no api, or an api no adapter serves.
     """
     api = cassette.api
     if not api:
         raise CassetteError("the cassette names no api, so no adapter can replay it")
     if api not in streamfns.registered_apis():
         raise CassetteError(f"no adapter serves api {api!r} (known: {', '.join(streamfns.registered_apis())})")
-    model_id = cassette.model or "recorded-model"
-    found: list[Model] = []
-    for provider in list_providers():
-        with contextlib.suppress(KeyError):
-            found.append(get_model(provider, model_id))
-    # The model on the recorded api first; the same model listed for another api still knows its
-    # prices (gpt-4o recorded through the Responses api is catalogued for chat completions).
-    found.sort(key=lambda model: model.api != api)
     host = urlsplit(cassette.interactions[0].request.url).hostname if cassette.interactions else None
-    for model in found:
-        if host and urlsplit(model.base_url).hostname == host:
-            return dataclasses.replace(model, api=api)
-    if found:
-        return dataclasses.replace(found[0], api=api)
-    return Model(id=model_id, api=api, provider="recorded", base_url="https://recorded.invalid")
+    return model_for_recording(api, cassette.model or "recorded-model", host=host)
 
 
 def replay_client(cassette: Cassette, *, match: str = "any", timing: Timing = "instant") -> httpx.AsyncClient:

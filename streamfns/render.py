@@ -20,6 +20,7 @@ import re
 import sys
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TextIO
 
@@ -27,8 +28,11 @@ from normalize import (
     AssistantMessage,
     AssistantMessageEvent,
     AssistantMessageEventStream,
+    Cost,
+    CostSum,
     DoneEvent,
     ErrorEvent,
+    ModelCost,
     TextDeltaEvent,
     TextEndEvent,
     TextStartEvent,
@@ -42,11 +46,14 @@ from normalize import (
 )
 
 __all__ = [
+    "PRICE_WORDS",
     "StreamSummary",
+    "format_cost",
     "format_event",
     "format_summary",
     "is_terminal",
     "one_line",
+    "price_cells",
     "render_stream",
     "terminal_safe",
     "use_color",
@@ -193,6 +200,54 @@ async def render_stream(
     )
 
 
+#: What a price cell says for a model not billed per token (one word: a table cell) — never a $0 rate
+#: nobody quoted. ``streamfns models`` and the docs' model tables both use it.
+PRICE_WORDS: dict[str, str] = {"free": "free", "subscription": "plan", "unknown": "unknown"}
+
+
+def price_cells(cost: ModelCost, rate: Callable[[float], str]) -> tuple[str, str, str, str]:
+    """The input, output, cache-read and cache-write cells of a price table: each metered rate
+    through ``rate`` (the caller's format), else the basis's word (:data:`PRICE_WORDS`) in all four."""
+    word = PRICE_WORDS.get(cost.basis)
+    if word is not None:
+        return (word, word, word, word)
+    return (rate(cost.input), rate(cost.output), rate(cost.cache_read), rate(cost.cache_write))
+
+
+def format_cost(cost: Cost | CostSum) -> str:
+    """A usage's cost as a person should read it: ``$0.001234`` when metered, ``free`` (a local
+    model), ``subscription`` (with what the list prices would give, when the catalog has them) and
+    ``unknown`` when nobody knows the price — never ``$0`` for a price that is not known.
+
+    A sum of costs (:func:`normalize.sum_costs`) reads the same way, by its basis; one that holds
+    both metered and plan-paid parts shows the bill and the plan apart, never added:
+    ``$0.001234 + subscription ($0.000500 at list prices)``."""
+    if isinstance(cost, CostSum):
+        return _format_sum(cost)
+    total = cost.total
+    if total is None or cost.basis == "unknown":
+        return "unknown"
+    if cost.basis == "free":
+        return "free"
+    if cost.basis == "subscription":
+        return _subscription(total)
+    return f"${total:.6f}"
+
+
+def _subscription(at_list_prices: float) -> str:
+    return f"subscription (${at_list_prices:.6f} at list prices)" if at_list_prices else "subscription"
+
+
+def _format_sum(found: CostSum) -> str:
+    basis = found.basis
+    if basis in ("unknown", "free"):
+        return basis
+    if basis == "subscription":
+        return _subscription(found.plan)
+    bill = f"${found.billed:.6f}"
+    return f"{bill} + {_subscription(found.plan)}" if "subscription" in found.bases else bill
+
+
 def format_summary(summary: StreamSummary) -> str:
     """A few lines describing how the stream ended."""
     message = summary.message
@@ -203,7 +258,7 @@ def format_summary(summary: StreamSummary) -> str:
         f"stop reason : {message.stop_reason}{vendor}",
         (
             f"usage       : input {usage.input}, output {usage.output}, cache read {usage.cache_read}, "
-            f"cache write {usage.cache_write}, total {usage.total_tokens}, cost ${usage.cost.total:.6f}"
+            f"cache write {usage.cache_write}, total {usage.total_tokens}, cost {format_cost(usage.cost)}"
         ),
         f"events      : {summary.events} ({', '.join(f'{k} {v}' for k, v in sorted(summary.event_counts.items()))})",
         f"first token : {ttft}; elapsed {summary.elapsed_s * 1000:.0f} ms",

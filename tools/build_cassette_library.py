@@ -8,7 +8,10 @@ did not write (its source is gone) is kept, never deleted, and reported; NOTICE 
 its own header. This is a maintainer's tool: it is not part of the installed package, which only ships
 its output.
 
-For every body file of the vendor folders it writes one cassette with one interaction:
+Every cassette is made by :func:`cassettes.importing.import_body` — the path ``cassettes import`` takes —
+from the body, its status and content type, the model and the synthetic request this builder chooses
+(:func:`one_interaction`); the builders below only choose those and, for the cloud folders, re-encode
+what needs it. For every body file of the vendor folders it writes one cassette with one interaction:
 
 * the body bytes are kept exactly, cut into one chunk per server-sent event (a chunk ends right
   after each blank-line separator), with synthetic times: the head at 0 ms, then 5 ms per event;
@@ -19,6 +22,8 @@ For every body file of the vendor folders it writes one cassette with one intera
 * Ollama's native bodies (``ollama/``, api ``ollama-chat``) are JSON lines: one chunk per line, and
   only the ``/api/chat`` bodies and the error bodies are bundled (``/api/generate`` is another api);
   an ``__errorNNN_`` file is a non-200 JSON response;
+* Mistral's native bodies (``mistral/``, api ``mistral-conversations``) are server-sent events like the
+  chat-completions ones; there too an ``__errorNNN_`` file is a non-200 JSON response;
 * files under ``errors/`` become non-200 responses with the status from the file name and the
   content type recorded in INDEX.md (``application/json`` when none was recorded); the ``.sse``
   mid-stream error is a 200 ``text/event-stream`` response;
@@ -38,7 +43,12 @@ The cloud folders have a builder each (:data:`CLOUD_BUILDERS`), same conventions
 * ``anthropic_vertex/`` (``anthropic-vertex``, :func:`build_claude_on_vertex`): Anthropic SSE, one chunk
   per event;
 * one converted cassette, labelled ``_REFRAMED`` (:data:`REFRAMED`, :func:`reframe_on_bedrock`): the
-  Vertex thinking stream re-framed as Bedrock ``chunk`` messages (no Bedrock recording shows thinking).
+  Vertex thinking stream re-framed as Bedrock ``chunk`` messages (no Bedrock recording shows thinking);
+* ``cohere/`` (``cohere-chat``, :func:`build_cohere`): Cohere v2 chat SSE, one chunk per event, the model
+  from the file name's tail; only what INDEX.md records as a ``/v2/chat`` call is bundled
+  (:func:`is_cohere_v2`: a ``/v1/chat`` error body is another api); ``.jsonl`` vercel/ai fixtures (the
+  events' JSON, one per line, framing lost) re-framed as Cohere sends them (:func:`reframe_cohere`, said
+  in the provenance); ``__errorNNN_`` ``.json`` files become non-200 JSON responses.
 """
 
 from __future__ import annotations
@@ -54,10 +64,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
 
-from cassettes.canonical import NotJSON, canonical_json, parse_json
+import streamfns
+from cassettes.canonical import canonical_json, parse_json
 from cassettes.files import load, save
-from cassettes.model import Cassette, Chunk, End, Interaction, JSONValue, RecordedRequest, RecordedResponse
-from normalize.wire import AWS_EVENTSTREAM, NDJSON, SSE, Framing, encode_message
+from cassettes.importing import STEP_MS, import_body, model_in_body
+from cassettes.model import Cassette, Chunk, End, JSONValue, RecordedRequest, RecordedResponse, header_value
+from normalize.wire import AWS_EVENTSTREAM, NDJSON, SSE, Framing, WireProfile, encode_message
 from streamfns.bedrock.errors import error_body as bedrock_error_body
 from streamfns.kit.aws import bedrock_model_path
 
@@ -67,7 +79,6 @@ Source = Mapping[str, JSONValue] | None
 REPOSITORY = Path(__file__).resolve().parents[1]
 LIBRARY = REPOSITORY / "cassettes" / "library"
 DEFAULT_SOURCE = REPOSITORY / ".." / "shared" / "realstreams"
-STEP_MS = 5
 
 FOLDERS = {
     "anthropic": "anthropic-messages",
@@ -75,12 +86,15 @@ FOLDERS = {
     "openai_responses": "openai-responses",
     "gemini": "google-generative-ai",
     "ollama": "ollama-chat",
+    "mistral": "mistral-conversations",
 }
-# The cloud-hosted folders: each has its own builder (CLOUD_BUILDERS, below the builders).
+# The cloud-hosted folders, and cohere/ (v2 chat, whose converted fixtures need re-framing): each has its
+# own builder (CLOUD_BUILDERS, below the builders).
 CLOUD_FOLDERS = {
     "bedrock": "bedrock-converse-stream",
     "anthropic_bedrock": "anthropic-bedrock",
     "anthropic_vertex": "anthropic-vertex",
+    "cohere": "cohere-chat",
 }
 #: Every api of the library, one folder each.
 APIS = tuple(sorted({*FOLDERS.values(), *CLOUD_FOLDERS.values()}))
@@ -113,6 +127,7 @@ DEFAULT_URLS = {
         "https://generativelanguage.googleapis.com/v1beta/models/{model}:streamGenerateContent?alt=sse"
     ),
     "ollama-chat": "http://localhost:11434/api/chat",
+    "mistral-conversations": "https://api.mistral.ai/v1/chat/completions",
 }
 # Provider hosts for files whose INDEX.md row records no URL, keyed by a word of the file name.
 PROVIDER_URLS = {
@@ -142,6 +157,7 @@ FALLBACK_MODELS = {
     "openai-responses": "gpt-4o",
     "google-generative-ai": "gemini-2.5-flash",
     "ollama-chat": "llama3.2",
+    "mistral-conversations": "mistral-small-latest",
 }
 
 
@@ -163,7 +179,7 @@ class Row:
     def url(self) -> str | None:
         if self.request:
             found = re.search(r"https?://\S+", self.request)
-            return found.group() if found else None
+            return found.group().split("#")[0] if found else None
         match = re.search(r"https?://[^\s,)`]+", self.path)
         return match.group().split("#")[0] if match and "github.com" not in match.group() else None
 
@@ -231,6 +247,8 @@ def bundled(folder: str, file: Path, row: Row | None) -> bool:
     the ``bedrock/`` files that are not ConverseStream."""
     if folder == "bedrock":
         return is_converse(file, row)
+    if folder == "cohere":
+        return is_cohere_v2(row)
     if folder != "ollama" or "__error" in file.name:
         return True
     return row is not None and "/api/chat" in row.request
@@ -264,6 +282,8 @@ def body_of(item: SourceFile) -> bytes:
     fixture, which is re-encoded into event-stream messages."""
     if item.folder == "bedrock" and item.file.suffix == ".jsonl":
         return encode_fixture(item.file.read_text("utf-8"))
+    if item.folder == "cohere" and item.file.suffix == ".jsonl":
+        return reframe_cohere(item.file.read_text("utf-8"))
     return item.file.read_bytes()
 
 
@@ -280,20 +300,8 @@ def api_of(folder: str, name: str) -> str:
 
 
 def model_in_stream(body: bytes, framing: Framing[object] = SSE) -> str | None:  # pyright: ignore[reportArgumentType]
-    """The model the stream itself names (first occurrence)."""
-    for span in framing.spans(body):
-        value = parse_json(span.payload) if span.payload is not None else None
-        if isinstance(value, NotJSON) or not isinstance(value, dict):
-            continue
-        candidates: list[JSONValue] = [value.get("model"), value.get("modelVersion")]
-        for nested in ("message", "response"):
-            inner = value.get(nested)
-            if isinstance(inner, dict):
-                candidates.append(inner.get("model"))
-        found = next((c for c in candidates if isinstance(c, str) and c), None)
-        if found:
-            return found
-    return None
+    """The model the stream itself names (first occurrence), as ``cassettes import`` finds it."""
+    return model_in_body(body, WireProfile(api="", framing=framing))
 
 
 def model_in_row(row: Row | None) -> str | None:
@@ -371,18 +379,34 @@ def eof_response(status: int, headers: tuple[tuple[str, str], ...], pieces: Sequ
     return RecordedResponse(status, headers, 0, chunks, End("eof", STEP_MS * len(chunks)))
 
 
+def _ignore(_note: str) -> None:
+    """A library body that is a cut stream is bundled as one on purpose: nothing to warn about."""
+
+
 def one_interaction(
     api: str, model: str | None, name: str, exchange: tuple[RecordedRequest, RecordedResponse], source: Source
 ) -> Cassette:
-    """A library cassette: one interaction, synthetic timing and request."""
-    return Cassette(
-        interactions=(Interaction(*exchange),),
+    """A library cassette: one interaction, synthetic timing and request, made by ``cassettes import``'s
+    function from the response's body, status and headers and the synthetic request. The chunks it cuts
+    (one per frame of the api's framing; one for an error body) must be the ones ``exchange`` holds."""
+    streamfns.registered_apis()  # every built-in adapter's profile registered, installed or not
+    request, response = exchange
+    cassette = import_body(
+        response.body,
         api=api,
+        status=response.status,
+        content_type=header_value(response.headers, "content-type"),
+        headers=response.headers,
+        chunking="event",
         model=model,
-        recorded_at=None,
+        request=request,
+        name=name,
         source=source,
-        extra={"name": name, "timing": "synthetic", "request": "synthetic"},
+        on_warning=_ignore,
     )
+    if cassette.interactions[0].response != response:
+        raise SystemExit(f"{api}/{name}: the import cut or kept the response otherwise than this builder")
+    return cassette
 
 
 def build_vendor(folder: str, file: Path, row: Row | None, commits: dict[str, str]) -> Cassette:
@@ -394,11 +418,12 @@ def build_vendor(folder: str, file: Path, row: Row | None, commits: dict[str, st
     stream_model = model_in_stream(body, framing) if not error_file else None
     model = stream_model or model_in_row(row)
     status, content_type = 200, "text/event-stream" if api not in LINE_APIS else "application/x-ndjson"
-    if folder == "ollama" and error_file:
+    if folder in ("ollama", "mistral") and error_file:
         found = re.search(r"__error(\d{3})_", file.name)
         if found is None:
-            raise SystemExit(f"ollama/{file.name}: no status code in the file name")
-        status, content_type = int(found.group(1)), "application/json; charset=utf-8"
+            raise SystemExit(f"{folder}/{file.name}: no status code in the file name")
+        status = int(found.group(1))
+        content_type = "application/json; charset=utf-8" if folder == "ollama" else "application/json"
     elif folder == "errors" and file.suffix != ".sse":
         found = re.search(r"_(\d{3})(?:_|$)", file.stem)
         if found is None:
@@ -598,12 +623,67 @@ def reframe_on_bedrock(vertex: Cassette) -> Cassette:
     return one_interaction(CLOUD_FOLDERS["anthropic_bedrock"], REFRAMED_MODEL, name, (request, response), source)
 
 
+# -- cohere/: Cohere v2 chat (cohere-chat) ----------------------------------------------------------------
+
+COHERE_URL = "https://api.cohere.com/v2/chat"
+# The model of a synthetic request when the file name names none (the converted fixtures).
+COHERE_FALLBACK_MODEL = "command-a-03-2025"
+
+
+def is_cohere_v2(row: Row | None) -> bool:
+    """Whether a ``cohere/`` file answered a ``/v2/chat`` call (INDEX.md's Request cell says which)."""
+    return row is not None and "/v2/chat" in row.request
+
+
+def reframe_cohere(text: str) -> bytes:
+    """A vercel fixture (one Cohere v2 event's JSON per line, the SSE framing lost) as Cohere frames it:
+    ``event: <type>`` and ``data: <the line as it is>`` per event, then the ``data: [DONE]`` Cohere sends
+    after ``message-end`` (the fixtures do not store it)."""
+    events = [f"event: {json.loads(line)['type']}\ndata: {line}\n\n" for line in text.splitlines() if line.strip()]
+    return "".join([*events, "data: [DONE]\n\n"]).encode()
+
+
+def cohere_model(file: Path) -> str | None:
+    """The model a ``cohere/`` file names at its tail (``…_command-a-03-2025``); None for ``model-unstated``."""
+    found = re.search(r"_(command(?:-[a-z0-9.]+)*)$", file.stem)
+    return found.group(1) if found else None
+
+
+def build_cohere(file: Path, row: Row | None, commits: dict[str, str]) -> Cassette:
+    """The library cassette for one ``cohere/`` file: an SSE body (recorded, or a re-framed ``.jsonl``
+    fixture) or an ``__errorNNN_`` JSON error body, on the recorded ``/v2/chat`` URL."""
+    api = CLOUD_FOLDERS["cohere"]
+    model = cohere_model(file)
+    body: JSONValue = {
+        "model": model or COHERE_FALLBACK_MODEL,
+        "stream": True,
+        "messages": [{"role": "user", "content": "Hello"}],
+    }
+    url = (row.url if row else None) or COHERE_URL
+    request = RecordedRequest("POST", url, (("content-type", "application/json"),), canonical_json(body))
+    source = source_of(row, commits)
+    if file.suffix == ".json":
+        found = re.search(r"__error(\d{3})_", file.name)
+        if found is None:
+            raise SystemExit(f"cohere/{file.name}: no status code in the file name")
+        response = eof_response(int(found.group(1)), (("content-type", "application/json"),), [file.read_bytes()])
+    else:
+        stream = reframe_cohere(file.read_text("utf-8")) if file.suffix == ".jsonl" else file.read_bytes()
+        response = eof_response(200, (("content-type", "text/event-stream"),), [s.raw for s in SSE.spans(stream)])
+        if file.suffix == ".jsonl":
+            source = with_provenance_note(
+                source, "decoded JSON lines re-framed as Cohere's SSE (event: <type>, data: <line>), data: [DONE] added"
+            )
+    return one_interaction(api, model, file.stem, (request, response), source)
+
+
 Builder = Callable[[Path, "Row | None", dict[str, str]], Cassette]
 #: The builder of each cloud folder (the vendor folders and errors/ are built by build_vendor).
 CLOUD_BUILDERS: dict[str, Builder] = {
     "bedrock": build_converse,
     "anthropic_bedrock": build_claude_on_bedrock,
     "anthropic_vertex": build_claude_on_vertex,
+    "cohere": build_cohere,
 }
 
 

@@ -1,14 +1,19 @@
 """P1–P4, U1, I1: the recordings themselves come out right (success, tools, thinking, usage, images).
 
-Without these, an adapter that ended every stream in ``error`` would satisfy every fault check.
+Without these, an adapter that ended every stream in ``error`` would satisfy every fault check. P2–P4
+each judge only the recordings picked for their own feature (:mod:`conformance.recordings`): P2
+``tool``, P3 ``parallel``, P4 ``thinking``. With none, the check is ``unsupported`` with the reason
+(not examined), never passed on whatever other replay happens to show a tool call or a thinking
+block — P2 included: a parallel-calls recording is P3's, and serves P2 only when it is named for
+``tool`` too (one recording may serve several features).
 """
 
 from __future__ import annotations
 
 from conformance.check import Check, Outcome
-from conformance.checks._common import golden_served, outcome_list, text_recording_name
+from conformance.checks._common import golden_served, text_recording_name
 from conformance.observe import Observation, Scenario
-from conformance.recordings import Feature
+from conformance.recordings import Feature, unserved
 from conformance.session import Session
 from normalize import Context, ImageContent, TextContent, ThinkingContent, ToolCall, UserMessage
 
@@ -32,8 +37,8 @@ def _tool_calls(obs: Observation) -> list[ToolCall]:
     return [block for block in message.content if isinstance(block, ToolCall) and block.name]
 
 
-def _featured(session: Session, observed: list[Observation], features: tuple[Feature, ...]) -> list[Observation]:
-    names = {r.name for r in session.recordings if r.feature in features}
+def _featured(session: Session, observed: list[Observation], feature: Feature) -> list[Observation]:
+    names = {r.name for r in session.recordings if feature in r.features}
     return [obs for obs in observed if obs.scenario.recording in names]
 
 
@@ -43,6 +48,18 @@ class _GoldenCheck(Check):
     def scenarios(self, session: Session) -> list[Scenario]:
         """The unmutated replays."""
         return session.golden()
+
+
+class _FeatureCheck(_GoldenCheck):
+    """A check of the recordings picked for ``feature``: unsupported (not examined) without one."""
+
+    feature: Feature = "text"
+
+    def unexamined(self, session: Session) -> str | None:
+        """Why no recording serves this check's feature (None when one does)."""
+        if not session.http:
+            return None
+        return unserved(session.recordings, session.capabilities, session.declared, self.feature)
 
 
 class RecordingsReplayToDone(_GoldenCheck):
@@ -71,75 +88,75 @@ class RecordingsReplayToDone(_GoldenCheck):
         return outcome
 
 
-class ToolCallsEndToolUse(_GoldenCheck):
+class ToolCallsEndToolUse(_FeatureCheck):
     """The tool-call recording must end ``toolUse`` with complete tool calls (non-empty name, dict
     arguments). Map the vendor's tool-call blocks to ``toolcall_start/_delta/_end`` and its stop
-    reason (``tool_use``, ``tool_calls``, a function call part) to ``toolUse``."""
+    reason (``tool_use``, ``tool_calls``, a function call part) to ``toolUse``. Unsupported (not
+    examined) when no recording is picked for ``tool`` — a parallel-calls recording is not, unless it
+    is named for ``tool`` too: name a cassette ``tool`` (its header name or its file name), or as the
+    api's ``WireApi(recordings=...)`` map names it (the same name for ``tool`` and ``parallel``
+    serves both)."""
 
     id = "P2"
     title = "the tool-call recording ends toolUse with its tool calls"
     needs = ("tool_calls",)
+    feature = "tool"
 
     async def evaluate(self, session: Session, observed: list[Observation]) -> Outcome:
-        """The tool recordings (or, without picks, any replay) end toolUse with a tool call."""
-        return _expect_some(session, observed, ("tool", "parallel"), 1, "a complete tool call")
+        """The tool recording ends toolUse with a tool call (only it: see the module docstring)."""
+        return _expect_calls(session, observed, self.feature, 1, "a complete tool call")
 
 
-class ParallelToolCallsReplay(_GoldenCheck):
+class ParallelToolCallsReplay(_FeatureCheck):
     """The parallel tool-call recording must end with every tool call it holds, each its own block
-    with its own id. Key argument fragments by the vendor's call index or id, not by "the last call"."""
+    with its own id. Key argument fragments by the vendor's call index or id, not by "the last call".
+    Unsupported (not examined) when no recording is picked for ``parallel``: name a cassette
+    ``parallel``, or as the api's ``WireApi(recordings=...)`` map names it."""
 
     id = "P3"
     title = "the parallel tool-call recording yields several tool calls"
     needs = ("parallel_tool_calls",)
+    feature = "parallel"
 
     async def evaluate(self, session: Session, observed: list[Observation]) -> Outcome:
-        """The parallel recording (or, without picks, any replay) ends with at least two tool calls."""
-        return _expect_some(session, observed, ("parallel",), 2, "two or more complete tool calls")
+        """The parallel recording ends with at least two tool calls (only it: see the module docstring)."""
+        return _expect_calls(session, observed, self.feature, 2, "two or more complete tool calls")
 
 
-def _expect_some(
-    session: Session, observed: list[Observation], features: tuple[Feature, ...], count: int, what: str
-) -> Outcome:
+def _expect_calls(session: Session, observed: list[Observation], feature: Feature, count: int, what: str) -> Outcome:
+    """Each replay of a recording picked for ``feature`` (for an adapter without HTTP, its plain call)
+    ends ``toolUse`` with ``count`` calls or more. None picked: nothing is counted, so the check cannot
+    pass (the runner reports it unexamined)."""
     outcome = Outcome()
-    picked = _featured(session, observed, features)
-    if picked:
-        for obs in picked:
-            calls = _tool_calls(obs)
-            ok = len(calls) >= count and getattr(obs.terminal, "reason", None) == "toolUse"
-            outcome.expect(obs, ok, f"expected done(toolUse) with {what}, got {obs.outcome()} with {len(calls)}")
-        return outcome
-    outcome.checked += len(observed)
-    if observed and not any(len(_tool_calls(obs)) >= count for obs in observed):
-        outcome.flag(observed[0], f"no replay produced {what} ({outcome_list(observed)})")
+    for obs in _featured(session, observed, feature) if session.http else observed:
+        calls = _tool_calls(obs)
+        ok = len(calls) >= count and getattr(obs.terminal, "reason", None) == "toolUse"
+        outcome.expect(obs, ok, f"expected done(toolUse) with {what}, got {obs.outcome()} with {len(calls)}")
     return outcome
 
 
-class ThinkingReplays(_GoldenCheck):
+class ThinkingReplays(_FeatureCheck):
     """The thinking recording must yield a thinking block (``thinking_start/_delta/_end``) with the
-    reasoning text, or a redacted one carrying the vendor's opaque data in ``thinkingSignature``."""
+    reasoning text, or a redacted one carrying the vendor's opaque data in ``thinkingSignature``.
+    Unsupported (not examined) when no recording is picked for ``thinking``: name a cassette
+    ``thinking``, or as the api's ``WireApi(recordings=...)`` map names it."""
 
     id = "P4"
     title = "the thinking recording yields a thinking block"
     needs = ("thinking",)
+    feature = "thinking"
 
     async def evaluate(self, session: Session, observed: list[Observation]) -> Outcome:
-        """The thinking recording (or, without picks, any replay) holds a thinking block."""
+        """The thinking recording holds a thinking block (only it: see the module docstring); for an
+        adapter without HTTP, its plain call does."""
         outcome = Outcome()
-
-        def has_thinking(obs: Observation) -> bool:
+        picked = _featured(session, observed, self.feature) if session.http else observed
+        for obs in picked:
             message = obs.message
-            return message is not None and any(
+            found = message is not None and any(
                 isinstance(b, ThinkingContent) and (b.thinking or b.thinking_signature) for b in message.content
             )
-
-        picked = _featured(session, observed, ("thinking",))
-        for obs in picked:
-            outcome.expect(obs, has_thinking(obs), f"no thinking block ({obs.outcome()})")
-        if not picked:
-            outcome.checked += len(observed)
-        if not picked and observed and not any(has_thinking(obs) for obs in observed):
-            outcome.flag(observed[0], f"no replay produced a thinking block ({outcome_list(observed)})")
+            outcome.expect(obs, found, f"no thinking block ({obs.outcome()})")
         return outcome
 
 

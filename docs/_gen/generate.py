@@ -22,6 +22,7 @@ from normalize import RETRYABLE_KINDS, RULES, ErrorKind
 from streamfns._adapters import all_adapters
 from streamfns.catalog import list_models, list_providers
 from streamfns.cli import main
+from streamfns.render import price_cells
 
 if str(Path(__file__).resolve().parent) not in sys.path:  # loaded by path (the docs tests do): find its sibling
     sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -57,10 +58,7 @@ def models() -> str:
                 f"`{model.api}`",
                 f"{model.context_window:,}",
                 f"{model.max_tokens:,}",
-                _price(model.cost.input),
-                _price(model.cost.output),
-                _price(model.cost.cache_read),
-                _price(model.cost.cache_write),
+                *price_cells(model.cost, _price),
                 "yes" if model.reasoning else "no",
                 ", ".join(model.input),
             )

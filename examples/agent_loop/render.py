@@ -21,8 +21,8 @@ from collections.abc import Sequence
 from typing import TextIO
 
 from examples.agent_loop.events import AgentEvent
-from normalize import AssistantMessage, TextContent, ToolCallEndEvent, ToolResultContent, Usage
-from streamfns.render import one_line, terminal_safe
+from normalize import AssistantMessage, Cost, CostSum, TextContent, ToolCallEndEvent, ToolResultContent, Usage
+from streamfns.render import format_cost, one_line, terminal_safe
 
 __all__ = ["PROGRESS_WIDTH", "TerminalRenderer"]
 
@@ -43,7 +43,12 @@ class TerminalRenderer:
         self._at_line_start = True
         self.turns = 0
         self.tool_calls = 0
-        self.usage = Usage()
+        #: Tokens over every reply. Its ``cost`` stays unknown (never a $0 nobody summed): a run's
+        #: replies may be priced on several bases, which one ``Cost`` cannot say — see :attr:`cost`.
+        self.usage = Usage(cost=Cost(basis="unknown"))
+        #: The replies' costs added up by :func:`normalize.sum_costs`'s rule (an unknown part makes it
+        #: unknown; a plan-paid part is never added into the bill).
+        self.cost = CostSum()
         self.last: AssistantMessage | None = None
 
     def _write(self, text: str) -> None:
@@ -121,7 +126,7 @@ class TerminalRenderer:
         total.cache_read += usage.cache_read
         total.cache_write += usage.cache_write
         total.total_tokens += usage.total_tokens
-        total.cost.total += usage.cost.total
+        self.cost = self.cost.add(usage.cost)
         if message.stop_reason in ("error", "aborted"):
             kind = message.error_info.kind if message.error_info else message.stop_reason
             error = terminal_safe(message.error_message or "")
@@ -136,5 +141,5 @@ class TerminalRenderer:
         calls = f"{self.tool_calls} tool call{'s' if self.tool_calls != 1 else ''}"
         return (
             f"{self.turns} turn{'s' if self.turns != 1 else ''} · {calls} · ended {ended} · "
-            f"tokens in {u.input} out {u.output} cache {u.cache_read}/{u.cache_write} · ${u.cost.total:.6f}"
+            f"tokens in {u.input} out {u.output} cache {u.cache_read}/{u.cache_write} · {format_cost(self.cost)}"
         )

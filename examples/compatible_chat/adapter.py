@@ -105,4 +105,4 @@ WIRE = kit.WireApi(
     errors=ERRORS,
     ending="a finish_reason",
 )
-stream_compatible_chat = WIRE.stream
+stream_compatible_chat = WIRE.stream_fn

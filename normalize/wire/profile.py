@@ -9,7 +9,10 @@ harness and the cassette tools read it instead of knowing any api by name:
   what may follow the marker;
 - ``envelope`` — how a payload nests inside a frame (Claude on Bedrock wraps each Anthropic event in
   base64 inside an event-stream message): edits open the envelope, change the inner payload and seal
-  it again, and the framing recomputes whatever it checks;
+  it again, and the framing recomputes whatever it checks. It is also the declaration the cassette
+  recorder's secret scan reads to look inside every payload: an envelope that can tell a payload
+  without an inner one from one whose inner payload does not open (:class:`CheckedEnvelope`, as
+  :class:`Base64Field` does) lets the recorder refuse the second kind instead of writing it unchecked;
 - ``error_body`` / ``stream_error`` — what the vendor's HTTP error response and in-stream error frame
   look like, so injected faults read like the real ones;
 - ``recordings`` — the bundled (or the author's) recordings that show text, a tool call, parallel tool
@@ -36,16 +39,19 @@ __all__ = [
     "DROP",
     "FEATURES",
     "Base64Field",
+    "CheckedEnvelope",
     "Drop",
     "Edit",
     "Ending",
     "Envelope",
+    "EnvelopeError",
     "ErrorSample",
     "Feature",
     "FrameView",
     "Strip",
     "WireProfile",
     "generic_error_body",
+    "open_checked",
 ]
 
 #: What a recording shows, for the harness's picks.
@@ -158,6 +164,36 @@ class Envelope(Protocol):
         ...
 
 
+class EnvelopeError(ValueError):
+    """A payload says it carries an inner payload that can not be opened (for :class:`Base64Field`: the
+    member is there, but is not a string, or not valid base64)."""
+
+
+class CheckedEnvelope(Envelope, Protocol):
+    """An envelope that also tells a payload carrying no inner payload (None) from one whose inner
+    payload can not be opened (:class:`EnvelopeError`). Tools that must see every inner payload (the
+    cassette recorder's secret scan) refuse the second kind; see :func:`open_checked`."""
+
+    def open_checked(self, payload: bytes, /) -> bytes | None:
+        """The inner payload; None when ``payload`` carries none; raises :class:`EnvelopeError` when
+        it carries one that does not open."""
+        ...
+
+
+def open_checked(envelope: Envelope, payload: bytes) -> bytes | None:
+    """``envelope``'s inner payload of ``payload`` for a tool that must see every one: the envelope's
+    own ``open_checked`` when it declares one (raising :class:`EnvelopeError` for an inner payload that
+    does not open), else its ``open``, whose None can not tell "none" from "does not open" (the caller
+    then checks the payload as it is)."""
+    checked = getattr(envelope, "open_checked", None)  # an optional part of the declaration
+    if callable(checked):
+        result = checked(payload)
+        if result is None or isinstance(result, bytes):
+            return result
+        raise EnvelopeError(f"{type(envelope).__name__}.open_checked returned {type(result).__name__}, not bytes")
+    return envelope.open(payload)
+
+
 @dataclass(frozen=True, slots=True)
 class Base64Field:
     """A JSON object whose ``field`` holds the inner payload in base64 (``{"bytes": "eyJ0eXBl…"}``, as
@@ -178,6 +214,24 @@ class Base64Field:
             return base64.b64decode(encoded, validate=True)
         except (binascii.Error, ValueError):
             return None
+
+    def open_checked(self, payload: bytes, /) -> bytes | None:
+        """The decoded field; None when the payload is not a JSON object or has no such member (an
+        exception message's ``{"message": …}``: it is then read as it is); :class:`EnvelopeError` when
+        the member is there but is not a string of valid base64."""
+        try:
+            value: object = jiter.from_json(payload)
+        except ValueError:
+            return None
+        if not isinstance(value, dict) or self.field not in value:
+            return None
+        encoded = cast("dict[str, object]", value)[self.field]
+        if not isinstance(encoded, str):
+            raise EnvelopeError(f"the {self.field!r} member is {type(encoded).__name__}, not a base64 string")
+        try:
+            return base64.b64decode(encoded, validate=True)
+        except (binascii.Error, ValueError) as exc:
+            raise EnvelopeError(f"the {self.field!r} member is not valid base64 ({exc})") from None
 
     def seal(self, inner: bytes, payload: bytes, /) -> bytes:
         """The payload with the field re-encoded."""

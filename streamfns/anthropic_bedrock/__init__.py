@@ -48,6 +48,7 @@ WIRE = WireApi(
     decoder=BedrockAnthropicDecoder,
     errors=ERRORS,
     ending=Ending.frames("message_stop"),
+    # Also what the cassette recorder and `cassettes scan` open, to look inside every chunk for secrets.
     envelope=Base64Field(),
     error_body=error_body,
     stream_error=stream_error,

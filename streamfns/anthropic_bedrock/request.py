@@ -42,11 +42,12 @@ class AnthropicBedrockCompat(AnthropicCompat):
 
 def request_url(model: Model) -> str:
     """``{endpoint}/model/{id}/invoke-with-response-stream``, the id one path segment (``:`` and an
-    ARN's ``/`` percent-encoded). Raises ``ValueError`` for an id that is empty or a dot segment
-    (which would move the request, and its signature, to another path)."""
-    if model.id.strip() in ("", ".", ".."):
-        raise ValueError(f"the model id {model.id!r} is not a Bedrock model id")
-    return f"{bedrock_runtime_url(model)}/model/{bedrock_model_path(model.id)}/invoke-with-response-stream"
+    ARN's ``/`` percent-encoded). Raises :class:`~streamfns.kit.CompatError` (a ``config`` error, nothing
+    sent) for an id that is empty or a dot segment (which would move the request, and its signature,
+    to another path), and for a region or an endpoint variable that fails its check
+    (:func:`streamfns.kit.bedrock_runtime_url`)."""
+    path = bedrock_model_path(model.id)  # the id first: a bad id is the problem whatever the region
+    return f"{bedrock_runtime_url(model)}/model/{path}/invoke-with-response-stream"
 
 
 def build_request(model: Model, context: Context, options: StreamOptions | None = None) -> WireRequest:

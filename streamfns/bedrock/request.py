@@ -5,7 +5,9 @@ Where it goes: :func:`streamfns.kit.aws.bedrock_runtime_url` — the model's ``b
 region (``compat.region``, an ARN id's own, ``AWS_REGION``, ``AWS_DEFAULT_REGION``, the profile's).
 That call is the one place this builder reads the environment; everything else is a function of the
 model, the context and the options. The id (an inference profile ``us.``/``eu.``/``apac.``/``global.``
-id, a foundation model id, an ARN) is percent-encoded as one path segment.
+id, a foundation model id, an ARN) is percent-encoded as one path segment; an id that is empty or a dot
+segment, a region that is not a region name and an endpoint variable that is not a plain URL raise
+:class:`~streamfns.kit.CompatError` (the stream ends ``config``, nothing signed or sent).
 
 What the body holds:
 
@@ -240,5 +242,8 @@ def build_request(model: nz.Model, context: nz.Context, options: nz.StreamOption
                 f"(and may have trace, streamProcessingMode){f'; unknown: {unknown}' if unknown else ''}"
             )
         payload["guardrailConfig"] = dict(compat.guardrail)
-    url = f"{bedrock_runtime_url(model)}/model/{bedrock_model_path(model.id)}/converse-stream"
+    # The id is checked first (empty or a dot segment is refused: it would move the signed request to
+    # /converse-stream or /model/converse-stream); then the endpoint, whose region is checked too.
+    path = bedrock_model_path(model.id)
+    url = f"{bedrock_runtime_url(model)}/model/{path}/converse-stream"
     return WireRequest(url=url, payload=payload)

@@ -33,7 +33,8 @@ from normalize import (
     transcript_for,
 )
 from streamfns.google.compat import GEMINI_API_BASE_URL, GoogleCompat, is_vertex, vertex_placement
-from streamfns.kit import WireRequest, parse_compat, vertex_root
+from streamfns.kit import CompatError, WireRequest, parse_compat, vertex_root
+from streamfns.kit.hosts import path_segment
 
 __all__ = [
     "DEFAULT_THINKING_BUDGETS",
@@ -301,17 +302,24 @@ def request_url(model: Model, compat: GoogleCompat) -> str:
 
     ``model.base_url`` (with its version: ``https://generativelanguage.googleapis.com/v1beta``,
     ``https://us-central1-aiplatform.googleapis.com/v1``) replaces the endpoint's default root. Raises
-    :class:`~streamfns.kit.CompatError` when a Vertex project or location is missing or malformed.
+    :class:`~streamfns.kit.CompatError` when a Vertex project or location is missing or malformed, and
+    when a Gemini API model name has an empty or dot segment (``models/..`` would move the request and
+    its key to another resource). A Vertex id is one segment with the method after it
+    (``{id}:streamGenerateContent``): ``..`` there is no dot segment.
     """
     method = ":streamGenerateContent?alt=sse"
     base = model.base_url.rstrip("/")
     if not is_vertex(model, compat):
         # "tunedModels/x" names its own collection; a bare id is one of "models".
         segments = model.id.split("/") if "/" in model.id else ["models", model.id]
-        if any(segment in ("", ".", "..") for segment in segments):
-            # A dot segment would move the request (and the key) to another resource.
-            raise ValueError(f"the model id {model.id!r} is not a model name")
-        return f"{base or GEMINI_API_BASE_URL}/{'/'.join(quote(s, safe='') for s in segments)}{method}"
+        try:
+            path = "/".join(path_segment(segment, what="a model name segment") for segment in segments)
+        except CompatError:
+            # A dot segment would move the request (and the key) to another resource: refused (config).
+            raise CompatError(
+                f"the model id {model.id!r} is not a model name: an empty or dot segment would move the request"
+            ) from None
+        return f"{base or GEMINI_API_BASE_URL}/{path}{method}"
     name = quote(model.id, safe="@")
     if compat.express:
         return f"{base or 'https://aiplatform.googleapis.com/v1'}/publishers/google/models/{name}{method}"

@@ -4,9 +4,9 @@ An adapter declares what is its vendor's and nothing else, then the kit turns th
 that keeps the whole streamfns contract (never raises; abort before sending and mid-stream; key
 checks that never echo the key; request signing; retries before output; idle, connect and total
 timeouts; the content-type check; EOF before the terminal marker → ``truncated``; the response closed
-on every path; every error message redacted of the key)::
+on every path; every error message and code cut and redacted of every credential)::
 
-    from streamfns.kit import NDJSON, ApiKey, Ending, WireApi
+    from streamfns.kit import NDJSON, Adapter, ApiKey, Ending, WireApi
 
     WIRE = WireApi(
         api="my-api",
@@ -18,7 +18,8 @@ on every path; every error message redacted of the key)::
         errors=ERRORS,                             # ErrorTable: error bodies, headers and events -> kinds
         ending=Ending("done", strip=strip_done),   # how the stream ends (and how to take that out)
     )
-    stream_my_api = WIRE.stream                    # a StreamFn
+    stream_my_api = WIRE.stream_fn                 # the StreamFn (its one name)
+    ADAPTER = Adapter.from_wire(WIRE, package=__name__)  # lists it: registry, catalog, harness
 
 Pieces for the vendor parts: :class:`WireRequest`; the framings :data:`SSE`, :data:`NDJSON` and
 :data:`AWS_EVENTSTREAM` and the frames they deliver (:class:`ServerSentEvent`, a line's ``bytes``,
@@ -30,9 +31,12 @@ untrusted JSON; :class:`StreamFailure`; :class:`ErrorTable`, :class:`VendorError
 :class:`ErrorSample`; :func:`parse_compat` for typed ``Model.compat`` flags; :func:`provider_key_env`
 (a provider's ``<PROVIDER>_API_KEY``) and :func:`prompt_cache_key` (a session id capped for a
 prompt-cache key); :func:`effort_for` and :func:`thinking_budget` (a thinking level as an effort name
-or a token budget); :class:`Adapter`, the declaration that lists a package in the registry, the
-catalog and ``conformance.targets``. The HTTP seam: :class:`Transport` (with :class:`HttpRequest`,
-:class:`HttpResponse` and :class:`TransportError`) to bring another HTTP library, and
+or a token budget); :func:`host_label`, :func:`host_name`, :func:`endpoint_url` and :func:`path_segment`,
+the one check for a host part or a path segment read from the environment or the model's flags (a
+value that could move the request is a ``config`` error, nothing sent); :class:`Adapter`, the
+declaration that lists a package in the registry, the catalog and ``conformance.targets``. The HTTP
+seam: :class:`Transport` (with :class:`HttpRequest`, :class:`HttpResponse` and :class:`TransportError`)
+to bring another HTTP library, and
 :func:`set_default_transport` / :func:`default_transport` (or :data:`TRANSPORT_ENV`) to choose httpx
 or aiohttp for the whole process. None of these import httpx: a decoder stays pure and cheap to
 import.
@@ -69,6 +73,7 @@ from streamfns.kit.errors import (
     retry_hint,
 )
 from streamfns.kit.failure import StreamFailure
+from streamfns.kit.functions import NO_TOOL_OUTPUT, function_call, function_tool
 from streamfns.kit.gcloud import (
     CLOUD_PLATFORM_SCOPE,
     GOOGLE_ADC,
@@ -77,7 +82,8 @@ from streamfns.kit.gcloud import (
     vertex_placement,
     vertex_root,
 )
-from streamfns.kit.keys import ApiKey, prompt_cache_key, provider_key_env, redact
+from streamfns.kit.hosts import endpoint_url, host_label, host_name, path_segment
+from streamfns.kit.keys import MAX_ERROR_TEXT, ApiKey, prompt_cache_key, provider_key_env, redact, redact_message
 from streamfns.kit.payload import array, int_or_none, load_event, load_json, obj, str_or_none, text
 from streamfns.kit.shapes import MAX_SHAPE_BYTES, SHAPE_LEARNS, EventShape, HolePath, changed
 from streamfns.kit.signing import Signature, Signer, SigningRequest
@@ -94,9 +100,11 @@ __all__ = [
     "DROP",
     "ENTRY_POINT_GROUP",
     "GOOGLE_ADC",
+    "MAX_ERROR_TEXT",
     "MAX_SHAPE_BYTES",
     "MIN_ANSWER_TOKENS",
     "NDJSON",
+    "NO_TOOL_OUTPUT",
     "SHAPE_LEARNS",
     "SSE",
     "TRANSPORT_ENV",
@@ -144,17 +152,24 @@ __all__ = [
     "default_transport",
     "effort_for",
     "encode_message",
+    "endpoint_url",
     "error_object",
     "error_object_body",
+    "function_call",
+    "function_tool",
+    "host_label",
+    "host_name",
     "int_or_none",
     "load_event",
     "load_json",
     "obj",
     "parse_compat",
     "parse_retry_after",
+    "path_segment",
     "prompt_cache_key",
     "provider_key_env",
     "redact",
+    "redact_message",
     "retry_hint",
     "set_default_transport",
     "str_or_none",

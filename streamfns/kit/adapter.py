@@ -46,7 +46,7 @@ class Adapter:
     recordings ``make demo`` replays through the adapter (as ``(cassette name, what it shows, the
     prompt it answered)``). ``profile`` describes the api's bytes for the conformance harness and the
     cassette tools, which find it by api name through this declaration; when ``stream_fn`` is the
-    ``stream`` of a ``WireApi`` of the same api, it is that declaration's profile.
+    ``stream_fn`` of a ``WireApi`` of the same api, it is that declaration's profile.
 
     ``cassettes`` are the recordings the conformance harness replays for this adapter, in order, in
     place of the bundled ones its profile names (``WireApi(recordings=...)`` picks one per feature;

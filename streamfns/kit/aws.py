@@ -11,6 +11,15 @@ the region :func:`bedrock_region` finds. A request builder calls it: it reads th
 (and, when botocore is installed, the shared config file's region of ``AWS_PROFILE``), nothing else.
 :func:`bedrock_model_path` is a model id as one URL path segment (``:`` and an ARN's ``/`` percent-encoded).
 
+Every part of that endpoint read from outside the code is checked by :mod:`streamfns.kit.hosts` before
+it is used: a region (from ``compat["region"]``, ``AWS_REGION``, ``AWS_DEFAULT_REGION`` or a profile)
+must be one lowercase host label — stricter than botocore's ``validate_region_name``, so
+``us-east-1.attacker.invalid#`` or ``x@127.0.0.1:9/`` never becomes part of a host —, an endpoint
+variable must be a plain ``http(s)`` URL (no user info, query, fragment or dot segment), and a model id
+that is empty or a dot segment (``.``, ``..``: ``/model/../converse-stream`` is ``/converse-stream``)
+is refused. Each raises :class:`~streamfns.kit.CompatError` naming the variable or flag: the stream
+ends ``config`` before anything is signed or sent.
+
 **How** (the signing step, :mod:`streamfns.kit.signing`): :func:`aws_signer` makes a kit
 :data:`~streamfns.kit.Signer` that authenticates each attempt on the final bytes, with either
 
@@ -45,10 +54,11 @@ import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final, cast
-from urllib.parse import quote, urlsplit
+from urllib.parse import urlsplit
 
 from normalize import Model
 from streamfns.kit.failure import StreamFailure
+from streamfns.kit.hosts import endpoint_url, host_label, path_segment
 from streamfns.kit.signing import Signature, Signer, SigningRequest
 
 __all__ = [
@@ -102,16 +112,30 @@ def region_from_arn(model_id: str) -> str | None:
     return region if region and _REGION.fullmatch(region) else None
 
 
+_REGION_NAME: Final = "an AWS region name such as us-east-1"
+
+
+def _region(value: str, source: str) -> str:
+    """A region read from ``source``, checked: it becomes a label of the endpoint's host."""
+    return host_label(value, source=source, what=_REGION_NAME)
+
+
 def _compat_region(model: Model) -> str | None:
     region = (model.compat or {}).get("region")
-    return region.strip() if isinstance(region, str) and region.strip() else None
+    if not isinstance(region, str) or not region.strip():
+        return None
+    return _region(region, "Model.compat['region']")
 
 
 def bedrock_region(model: Model, environ: Mapping[str, str] | None = None) -> str:
     """The region a model's requests go to: ``compat["region"]``; else an ARN id's own region; else
     ``AWS_REGION``, ``AWS_DEFAULT_REGION``; else the region of the shared-config profile (``AWS_PROFILE``
     or ``default``, read by botocore when it is installed); else :data:`DEFAULT_AWS_REGION`. Reads the
-    environment (``environ``, default ``os.environ``) and the AWS config file, nothing else."""
+    environment (``environ``, default ``os.environ``) and the AWS config file, nothing else.
+
+    The first region found is checked (one lowercase host label, see :mod:`streamfns.kit.hosts`): one
+    that is not a region name raises :class:`~streamfns.kit.CompatError` naming where it came from,
+    instead of falling through to the next source."""
     env = os.environ if environ is None else environ
     found = _compat_region(model) or region_from_arn(model.id)
     if found:
@@ -119,20 +143,25 @@ def bedrock_region(model: Model, environ: Mapping[str, str] | None = None) -> st
     for name in ("AWS_REGION", "AWS_DEFAULT_REGION"):
         value = env.get(name, "").strip()
         if value:
-            return value
-    return _profile_region(env.get("AWS_PROFILE") or None) or DEFAULT_AWS_REGION
+            return _region(value, name)
+    profile = env.get("AWS_PROFILE") or None
+    configured = _profile_region(profile)
+    if configured is not None:
+        return _region(configured, f"the region of the AWS profile {profile or 'default'!r} (shared config file)")
+    return DEFAULT_AWS_REGION
 
 
 def bedrock_runtime_url(model: Model, environ: Mapping[str, str] | None = None) -> str:
     """The ``bedrock-runtime`` endpoint (scheme, host, optional path; no trailing ``/``) for ``model``
-    (see the module docstring for the order). ``environ`` defaults to ``os.environ``."""
+    (see the module docstring for the order). ``environ`` defaults to ``os.environ``. An endpoint
+    variable or a region that fails its check raises :class:`~streamfns.kit.CompatError`."""
     if model.base_url:
         return model.base_url.rstrip("/")
     env = os.environ if environ is None else environ
     for name in BEDROCK_ENDPOINT_ENV:
         value = env.get(name, "").strip()
         if value:
-            return value.rstrip("/")
+            return endpoint_url(value, source=name)
     region = bedrock_region(model, env)
     suffix = "amazonaws.com.cn" if region.startswith("cn-") else "amazonaws.com"
     return f"https://bedrock-runtime.{region}.{suffix}"
@@ -140,8 +169,10 @@ def bedrock_runtime_url(model: Model, environ: Mapping[str, str] | None = None) 
 
 def bedrock_model_path(model_id: str) -> str:
     """A model id as one URL path segment: every reserved character percent-encoded (``:`` of a
-    version, the ``:`` and ``/`` of an ARN), as the AWS SDKs send it."""
-    return quote(model_id, safe="")
+    version, the ``:`` and ``/`` of an ARN, ``%``), as the AWS SDKs send it. An id that is empty or a
+    dot segment (``.``, ``..``) raises :class:`~streamfns.kit.CompatError`: it would move the request,
+    and its signature, to another path."""
+    return path_segment(model_id, what="a Bedrock model id")
 
 
 # --- botocore, loaded on first use ---------------------------------------------------------------------

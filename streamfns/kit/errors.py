@@ -18,14 +18,15 @@ import math
 import re
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, cast
 
 import jiter
 
-from normalize import ErrorInfo, ErrorKind, error_kind_for_status
+from normalize import ERROR_KINDS, ErrorInfo, ErrorKind, error_kind_for_status
 from normalize.wire import ErrorSample
 from streamfns.kit.failure import StreamFailure
+from streamfns.kit.keys import MAX_ERROR_TEXT
 from streamfns.kit.payload import array, obj, str_or_none, text
 
 __all__ = [
@@ -124,7 +125,7 @@ def _finite(seconds: float) -> float | None:
 
 def retry_hint(text: str) -> float | None:
     """A delay the vendor wrote into its message ("Please try again in 1.2s"), in seconds."""
-    match = _HINT.search(text)
+    match = _HINT.search(text, 0, MAX_ERROR_TEXT)  # a hint past what a message keeps is not read
     if match is None:
         return None
     value = float(match.group(1))
@@ -160,6 +161,14 @@ class ErrorTable:
     never retryable. ``type_headers`` names response headers that carry the vendor's error type when
     the body does not (AWS sends ``x-amzn-ErrorType: ThrottlingException:http://…``; the value is read
     up to its first colon).
+
+    ``statuses`` maps an HTTP status to the kind it means for this vendor when the body names no code
+    or type in ``kinds``: it is consulted after ``kinds`` and before the generic rule
+    (:func:`normalize.error_kind_for_status`), for a vendor that documents a status of its own (Cohere
+    answers a cancelled request with 499) or gives a common one another meaning (a 503 that means
+    overloaded). The kind it gives sets the default retryability as any kind does (a retryable status
+    stays retryable). Checked when declared: a status outside 100-599 or a kind that does not exist
+    raises ``ValueError``.
     """
 
     vendor: str
@@ -168,6 +177,16 @@ class ErrorTable:
     overflow: tuple[str, ...] = ()
     final: frozenset[str] = frozenset()
     type_headers: tuple[str, ...] = ()
+    statuses: Mapping[int, ErrorKind] = field(default_factory=dict[int, ErrorKind])
+
+    def __post_init__(self) -> None:
+        bad = {
+            status: kind
+            for status, kind in self.statuses.items()
+            if type(status) is not int or not 100 <= status <= 599 or kind not in ERROR_KINDS
+        }
+        if bad:
+            raise ValueError(f"{self.vendor} error table maps statuses it cannot: {bad!r}")
 
     def _header_type(self, headers: Mapping[str, str]) -> str | None:
         for name in self.type_headers:
@@ -182,13 +201,15 @@ class ErrorTable:
         return bool(self.final) and (error.code in self.final or error.type in self.final)
 
     def kind_for(self, error: VendorError, status: int | None = None) -> ErrorKind | None:
-        """The kind for ``error``: from its code, its type, else the status; an ``invalid_request``
-        (or unknown) kind whose message has an overflow phrase is ``context_overflow``."""
+        """The kind for ``error``: from its code, its type, else the status (``statuses`` first, then
+        the generic rule); an ``invalid_request`` (or unknown) kind whose message has an overflow phrase
+        is ``context_overflow``."""
         kind = self.kinds.get(error.code or "") or self.kinds.get(error.type or "")
         if kind is None and status is not None:
-            kind = error_kind_for_status(status)
+            kind = self.statuses.get(status) or error_kind_for_status(status)
         if kind in (None, "invalid_request") and self.overflow:
-            lowered = error.message.lower()
+            # The words a message keeps (MAX_ERROR_TEXT) decide: a hostile megabyte-long one costs no more.
+            lowered = error.message[:MAX_ERROR_TEXT].lower()
             if any(phrase in lowered for phrase in self.overflow):
                 return "context_overflow"
         return kind

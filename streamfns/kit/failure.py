@@ -12,9 +12,11 @@ class StreamFailure(Exception):
 
     Raised by a decoder for a vendor error event or a malformed event, and returned by an error
     parser for a non-2xx response. The kit catches it, retries when ``info.retryable`` allows and no
-    output has started, and otherwise ends the stream with an ``error`` event; the message is
-    redacted of the API key first. Whether output had started is the builder's to say when the
-    stream ends (``ErrorInfo.output_started`` is set there), never the raiser's.
+    output has started, and otherwise ends the stream with an ``error`` event. Both ``message`` and
+    every string of ``info`` (the vendor's ``code``) may carry vendor text: the kit cuts and redacts
+    them on the message the stream ends with (:func:`streamfns.kit.redact_message`), so a raiser
+    quotes the vendor as it is. Whether output had started is the builder's to say when the stream
+    ends (``ErrorInfo.output_started`` is set there), never the raiser's.
     """
 
     def __init__(self, info: ErrorInfo, message: str) -> None:

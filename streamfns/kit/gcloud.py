@@ -39,6 +39,7 @@ from typing import Any, Final, cast
 
 from streamfns.kit.compat import CompatError
 from streamfns.kit.failure import StreamFailure
+from streamfns.kit.hosts import host_label
 from streamfns.kit.signing import Signature, SigningRequest
 
 __all__ = [
@@ -55,8 +56,9 @@ CLOUD_PLATFORM_SCOPE: Final = "https://www.googleapis.com/auth/cloud-platform"
 #: What a caller runs to get the optional dependency (quoted in the ``config`` error).
 VERTEX_INSTALL_HINT: Final = "pip install 'streamfns[vertex]'"
 
-# A location becomes part of a host name and a project part of a URL path: both are checked.
-_LOCATION = re.compile(r"[a-z][a-z0-9-]{0,62}")
+# A location becomes part of a host name (checked by streamfns.kit.hosts) and a project part of a URL
+# path: both are checked.
+_LOCATION_NAME: Final = "a location name such as us-central1"
 _PROJECT = re.compile(r"(?:[a-z0-9.-]+:)?[a-z0-9][a-z0-9-]{0,62}")
 #: Multi-region locations served by a regional endpoint of their own.
 _MULTI_REGIONS: Final = frozenset({"us", "eu"})
@@ -79,6 +81,7 @@ def vertex_placement(project: str | None, location: str | None) -> VertexPlaceme
     Raises :class:`~streamfns.kit.CompatError` (a ``config`` error, nothing sent) naming what is
     missing or malformed.
     """
+    location_source = "Model.compat['location']" if location else "GOOGLE_CLOUD_LOCATION"
     project = project or os.environ.get("GOOGLE_CLOUD_PROJECT") or os.environ.get("GCLOUD_PROJECT") or ""
     location = location or os.environ.get("GOOGLE_CLOUD_LOCATION") or ""
     project, location = project.strip(), location.strip()
@@ -92,8 +95,8 @@ def vertex_placement(project: str | None, location: str | None) -> VertexPlaceme
     ]
     if missing:
         raise CompatError(f"Vertex AI needs {' and '.join(missing)}")
-    if not _LOCATION.fullmatch(location):
-        raise CompatError(f"the Vertex AI location {location!r} is not a location name such as us-central1")
+    # The location becomes part of the host: the one host-part rule (streamfns.kit.hosts) checks it.
+    location = host_label(location, source=f"the Vertex AI location ({location_source})", what=_LOCATION_NAME)
     if not _PROJECT.fullmatch(project):
         raise CompatError(f"the Vertex AI project {project!r} is not a Google Cloud project id")
     return VertexPlacement(project=project, location=location)

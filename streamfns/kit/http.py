@@ -16,7 +16,12 @@ builder's events as they come. It owns the rules every adapter shares:
   the stream before anything is sent;
 - a non-2xx status becomes an ``error`` built by the api's :class:`~streamfns.kit.ErrorTable`; a 2xx
   whose content type the framing does not accept (JSON, HTML), or whose body holds no frame at all
-  but looks like a document, is a ``protocol`` error quoting it;
+  but looks like a document, is a ``protocol`` error quoting it; so is a 2xx body that starts like a
+  markup page (``<`` after an optional byte order mark and whitespace: an HTML error or login page)
+  and gives no content event, whatever the framing made of it (a line no JSON parse takes, a last
+  line without its newline, an impossible event-stream prelude) and however its lines break — never
+  ``truncated``, never retried; the quote is its first 300 bytes (read on that far, under the idle
+  and progress clocks, when the framing stopped earlier), whitespace folded, redacted;
 - retries (``max_retries``) happen only before any content block: on retryable statuses, network
   errors, timeouts, vendor errors the decoder marks retryable and streams cut before their terminal
   marker; the delay honours ``retry-after-ms`` / ``retry-after`` and is abortable; every wait is
@@ -54,13 +59,14 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
 from normalize import AssistantMessageEvent, ErrorInfo, ErrorKind, MessageBuilder, Model, Relay, StreamOptions
+from normalize.secret_forms import MASK, masked_headers, masked_repr, masked_url
 from normalize.wire import FrameTooLarge, Framing, FramingError
 from normalize.wire.tags import API_EXTENSION, SECRETS_EXTENSION
 from streamfns.kit.decoder import Decoder, DecoderFactory
 from streamfns.kit.decoding import ACCEPT_ENCODING, PIECE_BYTES, BodyReader, BodyRefused, content_decoder
 from streamfns.kit.failure import StreamFailure
 from streamfns.kit.hooks import call_hook
-from streamfns.kit.keys import redact
+from streamfns.kit.keys import redact_message
 from streamfns.kit.scope import Aborted, Expired, Idle, Scope, Stalled
 from streamfns.kit.signing import Signature
 from streamfns.kit.transport import HttpRequest, HttpResponse, Transport, TransportError
@@ -78,6 +84,8 @@ _MAX_ERROR_BODY = 64 * 1024
 #: How much of a body is kept to quote it when it turns out not to be an event stream.
 _HEAD_BYTES = 300
 _BOM = b"\xef\xbb\xbf"
+#: The failures a framing makes of a page sent instead of a stream (see ``_a_page_instead``).
+_PAGE_MISREAD: frozenset[ErrorKind] = frozenset({"protocol", "truncated"})
 
 
 @dataclass(slots=True, kw_only=True)
@@ -105,6 +113,16 @@ class StreamCall:
     #: What the request costs relative to the model's rates (WireRequest.price_multiplier): applied to
     #: the builder before the first attempt and again after each reset for a retry, which forgets it.
     price_multiplier: float = 1.0
+
+    def __repr__(self) -> str:
+        # The key header, the URL's credentials and the secrets show masked, as pydantic's SecretStr
+        # shows a secret (the fields themselves are untouched).
+        return masked_repr(
+            self,
+            url=masked_url(self.url),
+            headers=masked_headers(self.headers),
+            secrets=[MASK for _ in self.secrets],
+        )
 
 
 def _transport_failure(exc: TransportError, vendor: str) -> StreamFailure:
@@ -196,7 +214,8 @@ async def run_stream(
                 return
             delay, note = retry_delay(failure.info, attempt, options)
             if delay is None or not builder.reset_for_retry():
-                builder.fail(failure.info, redact(failure.message + note, call.secrets))
+                builder.fail(failure.info, failure.message + note)
+                _scrub(builder, call)
                 yield builder.drain()
                 return
             if call.price_multiplier != 1.0:
@@ -217,17 +236,10 @@ async def run_stream(
 
 
 def _scrub(builder: MessageBuilder, call: StreamCall) -> None:
-    """Redact the terminal message the decoder ended with: vendor text can reach it through
-    ``builder.stop(error_message=...)`` (a finish message, an unknown reason) without a
-    :class:`StreamFailure`, whose messages are redacted where they are raised."""
-    message = builder.message
-    if message.error_message:
-        message.error_message = redact(message.error_message, call.secrets)
-    if message.raw_stop_reason:
-        message.raw_stop_reason = redact(message.raw_stop_reason, call.secrets)
-    info = message.error_info
-    if info is not None and info.code:
-        info.code = redact(info.code, call.secrets)
+    """Cut and redact the terminal message, whatever ended it (:func:`~streamfns.kit.keys.redact_message`:
+    the error message, the raw stop reason, every string of the ``ErrorInfo``): a failure's message and
+    code, and vendor text that reached it through ``builder.stop(error_message=...)``."""
+    redact_message(builder.message, call.secrets)
 
 
 def _interrupted(
@@ -236,11 +248,12 @@ def _interrupted(
     """End the stream for an abort, or for the total timeout (``waiting``: the failure being retried)."""
     if isinstance(reason, Aborted):
         builder.abort(options.signal.reason if options.signal else None)
-        return
-    message = f"{call.vendor} stream exceeded the total timeout of {options.total_timeout:g}s"
-    if waiting is not None:
-        message += f" while waiting to retry after: {redact(waiting.message, call.secrets)}"
-    builder.fail(ErrorInfo.of("timeout"), message)
+    else:
+        message = f"{call.vendor} stream exceeded the total timeout of {options.total_timeout:g}s"
+        if waiting is not None:
+            message += f" while waiting to retry after: {waiting.message}"
+        builder.fail(ErrorInfo.of("timeout"), message)
+    _scrub(builder, call)
 
 
 async def _attempt(
@@ -321,6 +334,37 @@ def _looks_like_a_document(head: bytearray) -> bool:
     return bytes(bytes(head).removeprefix(_BOM).lstrip()[:1]) in (b"{", b"[", b"<")
 
 
+async def _quote_more(reading: _Reading, scope: Scope) -> None:
+    """Read on to fill the quoted head of a page the framing stopped on early (its first line, an
+    event-stream prelude): at most ``_HEAD_BYTES`` in all, under the progress and idle clocks, so a
+    server that drips the rest costs no more than a body without content would. An abort or the total
+    timeout still lands; any other trouble just ends the quote where it is."""
+    head = reading.head
+    if len(head) >= _HEAD_BYTES:
+        return
+    scope.watch_progress()
+    try:
+        while len(head) < _HEAD_BYTES:
+            piece = await reading.next_piece()
+            if piece is None:
+                return
+            head += piece[: _HEAD_BYTES - len(head)]
+    except (Idle, Stalled):
+        scope.idle_over()
+    except (TransportError, BodyRefused):
+        pass
+    finally:
+        scope.unwatch_progress()
+
+
+def _a_page_instead(head: bytearray, builder: MessageBuilder) -> bool:
+    """Whether a 2xx body that failed is a markup page (an HTML error or login page, an XML error)
+    rather than a stream: it starts with ``<`` after an optional byte order mark and whitespace, and
+    gave no content event. Framing-independent: no JSON line, no event-stream prelude and no
+    server-sent event starts with ``<`` (a ``<`` line is a field the SSE parser ignores)."""
+    return not builder.output_started and bytes(head).removeprefix(_BOM).lstrip()[:1] == b"<"
+
+
 def _a(noun: str) -> str:
     """``an event`` / ``a line`` / ``an aws-eventstream stream``."""
     return f"{'an' if noun[:1] in 'aeiou' else 'a'} {noun}"
@@ -390,42 +434,54 @@ async def _read_events(
             raise StreamFailure.of(failure.kind, f"{call.vendor} {failure}") from None
         assert failure is not None
         raise failure  # an abort, a deadline, the idle or progress clock: run_stream settles it
-    if stopped == "feed":
-        assert failure is not None
-        _framing_failed(failure, call, decoder, builder, seen=seen, head=head, response=response)
-        yield builder.drain()
-        return
-    if stopped == "deliver":
-        assert failure is not None
-        raise failure
-    if stopped == "finished":
-        if builder.events:
+    try:
+        if stopped == "feed":
+            assert failure is not None
+            _framing_failed(failure, call, decoder, builder, seen=seen, head=head, response=response)
             yield builder.drain()
-        return
-    try:
-        frames = framer.flush()
-    except Exception as exc:
-        _framing_failed(exc, call, decoder, builder, seen=seen, head=head, response=response)
-        yield builder.drain()
-        return
-    if not seen and not frames and _looks_like_a_document(head):
-        raise _not_a_stream(call, response.status, content_type, bytes(head))
-    try:
-        _deliver(frames, call, decoder, builder)
-    except StreamFailure as exc:
-        if exc.info.kind != "protocol":
-            raise
-        # The body ended inside its last frame: it was cut short, not malformed.
-        raise StreamFailure.of(
-            "truncated", f"{call.vendor} stream ended inside {_a(call.framing.unit)}, before {call.end_marker}"
-        ) from None
-    if not builder.finished:
+            return
+        if stopped == "deliver":
+            assert failure is not None
+            raise failure
+        if stopped == "finished":
+            if builder.events:
+                yield builder.drain()
+            return
         try:
-            decoder.on_eof()
-        except StreamFailure:
-            raise
-        except Exception as exc:  # as in _deliver
-            raise _decoder_failure(call, exc) from None
+            frames = framer.flush()
+        except Exception as exc:
+            _framing_failed(exc, call, decoder, builder, seen=seen, head=head, response=response)
+            yield builder.drain()
+            return
+        if not seen and not frames and _looks_like_a_document(head):
+            raise _not_a_stream(call, response.status, content_type, bytes(head))
+        try:
+            _deliver(frames, call, decoder, builder)
+        except StreamFailure as exc:
+            if exc.info.kind != "protocol":
+                raise
+            # The body ended inside its last frame: it was cut short, not malformed.
+            raise StreamFailure.of(
+                "truncated", f"{call.vendor} stream ended inside {_a(call.framing.unit)}, before {call.end_marker}"
+            ) from None
+        if not builder.finished:
+            try:
+                decoder.on_eof()
+            except StreamFailure:
+                raise
+            except Exception as exc:  # as in _deliver
+                raise _decoder_failure(call, exc) from None
+    except StreamFailure as exc:
+        # Whatever the framing made of a markup page (one line a JSON parse refused, a line cut at EOF,
+        # a prelude with an impossible length), it was a page, not a stream cut short: said so, quoted,
+        # and not retried.
+        if exc.info.kind in _PAGE_MISREAD and _a_page_instead(head, builder):
+            await _quote_more(reading, scope)
+            raise _not_a_stream(call, response.status, content_type, bytes(head)) from None
+        raise
+    if not builder.finished and _a_page_instead(head, builder):
+        # It ended without its terminal marker and without an event: a page, not a truncated stream.
+        raise _not_a_stream(call, response.status, content_type, bytes(head))
     if builder.events:
         yield builder.drain()
 
@@ -480,6 +536,10 @@ class _Reading:
         self.stopped: str | None = None
         self.failure: Exception | None = None
 
+    async def next_piece(self) -> bytes | None:
+        """The body's next decoded piece, past the framer (None at its end): for quoting."""
+        return await self._body.next()
+
     async def next_batch(self) -> Sequence[AssistantMessageEvent] | None:
         """The events of the next read that made any, or None once reading stopped (see the class)."""
         if self.stopped is not None:
@@ -507,7 +567,8 @@ class _Reading:
                 if chunk is None:
                     self.stopped = "eof"
                     return None
-                if not self.seen and len(self.head) < _HEAD_BYTES:
+                if len(self.head) < _HEAD_BYTES:
+                    # Past the first frame too: a page whose first line is a frame is still quoted whole.
                     self.head += chunk[: _HEAD_BYTES - len(self.head)]
                 stage = "feed"
                 frames = self._feed(chunk)

@@ -2,9 +2,14 @@
 
 A key is looked up in ``StreamOptions.api_key`` first, then in the environment variables its
 :class:`ApiKey` rule names, and trimmed. It is checked before anything is sent, and the checks never
-quote it. Every error message a stream ends with is passed through :func:`redact`, which blanks the
-key in every spelling the cassette recorder refuses to write: raw, re-cased, hex, base64 at any
-alignment, escaped for JSON, Python, URL or HTML (in part, in full, or twice).
+quote it. Every string a failure leaves on the message a stream ends with — ``error_message``,
+``raw_stop_reason``, every string of its ``ErrorInfo`` (``code`` …) — passes through one choke point,
+:func:`redact_message`: cut at :data:`MAX_ERROR_TEXT` bytes (vendor text can be megabytes: a hostile
+error line) and redacted by :func:`redact`, which blanks the key in every spelling the cassette
+recorder refuses to write: raw, re-cased, hex, base64 at any alignment, escaped for JSON, Python, URL
+or HTML (in part, in full, or twice). :func:`redact` streams over the text (linear time, bounded
+memory, whatever the text is made of) and, when it cuts, reads only as far past the cut as an echo
+starting before it could reach, so no piece of a secret is left at the cut.
 
 The key is not the only secret: :func:`credentials_in` gives every secret a request's headers carry,
 by the fail-closed rule of :mod:`normalize.wire.tags` (the value of every header not on a short
@@ -21,19 +26,22 @@ prompt-cache key).
 from __future__ import annotations
 
 import base64
+import dataclasses
 import hashlib
 import json
 import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from urllib.parse import quote, quote_plus
 
-from normalize.secret_forms import needles, views
+from normalize import AssistantMessage
+from normalize.secret_forms import EchoScanner, needles
 from normalize.wire.tags import header_secrets, query_secrets
 from streamfns.kit.failure import StreamFailure
 
 __all__ = [
+    "MAX_ERROR_TEXT",
     "PROMPT_CACHE_KEY_MAX",
     "ApiKey",
     "credentials_in",
@@ -41,12 +49,23 @@ __all__ = [
     "prompt_cache_key",
     "provider_key_env",
     "redact",
+    "redact_message",
     "secret_forms",
 ]
 
 #: Shorter strings are not redacted: blanking every "test" in a message would help nobody.
 _MIN_SECRET = 8
 _REDACTED = "[redacted]"
+#: The most UTF-8 bytes of text a message keeps in each string a failure leaves on it (the error
+#: message, the raw stop reason, the error code): vendor text past it is cut, before it is redacted,
+#: and the cut is marked (:func:`redact_message`).
+MAX_ERROR_TEXT = 64 * 1024
+#: Text is encoded and scanned in pieces of this many characters: a long text is never copied whole.
+_PIECE_CHARS = 16 * 1024
+#: The longest UTF-8 character: a cut backs off at most this far to keep characters whole.
+_LONGEST_CHARACTER = 4
+#: What starts an escape the views decode (:mod:`normalize.secret_forms`): text without one is its only view.
+_ESCAPE_START = re.compile(r"[\\%&]")
 _ENV_UNSAFE = re.compile(r"[^A-Z0-9]+")
 #: The longest ``prompt_cache_key`` OpenAI accepts (and the default cap of :func:`prompt_cache_key`).
 PROMPT_CACHE_KEY_MAX = 64
@@ -177,48 +196,180 @@ def secret_forms(secret: str) -> set[str]:
     return {form for form in forms if len(form) >= _MIN_SECRET}
 
 
-def redact(text: str, secrets: Iterable[str]) -> str:
-    """``text`` with every spelling of every secret blanked out.
+def redact(text: str, secrets: Iterable[str], *, limit: int | None = None) -> str:
+    """``text`` with every spelling of every secret blanked out (``[redacted]``); with ``limit``, also
+    cut to its first ``limit`` UTF-8 bytes (never inside a character) and the cut marked
+    (``… [cut: N more bytes]``).
 
-    Known text spellings (:func:`secret_forms`) are replaced first, longest first; then the text is
-    searched as the cassette recorder searches a body (:mod:`normalize.secret_forms`): raw, re-cased,
-    hex or base64 at any alignment, inside JSON, URL and HTML escapes decoded once and twice (a key
-    escaped only in part, or escaped twice), and the matching stretch of the original text is blanked.
+    A secret is searched for as the cassette recorder searches a body (:mod:`normalize.secret_forms`):
+    raw, re-cased, hex or base64 at any alignment, inside JSON, URL and HTML escapes decoded once and
+    twice (a key escaped only in part, or escaped twice), and in the text spellings of
+    :func:`secret_forms`; each echo's whole stretch of the original text is blanked, adjacent echoes as
+    one. Secrets under 8 characters are not searched for.
+
+    Linear time and bounded working memory whatever ``text`` holds (a hostile text of nothing but
+    escapes included): the text is scanned as a stream (:class:`normalize.secret_forms.EchoScanner`).
+    With ``limit``, the text is read only as far past the cut as an echo that starts before it could
+    reach: an echo the cut goes through is blanked whole, so no piece of a secret is left at the cut.
     """
-    wanted = [secret for secret in secrets if len(secret) >= _MIN_SECRET]
-    if not wanted:
-        return text
-    forms: set[str] = set()
-    for secret in wanted:
-        forms |= secret_forms(secret)
-    for form in sorted(forms, key=len, reverse=True):
-        if form in text:
-            text = text.replace(form, _REDACTED)
-    data = text.encode("utf-8", "surrogatepass")
-    spans: list[tuple[int, int]] = []
-    targets = {needle for secret in wanted for needle, _ in needles(secret.encode("utf-8", "surrogatepass"))}
-    for view in views(data):
-        for needle in targets:
-            at = view.data.find(needle)
+    return _Redactor(secrets)(text, limit)
+
+
+def redact_message(message: AssistantMessage, secrets: Iterable[str]) -> None:
+    """Cut and redact, in place, every string a failure leaves on ``message``: ``error_message``,
+    ``raw_stop_reason`` and every string field of ``error_info`` (``code`` …; ``kind`` is one of ours).
+    Each is cut to :data:`MAX_ERROR_TEXT` UTF-8 bytes and blanked of ``secrets`` by :func:`redact`.
+
+    The kit calls it on every message a stream ends with, whatever ended it: the one choke point
+    between vendor text (an HTTP error body, an in-stream error event, a stop reason) and the caller.
+    """
+    redactor = _Redactor(secrets)
+    if message.error_message:
+        message.error_message = redactor(message.error_message, MAX_ERROR_TEXT)
+    if message.raw_stop_reason:
+        message.raw_stop_reason = redactor(message.raw_stop_reason, MAX_ERROR_TEXT)
+    info = message.error_info
+    if info is not None:
+        for field in dataclasses.fields(info):
+            value: object = getattr(info, field.name)
+            if field.name != "kind" and isinstance(value, str) and value:
+                setattr(info, field.name, redactor(value, MAX_ERROR_TEXT))
+
+
+class _Redactor:
+    """:func:`redact` for one set of secrets, its needles computed once for several texts."""
+
+    __slots__ = ("_needles", "_spellings")
+
+    def __init__(self, secrets: Iterable[str]) -> None:
+        wanted = list(dict.fromkeys(secret for secret in secrets if len(secret) >= _MIN_SECRET))
+        self._needles = [needle for secret in wanted for needle, _ in needles(secret.encode("utf-8", "surrogatepass"))]
+        self._spellings = [form.encode("utf-8", "surrogatepass") for secret in wanted for form in secret_forms(secret)]
+
+    def __call__(self, text: str, limit: int | None = None) -> str:
+        if limit is not None and limit < _LONGEST_CHARACTER:
+            raise ValueError(f"a redaction limit of {limit} bytes cannot hold a character")
+        size = None if limit is None else _utf8_length(text)
+        cut = size is not None and limit is not None and size > limit
+        if not self._needles and not cut:
+            return text
+        if not cut and len(text) <= _PIECE_CHARS and not _ESCAPE_START.search(text):
+            # The usual message: short, no escape to decode, so no view but the text itself.
+            return self._plain(text)
+        scanner = EchoScanner(self._needles, raw=self._spellings) if self._needles else None
+        writer = _Blanker()
+        # While reading, write out only what no cut can affect: a character straddling the cut is
+        # dropped whole, once the byte after the cut is known.
+        safe = None if limit is None or not cut else limit - _LONGEST_CHARACTER
+        finished = False
+        for piece in _pieces(text):
+            writer.take(piece, scanner.feed(piece) if scanner is not None else [])
+            settled = scanner.settled if scanner is not None else writer.fed
+            if safe is not None and limit is not None and settled > limit:
+                finished = True  # every echo starting before the cut is known: the rest is never read
+                break
+            writer.settle(settled if safe is None else min(settled, safe))
+        if not finished and scanner is not None:
+            writer.take(b"", scanner.close())
+        if not cut or limit is None or size is None:
+            writer.settle(writer.fed)
+            return writer.text()
+        writer.settle(writer.boundary(limit))
+        return f"{writer.text()}… [cut: {size - writer.written:,} more bytes]"
+
+    def _plain(self, text: str) -> str:
+        """``text`` redacted when it holds no escape: every needle looked for in it directly."""
+        data = text.encode("utf-8", "surrogatepass")
+        spans: list[tuple[int, int]] = []
+        for needle in {*self._needles, *self._spellings}:
+            at = data.find(needle)
             while at >= 0:
-                spans.append(view.source_span(at, at + len(needle)))
-                at = view.data.find(needle, at + 1)
-    if not spans:
-        return text
-    merged: list[tuple[int, int]] = []
-    for begin, end in sorted(spans):
-        if merged and begin <= merged[-1][1]:
-            merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
-        else:
-            merged.append((begin, end))
-    pieces: list[bytes] = []
-    position = 0
-    for begin, end in merged:  # one pass: a message full of echoes stays linear
-        pieces += [data[position:begin], _REDACTED.encode()]
-        position = end
-    pieces.append(data[position:])
-    blanked = b"".join(pieces)
-    try:
-        return blanked.decode("utf-8", "surrogatepass")  # lone surrogates elsewhere stay as they were
-    except UnicodeDecodeError:  # a blanked span cut a multi-byte character: never raise here
-        return blanked.decode("utf-8", "replace")
+                spans.append((at, at + len(needle)))
+                at = data.find(needle, at + 1)
+        if not spans:
+            return text
+        writer = _Blanker()
+        writer.take(data, spans)
+        writer.settle(len(data))
+        return writer.text()
+
+
+class _Blanker:
+    """The text written out with its echoes blanked, as far as the scanner has settled it: the text
+    not yet written is held (a few pieces at most), the pieces written are kept as bytes."""
+
+    __slots__ = ("_blank", "_held", "_pending", "_written", "fed", "written")
+
+    def __init__(self) -> None:
+        self._held = bytearray()  # the text from offset `written` on, as far as it was fed
+        self._pending: list[tuple[int, int]] = []  # echoes not written yet
+        self._written: list[bytes] = []
+        self._blank = False  # whether what was written last is a blank (an adjacent echo joins it)
+        #: The text offset written up to; bytes taken in so far.
+        self.written = 0
+        self.fed = 0
+
+    def take(self, piece: bytes, spans: list[tuple[int, int]]) -> None:
+        self._held += piece
+        self.fed += len(piece)
+        self._pending += spans
+
+    def boundary(self, offset: int) -> int:
+        """``offset``, moved back to the start of the character it falls in (the text is held there)."""
+        held, base = self._held, self.written
+        while offset > base and offset - base < len(held) and held[offset - base] & 0xC0 == 0x80:
+            offset -= 1
+        return offset
+
+    def settle(self, upto: int) -> None:
+        """Write the text out to offset ``upto``, blanking every echo that starts before it (and the
+        whole of it, when it runs on past ``upto``)."""
+        pending = self._pending
+        pending.sort()
+        held, base = self._held, self.written
+        written = base
+        out = bytearray()
+        done = 0
+        for begin, end in pending:
+            if begin >= upto:
+                break
+            done += 1
+            if begin > written or (begin == written and not self._blank):
+                out += held[written - base : begin - base]
+                out += _REDACTED_BYTES
+                self._blank = True
+                written = end
+            elif end > written:
+                written = end  # overlaps or touches the blank before: one blank
+        del pending[:done]
+        if written < upto:
+            out += held[written - base : upto - base]
+            written = upto
+            self._blank = False
+        if out:
+            self._written.append(bytes(out))
+        del held[: written - base]
+        self.written = written
+
+    def text(self) -> str:
+        blanked = b"".join(self._written)
+        try:
+            return blanked.decode("utf-8", "surrogatepass")  # lone surrogates elsewhere stay as they were
+        except UnicodeDecodeError:  # a blanked span cut a multi-byte character: never raise here
+            return blanked.decode("utf-8", "replace")
+
+
+_REDACTED_BYTES = _REDACTED.encode()
+
+
+def _pieces(text: str) -> Iterator[bytes]:
+    """``text`` as UTF-8 (lone surrogates kept), a piece at a time."""
+    for start in range(0, len(text), _PIECE_CHARS):
+        yield text[start : start + _PIECE_CHARS].encode("utf-8", "surrogatepass")
+
+
+def _utf8_length(text: str) -> int:
+    """The length of ``text`` in UTF-8 bytes, without encoding it whole (``isascii`` costs nothing)."""
+    if text.isascii():
+        return len(text)
+    return sum(len(piece) for piece in _pieces(text))

@@ -5,7 +5,9 @@ headers and the exact body bytes with a timestamp and credentials from a refresh
 Cloud wants a short-lived OAuth access token. A :data:`Signer` runs after ``on_payload`` and the
 header merge, once per attempt (a retry is signed again, with fresh credentials and time), and
 returns a :class:`Signature`: the headers to add, and the secrets they were made from, which every
-error message is redacted of and which the cassette recorder refuses to write.
+error message is redacted of and which the cassette recorder refuses to write. The ``repr`` of a
+:class:`Signature` and of a :class:`SigningRequest` shows every credential masked (``'**********'``,
+as pydantic's ``SecretStr``): they are safe to log.
 
 A signer that raises :class:`~streamfns.kit.StreamFailure` ends the stream with that failure; a
 :class:`~streamfns.kit.CompatError` is ``config``; any other exception is ``auth`` (no credentials, an
@@ -18,6 +20,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 
 from normalize import Model, StreamOptions
+from normalize.secret_forms import MASK, masked_headers, masked_repr, masked_url
 
 __all__ = ["Signature", "Signer", "SigningRequest"]
 
@@ -34,6 +37,11 @@ class SigningRequest:
     model: Model
     options: StreamOptions
 
+    def __repr__(self) -> str:
+        # Logged by signers being debugged: the credential headers (and the model's and options' own)
+        # show masked, as pydantic's SecretStr shows a secret; the fields are untouched.
+        return masked_repr(self, url=masked_url(self.url), headers=masked_headers(self.headers))
+
 
 @dataclass(frozen=True, slots=True)
 class Signature:
@@ -42,6 +50,11 @@ class Signature:
 
     headers: Mapping[str, str] = field(default_factory=dict[str, str])
     secrets: tuple[str, ...] = ()
+
+    def __repr__(self) -> str:
+        # Every secret, and every header value that is not public, shows masked (how many there are
+        # stays visible); the fields are untouched.
+        return masked_repr(self, headers=masked_headers(self.headers), secrets=tuple(MASK for _ in self.secrets))
 
 
 #: ``(request) → Signature``, sync or async.

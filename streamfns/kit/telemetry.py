@@ -18,7 +18,10 @@ Promises:
   garbage-collected). The span opens when the stream is first read (an unread stream sends nothing);
 - its attribute values are the final message's: ``gen_ai.response.id`` / ``.model`` /
   ``.finish_reasons`` (the vendor's raw reason), ``gen_ai.usage.*`` (input tokens include the cached
-  ones, as the conventions count them) and ``error.type`` (the :class:`~normalize.ErrorInfo` kind);
+  ones, as the conventions count them), the cost (``streamfns.usage.cost_usd``, only when it is a
+  known bill — left out for an unknown price, a plan, a metered stream that reported no usage: never
+  an amount nobody billed — and ``streamfns.usage.cost_basis``, with the usage) and ``error.type``
+  (the :class:`~normalize.ErrorInfo` kind);
   retries are span events; the time to the first chunk is an attribute;
 - message content is recorded only when ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT`` is
   ``true`` (read per stream, as the contrib instrumentations read it); keys never are: every string
@@ -59,7 +62,7 @@ if TYPE_CHECKING:
     from opentelemetry.metrics import Histogram, MeterProvider
     from opentelemetry.trace import Span, Tracer, TracerProvider
 
-    from normalize import Context, Model, StreamOptions
+    from normalize import Context, Cost, Model, StreamOptions
 
 __all__ = [
     "CAPTURE_CONTENT_ENV",
@@ -109,6 +112,12 @@ HTTP_STATUS = "http.response.status_code"
 RETRY_EVENT = "streamfns.retry"
 RETRY_ATTEMPT = "streamfns.retry.attempt"
 RETRY_DELAY = "streamfns.retry.delay_s"
+#: Ours (the conventions name no cost): the usage's cost in USD, set only when it is a known bill —
+#: metered with tokens counted, or free (0) — never for an unknown price, a plan (``subscription``)
+#: or a metered stream that reported no usage, rather than claim an amount nobody billed; and the
+#: basis it was priced on (``metered``, ``free``, ``subscription``, ``unknown``: :data:`normalize.CostBasis`).
+USAGE_COST = "streamfns.usage.cost_usd"
+USAGE_COST_BASIS = "streamfns.usage.cost_basis"
 
 METRIC_DURATION = "gen_ai.client.operation.duration"
 METRIC_TOKEN_USAGE = "gen_ai.client.token.usage"
@@ -317,9 +326,10 @@ _MAX_DESCRIPTION = 1024
 
 
 def _bounded(text: str, secrets: Sequence[str], limit: int) -> str:
-    """``text`` redacted, then cut to ``limit`` characters (redacted whole first: a cut through a key
-    would leave a piece of it that no longer matches)."""
-    cleaned = redact(text, secrets)
+    """``text`` redacted, then cut to ``limit`` characters. The redaction cuts first, at 4 bytes a
+    character (enough for ``limit`` of them): it blanks an echo its cut goes through whole, so no piece
+    of a key is left, and reads no further, so a megabyte-long hostile id costs no more than a short one."""
+    cleaned = redact(text, secrets, limit=4 * limit)
     return cleaned if len(cleaned) <= limit else cleaned[: limit - 1] + "…"
 
 
@@ -631,8 +641,9 @@ class StreamTelemetry:
 
 
 def _usage(message: AssistantMessage | None, succeeded: bool) -> dict[str, Any]:
-    """The ``gen_ai.usage.*`` attributes: always on a success, on a failure only once tokens were
-    counted (zero would claim a measurement nobody made)."""
+    """The ``gen_ai.usage.*`` attributes and the cost's: always on a success, on a failure only once
+    tokens were counted (zero would claim a measurement nobody made); the cost in USD only when it is
+    a known bill (:func:`_billed_usd`)."""
     if message is None:
         return {}
     usage = message.usage
@@ -648,7 +659,26 @@ def _usage(message: AssistantMessage | None, succeeded: bool) -> dict[str, Any]:
     }
     if usage.reasoning is not None:
         found[USAGE_REASONING_OUTPUT_TOKENS] = usage.reasoning
+    found[USAGE_COST_BASIS] = usage.cost.basis
+    billed = _billed_usd(usage.cost, counted)
+    if billed is not None:
+        found[USAGE_COST] = billed
     return found
+
+
+def _billed_usd(cost: Cost, counted: int) -> float | None:
+    """What the stream was billed in USD, when that is known: a ``metered`` total once tokens were
+    counted (a stream that reported no usage measured no cost: 0 would claim one), 0 for ``free``
+    (nothing is charged, whatever the usage). None — the attribute left out — for ``unknown``, and
+    for ``subscription``: a plan is not billed per token, and its list-price total summed with real
+    bills would overstate them."""
+    if cost.total is None:
+        return None
+    if cost.basis == "free":
+        return 0.0
+    if cost.basis == "metered" and counted > 0:
+        return float(cost.total)
+    return None
 
 
 # -- message content (opt-in) ------------------------------------------------------------------------------

@@ -37,7 +37,10 @@ import ssl
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, cast
+
+from normalize.secret_forms import MASK, masked_headers, masked_repr, masked_url
+from normalize.wire.tags import SECRETS_EXTENSION
 
 __all__ = [
     "HttpRequest",
@@ -76,6 +79,17 @@ class HttpRequest:
     idle_timeout: float
     #: Request tags a recording transport reads (the api, the call's secrets: ``normalize.wire.tags``).
     extensions: dict[str, object] = field(default_factory=dict[str, object])
+
+    def __repr__(self) -> str:
+        # A transport may log what it sends: the key header, the URL's credentials and the secrets the
+        # request is tagged with show masked, as pydantic's SecretStr shows a secret (fields untouched).
+        tags = {
+            name: (MASK,) * len(cast("tuple[object, ...]", value))
+            if name == SECRETS_EXTENSION and isinstance(value, tuple)
+            else value
+            for name, value in self.extensions.items()
+        }
+        return masked_repr(self, url=masked_url(self.url), headers=masked_headers(self.headers), extensions=tags)
 
 
 class HttpResponse(ABC):

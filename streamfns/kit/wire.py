@@ -3,7 +3,8 @@
 An adapter supplies only what is its vendor's: the request builder (model, context, options → URL,
 payload, headers; pure), the framing (server-sent events by default; JSON lines; the AWS event
 stream; or its own), the decoder (frames → builder calls; pure), the error table, the key rule or a
-signing step, and how its stream ends. :meth:`WireApi.stream` keeps the whole contract around them,
+signing step, and how its stream ends. The StreamFn it becomes, :attr:`WireApi.stream_fn` (the one
+name a package exports: ``stream_my_api = WIRE.stream_fn``), keeps the whole contract around them,
 in this order:
 
 1. the arguments are checked (:func:`normalize.request_problem`): a caller's mistake ends the stream
@@ -27,7 +28,7 @@ The declaration also yields the api's :class:`~normalize.wire.WireProfile` (:att
 its framing, ending, envelope, error samples and recordings, which the conformance harness and the
 cassette tools read.
 
-Calling :meth:`WireApi.stream` never raises and the stream never raises while iterated.
+Calling :attr:`WireApi.stream_fn` never raises and the stream never raises while iterated.
 """
 
 from __future__ import annotations
@@ -52,6 +53,7 @@ from normalize import (
     StreamOptions,
     request_problem,
 )
+from normalize.secret_forms import masked_headers, masked_repr, masked_url
 from normalize.wire import SSE, Ending, Envelope, ErrorSample, Feature, Framing, WireProfile
 from streamfns.kit.compat import CompatError
 from streamfns.kit.decoder import Decoder, DecoderFactory
@@ -83,6 +85,11 @@ class WireRequest:
     again for each retry; a decoder that learns a billing tier from the response replaces it). Finite
     and not negative, else the request is not sent."""
 
+    def __repr__(self) -> str:
+        # A builder may put a credential in the URL (`?key=`) or a header: shown masked, as pydantic's
+        # SecretStr shows a secret (the fields themselves are untouched).
+        return masked_repr(self, url=masked_url(self.url), headers=masked_headers(self.headers))
+
 
 #: ``(model, context, options) → WireRequest``; pure (no I/O, no clock, no state), with one allowance:
 #: when the model names no ``base_url``, where the request goes may be read from the environment the
@@ -96,7 +103,7 @@ RequestBuilder = Callable[[Model, Context, StreamOptions], WireRequest]
 
 
 class BoundStream(Protocol):
-    """:meth:`WireApi.stream` as a value: a StreamFn that returns its stream at once (never awaitable)."""
+    """:attr:`WireApi.stream_fn`: a StreamFn that returns its stream at once (never awaitable)."""
 
     def __call__(
         self, model: Model, context: Context, options: StreamOptions | None = None, /
@@ -136,8 +143,8 @@ class WireApi(Generic[FrameT]):
     recorded_headers: tuple[str, ...] = ()
     #: The api's bytes as the harness and the cassettes read them (derived from the fields above).
     profile: WireProfile = field(init=False, repr=False, compare=False)
-    #: :meth:`stream`, bound once: the one StreamFn object a package exports and its declaration names
-    #: (each read of ``WIRE.stream`` makes a new bound method).
+    #: The api's StreamFn (see the module docstring), bound once: the one object a package exports
+    #: (``stream_my_api = WIRE.stream_fn``) and its declaration names (``Adapter.from_wire``).
     stream_fn: BoundStream = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -159,7 +166,9 @@ class WireApi(Generic[FrameT]):
             ),
         )
         object.__setattr__(self, "profile", profile)
-        object.__setattr__(self, "stream_fn", self.stream)
+        # A bound method made once: each read of a method makes a new object, and the registry, the
+        # catalog and the harness recognise a package's StreamFn by identity.
+        object.__setattr__(self, "stream_fn", self._stream)
 
     @property
     def end_marker(self) -> str:
@@ -170,10 +179,10 @@ class WireApi(Generic[FrameT]):
     def __repr__(self) -> str:
         return f"WireApi({self.api!r})"
 
-    def stream(
+    def _stream(
         self, model: Model, context: Context, options: StreamOptions | None = None, /
     ) -> AssistantMessageEventStream:
-        """Stream one response; never raises (see the module docstring)."""
+        """Stream one response; never raises (see the module docstring). Reached as :attr:`stream_fn`."""
         known = model if isinstance(model, Model) else None  # pyright: ignore[reportUnnecessaryIsInstance]
         # Once per stream, never per event: None unless a tracer or meter provider listens.
         observer = start_telemetry(self.api, model, context, options)

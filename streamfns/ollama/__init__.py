@@ -30,6 +30,7 @@ __all__ = [
     "api_key_for",
     "build_request",
     "host_from_env",
+    "is_cloud_host",
     "stream_ollama_chat",
     "tool_call_id",
 ]
@@ -38,10 +39,23 @@ _LOCAL_KEY = ApiKey(env=("OLLAMA_API_KEY",), required=False)
 _CLOUD_KEY = ApiKey(env=("OLLAMA_API_KEY",), required=True)
 
 
+#: Ollama Cloud's host name: it and its subdomains are the hosted service.
+_CLOUD_HOST = "ollama.com"
+
+
+def is_cloud_host(host: str | None) -> bool:
+    """Whether ``host`` (a URL's host name) is Ollama Cloud: ``ollama.com`` or a subdomain of it, in
+    any letter case. Every other host is a server of the user's own. The one rule for what differs
+    there: the key is required (:func:`api_key_for`), and use is paid by a plan, so a model priced
+    ``free`` is ``subscription`` there (the listing of :mod:`streamfns.ollama.server`, and
+    :func:`streamfns.catalog.get_model` / ``model_for_recording`` for a model sent or recorded there)."""
+    name = (host or "").lower().removesuffix(".")
+    return name == _CLOUD_HOST or name.endswith("." + _CLOUD_HOST)
+
+
 def api_key_for(model: Model) -> ApiKey:
-    """Ollama Cloud (``ollama.com``) needs ``OLLAMA_API_KEY``; any other server takes it when set."""
-    host = urlsplit(model.base_url or host_from_env()).hostname or ""
-    return _CLOUD_KEY if host == "ollama.com" or host.endswith(".ollama.com") else _LOCAL_KEY
+    """Ollama Cloud (:func:`is_cloud_host`) needs ``OLLAMA_API_KEY``; any other server takes it when set."""
+    return _CLOUD_KEY if is_cloud_host(urlsplit(model.base_url or host_from_env()).hostname) else _LOCAL_KEY
 
 
 def strip_done(frame: FrameView) -> _Drop | bytes | None:

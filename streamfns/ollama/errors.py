@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from streamfns.kit import ErrorSample, ErrorTable, VendorError, obj
+from streamfns.kit import MAX_ERROR_TEXT, ErrorSample, ErrorTable, VendorError, obj
 
 __all__ = ["ERRORS", "VENDOR", "error_body", "extract", "stream_error"]
 
@@ -40,7 +40,7 @@ def extract(body: Any) -> VendorError | None:
         error = message if isinstance(message, str) else None
     if not isinstance(error, str):
         return None
-    lowered = error.lower()
+    lowered = error[:MAX_ERROR_TEXT].lower()  # the words a message keeps: a megabyte-long error costs no more
     typed = next((name for phrase, name in _PHRASES if phrase in lowered), None)
     return VendorError(type=typed, message=error.strip())
 

@@ -20,7 +20,7 @@ import os
 from typing import Any, Final
 
 import normalize as nz
-from streamfns.kit import WireRequest, effort_for, parse_compat
+from streamfns.kit import WireRequest, effort_for, endpoint_url, parse_compat
 from streamfns.ollama.compat import OllamaCompat
 
 __all__ = ["DEFAULT_HOST", "build_request", "host_from_env"]
@@ -33,7 +33,14 @@ def host_from_env(value: str | None = None) -> str:
     """The server address ``OLLAMA_HOST`` names (``value`` instead when given), read as the ``ollama``
     command reads it: a bare ``host``, ``host:port`` or ``scheme://host:port/path``; no scheme means
     ``http``; no port means 11434 without a scheme, 80/443 with ``http``/``https``; ``ollama.com`` alone
-    means ``https://ollama.com:443``. Unset, blank or an impossible port: :data:`DEFAULT_HOST`."""
+    means ``https://ollama.com:443``. Unset, blank or a port number over 65535: :data:`DEFAULT_HOST`.
+
+    The address is then checked as every host part read from the environment is
+    (:func:`streamfns.kit.endpoint_url`): ``http`` or ``https``, a host name or an IP address, a path
+    without dot segments; user info (``x@127.0.0.1``), a query, a fragment (``localhost#@evil``) or
+    anything else that could send the request, and the ``OLLAMA_API_KEY`` it carries, somewhere the
+    variable does not plainly say raises :class:`~streamfns.kit.CompatError` naming ``OLLAMA_HOST``
+    (the stream ends ``config``, nothing sent)."""
     raw = (os.environ.get("OLLAMA_HOST", "") if value is None else value).strip()
     if not raw:
         return DEFAULT_HOST
@@ -55,13 +62,16 @@ def host_from_env(value: str | None = None) -> str:
     elif hostport.count(":") == 1:
         host, port = hostport.split(":")
     host = host or "127.0.0.1"
-    if not port.isdigit() or int(port) > 65535:
+    if port.isascii() and port.isdigit() and int(port) > 65535:
         return DEFAULT_HOST
+    # Any other port that is not a number ("9#@evil.example") is left for the check below to refuse:
+    # falling back would hide a value that tried to say something else.
     try:
         bracketed = f"[{host}]" if ipaddress.ip_address(host).version == 6 else host
     except ValueError:
         bracketed = host
-    return f"{scheme}://{bracketed}:{port}" + (f"/{path}".rstrip("/") if slash else "")
+    found = f"{scheme}://{bracketed}:{port}" + (f"/{path}".rstrip("/") if slash else "")
+    return endpoint_url(found, source="OLLAMA_HOST")  # quoted as read, its user info blanked
 
 
 def _text(blocks: list[Any]) -> str:

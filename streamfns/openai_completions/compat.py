@@ -216,6 +216,8 @@ PROFILES: Final[Mapping[str, CompletionsCompat]] = {
             requires_tool_result_name=True,
             requires_assistant_after_tool_result=True,
             replay_thinking=False,
+            # Mistral ends a reply cut by the model's context (not max_tokens) with its own reason.
+            finish_reasons={"model_length": "length"},
         ),
         _profile(
             "together",

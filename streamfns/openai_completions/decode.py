@@ -1,18 +1,29 @@
 """Chat Completions chunks → builder calls. Pure: no I/O, no clock.
 
-What is read, and how it lands in the normalized message:
+One decoder for every server that streams ``chat.completion.chunk`` objects: this api's
+(:class:`CompletionsDecoder`, read per model through its compat profile) and Mistral's native api
+(:class:`streamfns.mistral.MistralDecoder`, a subclass naming its own vendor, error table, stop
+table and the few things Mistral does differently). What is read, and how it lands in the normalized
+message:
 
 - A ``data:`` value that is ``null`` or not an object is skipped; SSE comments (OpenRouter's
   ``: OPENROUTER PROCESSING``) never reach the decoder, nor do ``event: ping`` keep-alives.
   ``[DONE]`` ends the stream.
-- A choice's ``delta`` must be an object (or absent/``null``); anything else, and a choice carrying
-  the non-streaming ``message`` instead of a delta, is a ``protocol`` error: its content cannot be
-  placed, and dropping it would end a shortened answer as ``done``.
+- What cannot be placed is a ``protocol`` error, never a silent drop (dropping it would end a
+  shortened answer as ``done``): ``choices`` that is not a list or holds a non-object, a ``delta``
+  that is not an object (or absent/``null``), a choice carrying the non-streaming ``message``
+  instead of a delta, ``delta.content`` that is neither text nor a list, a content part that is not
+  an object, a ``text`` part whose ``text`` is not a string, a ``thinking`` part whose ``thinking`` is
+  neither text nor a list of parts (or holds a non-object, or a text part without string text), and
+  ``tool_calls`` or a tool-call ``function`` of the wrong type. The usage such a chunk carries is
+  kept with the partial reply.
 - Only choice ``index`` 0 is read: with ``n > 1`` the other choices are ignored (one assistant
   message per call).
-- ``delta.content`` is text; a content *list* (Mistral's magistral) holds ``text`` and ``thinking``
-  parts. ``<think>`` tags inside plain content stay text: they are the model's words, and only a
-  server-side reasoning parser can tell them apart reliably.
+- ``delta.content`` is text; a content *list* (Mistral's) holds ``text`` and ``thinking`` parts, a
+  ``thinking`` part's ``thinking`` being text or a list of ``text`` parts; its ``signature``, when one
+  comes, is kept with the thinking block. Other parts (Mistral's ``reference`` ids …) carry no text of
+  the message. ``<think>`` tags inside plain content stay text: they are the model's words, and only
+  a server-side reasoning parser can tell them apart reliably.
 - Reasoning comes from the first non-empty field of the profile's ``reasoning_fields``
   (``reasoning_content``, ``reasoning``, ``reasoning_text``) in each delta, never two (some servers
   send the same text under two names); the thinking block's signature is that field's name, so
@@ -24,12 +35,13 @@ What is read, and how it lands in the normalized message:
 - ``delta.refusal`` (structured-output refusals) is shown as text and ends the stream as an error
   of kind ``refusal`` carrying the refusal text.
 - Tool calls are located by ``index``, then by ``id``, then (neither given) as the continuation of
-  the last call. An id that changes mid-stream keeps the first; a missing id is generated (unique).
-  A new id *and* name at an index whose arguments already look complete is a new call (servers
-  that number every call 0). A call's arguments are raw JSON fragments, parsed strictly once at
-  the end; fragments that arrive before the call's name are held until it comes, and a call that
-  never gets a name is a ``protocol`` error. The legacy ``delta.function_call`` is one more call, in a
-  slot of its own (no ``tool_calls`` index, ``-1`` included, reaches it).
+  the last call. An id that changes mid-stream keeps the first; a missing id is generated (unique;
+  :meth:`CompletionsDecoder._missing_id`). A new id *and* name at an index whose arguments already
+  look complete is a new call (servers that number every call 0). A call's arguments are raw JSON
+  fragments (or an object, sent on as its JSON), parsed strictly once at the end; fragments that
+  arrive before the call's name are held until it comes, and a call that never gets a name is a
+  ``protocol`` error. The legacy ``delta.function_call`` is one more call, in a slot of its own (no
+  ``tool_calls`` index, ``-1`` included, reaches it).
 - Text and thinking form sequential blocks: a new kind of content (or a tool call) ends the open
   text or thinking block, and later text starts a new one. Tool calls stay open until the end.
 - Usage comes from ``chunk.usage``, else — in the chunk that finishes choice 0 or a chunk without
@@ -46,12 +58,13 @@ id means that finish_reason was not final (some gateways put ``"stop"`` on every
 forgotten and the content read, so only a finish_reason that no content follows ends the message
 (a tool call after a ``"stop"`` needs its own finish_reason). A failure is never forgotten: the first
 finish_reason that is not a normal stop (``content_filter``, ``error``, an unknown word) ends the
-message as that failure, whatever ``stop`` or content follows it. EOF after the ``finish_reason``
-but before any usage is ``truncated`` when the profile asked for usage in the stream
-(``usage_in_stream``: the usage chunk was cut off); a ``[DONE]`` still ends such a stream ``done``
-(a server may ignore the request). ``[DONE]`` without a ``finish_reason`` is ``truncated`` — unless
-the profile says the server never sends one (``finish_reason_reliable=False``); EOF without either
-is ``truncated`` (the kit reports it).
+message as that failure, whatever ``stop`` or content follows it; nor is a truncation: once a
+finish_reason said ``length``, the message ends ``length`` (unless a failure came), whatever ``stop``
+follows it. EOF after the ``finish_reason`` but before any usage is ``truncated`` when the profile
+asked for usage in the stream (``usage_in_stream``: the usage chunk was cut off); a ``[DONE]`` still
+ends such a stream ``done`` (a server may ignore the request). ``[DONE]`` without a ``finish_reason``
+is ``truncated`` — unless the profile says the server never sends one (``finish_reason_reliable=False``);
+EOF without either is ``truncated`` (the kit reports it).
 Finish reasons: ``stop``/``end`` (and ``eos``, ``eos_token``, ``stop_sequence``, ``end_turn``) →
 ``stop``; ``length``/``max_tokens`` → ``length``; ``tool_calls``/``function_call``/``tool_use`` →
 ``toolUse``; the profile's ``finish_reasons`` add more; ``content_filter`` → error
@@ -59,6 +72,10 @@ Finish reasons: ``stop``/``end`` (and ``eos``, ``eos_token``, ``stop_sequence``,
 else → error ``protocol`` naming the raw value. A mid-stream ``{"error": …}`` chunk, a flat
 ``{"object": "error"}`` chunk or an ``event: error`` ends the stream with the kind of its code or
 type.
+
+Chunks that repeat one layout (a text piece, a reasoning piece, one thinking or text part of a
+content list, one started call's argument fragment) are read off their bytes after the first
+(:mod:`streamfns.kit.shapes`), through the same handlers the full path uses.
 """
 
 from __future__ import annotations
@@ -66,7 +83,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from functools import partial
-from typing import Any, Final, cast
+from typing import Any, ClassVar, Final, cast
 
 import jiter
 
@@ -75,6 +92,7 @@ from streamfns.kit import (
     SHAPE_LEARNS,
     CompatError,
     Decoder,
+    ErrorTable,
     EventShape,
     HolePath,
     ServerSentEvent,
@@ -87,7 +105,7 @@ from streamfns.kit import (
     obj,
     text,
 )
-from streamfns.openai_completions.compat import PROFILES, compat_for
+from streamfns.openai_completions.compat import PROFILES, CompletionsCompat, compat_for
 from streamfns.openai_completions.errors import ERRORS
 from streamfns.openai_completions.usage import usage_fields
 
@@ -128,6 +146,17 @@ _TEXT, _THINKING, _REFUSAL = 1, 2, 3
 _LEGACY: Final = "legacy function_call"
 #: Members a chunk may change on every chunk that no reading depends on: OpenAI's random padding.
 _PADDING: Final[tuple[HolePath, ...]] = (("obfuscation",),)
+_CONTENT: Final[HolePath] = ("choices", 0, "delta", "content")
+#: The text of a content list's one thinking part holding one text part, and of its one text part.
+_PART_THINKING: Final[HolePath] = (*_CONTENT, 0, "thinking", 0, "text")
+_PART_TEXT: Final[HolePath] = (*_CONTENT, 0, "text")
+_ARGUMENTS: Final[HolePath] = ("choices", 0, "delta", "tool_calls", 0, "function", "arguments")
+# The members a part or a tool-call entry read off its bytes may have: those the full path reads the
+# same way whatever the other values (a thinking part's ``closed`` flag is not read).
+_THINKING_PART_KEYS: Final = frozenset({"type", "thinking", "closed"})
+_TEXT_PART_KEYS: Final = frozenset({"type", "text"})
+_ENTRY_KEYS: Final = frozenset({"id", "type", "index", "function"})
+_FUNCTION_KEYS: Final = frozenset({"name", "arguments"})
 
 
 class _Call:
@@ -156,15 +185,8 @@ def _dict(value: object) -> dict[str, Any] | None:
     return cast("dict[str, Any]", value) if type(value) is dict else None
 
 
-def _choice(choices: object) -> dict[str, Any] | None:
-    """Choice 0 of a chunk (``index`` 0, or no index), wherever it sits in the list."""
-    if type(choices) is not list or not choices:
-        return None
-    for item in cast("list[Any]", choices):
-        choice = _dict(item)
-        if choice is not None and choice.get("index", 0) in (0, None):
-            return choice
-    return None
+def _only_keys(value: Any, allowed: frozenset[str]) -> bool:
+    return value.__class__ is dict and value.keys() <= allowed
 
 
 def _fragment(arguments: object) -> str:
@@ -177,7 +199,23 @@ def _fragment(arguments: object) -> str:
 
 
 class CompletionsDecoder(Decoder[ServerSentEvent]):
-    """Feeds one response's chunks to a :class:`MessageBuilder` (see the module docstring)."""
+    """Feeds one response's chunks to a :class:`MessageBuilder` (see the module docstring).
+
+    A server with its own api but these chunks subclasses it, naming what differs as the class
+    attributes and hooks below (``_vendor``, ``_errors``, ``_stop_table``, ``_done_hint``,
+    :meth:`_profile`, :meth:`_entry_id`, :meth:`_missing_id`, :meth:`_usage`): every reading rule
+    stays here, once."""
+
+    #: The vendor named in messages.
+    _vendor: ClassVar[str] = VENDOR
+    #: How error chunks and ``event: error`` read.
+    _errors: ClassVar[ErrorTable] = ERRORS
+    #: The finish reasons (the profile's ``finish_reasons`` are added to them).
+    _stop_table: ClassVar[StopTable] = STOP_REASONS
+    #: Advice appended to the message of a ``[DONE]`` without a finish_reason.
+    _done_hint: ClassVar[str] = (
+        " (set the model's compat finish_reason_reliable=false for a server that never sends one)"
+    )
 
     __slots__ = (
         "_block",
@@ -185,6 +223,7 @@ class CompletionsDecoder(Decoder[ServerSentEvent]):
         "_by_id",
         "_by_index",
         "_calls",
+        "_cut",
         "_failure",
         "_fields",
         "_finish",
@@ -207,21 +246,20 @@ class CompletionsDecoder(Decoder[ServerSentEvent]):
 
     def __init__(self, builder: MessageBuilder, model: Model) -> None:
         self._builder = builder
-        try:
-            compat = compat_for(model)
-        except (CompatError, TypeError, ValueError):
-            compat = PROFILES["generic"]  # the request builder has reported the mistake already
+        compat = self._profile(model)
         self._fields = compat.reasoning_fields
         self._reliable = compat.finish_reason_reliable
         #: The request asked for usage in the stream (``stream_options.include_usage``).
         self._usage_expected = compat.usage_in_stream
         self._usage_seen = False
         # The profile's values were checked to be stop reasons (CompletionsCompat.__post_init__).
-        self._stops = STOP_REASONS.with_stops(cast("dict[str, StopReason]", compat.finish_reasons))
+        self._stops = self._stop_table.with_stops(cast("dict[str, StopReason]", compat.finish_reasons))
         #: The raw finish reason of choice 0 once it came ("" for a [DONE] that stands in for it).
         self._finish: str | None = None
         #: The first finish reason that is not a normal stop (an error or an unknown word); it stands.
         self._failure: str | None = None
+        #: The first finish reason that means ``length``; it stands over a later ``stop``.
+        self._cut: str | None = None
         #: The open text/thinking/refusal block: its kind and builder key.
         self._kind = 0
         # Builder keys are ints (cheap to hash on every delta): text, thinking and refusal blocks
@@ -238,16 +276,39 @@ class CompletionsDecoder(Decoder[ServerSentEvent]):
         self._refusal: list[str] = []
         #: No chunk id seen yet (the first non-empty one is the response id).
         self._need_id = True
-        # The layout of the last chunk read whole that carried one piece (text, reasoning or one call's
-        # arguments) and nothing else, and the handler it went to: until another chunk is read whole
-        # (which may change what a chunk means), a chunk whose bytes differ from it only in that piece
-        # (and in OpenAI's random ``obfuscation`` padding, once seen changing) goes to the same handler,
-        # read off the bytes (kit.shapes).
+        # The layout of the last chunk read whole that carried one piece (text, reasoning, one content
+        # part's text or one call's arguments) and nothing else, and the handler it went to: until
+        # another chunk is read whole (which may change what a chunk means), a chunk whose bytes differ
+        # from it only in that piece (and in OpenAI's random ``obfuscation`` padding, once seen
+        # changing) goes to the same handler, read off the bytes (kit.shapes).
         self._shape: EventShape | None = None
         self._shape_sink: Callable[[str], None] = self._text_piece
         self._shape_call: _Call | None = None
         self._shape_value: Any = None
         self._learns = SHAPE_LEARNS
+
+    # -- what a subclass may change -----------------------------------------------------------------
+
+    @classmethod
+    def _profile(cls, model: Model) -> CompletionsCompat:
+        """The compat profile the chunks are read with: the model's (``compat_for``)."""
+        try:
+            return compat_for(model)
+        except (CompatError, TypeError, ValueError):
+            return PROFILES["generic"]  # the request builder has reported the mistake already
+
+    def _entry_id(self, entry: dict[str, Any]) -> str:
+        """The call id a ``tool_calls`` entry names ("" for none)."""
+        return text(entry.get("id"))
+
+    def _missing_id(self, call_position: int) -> str:
+        """The id of the ``call_position``-th call (from 0) when the server sent none; "" lets the
+        builder derive one from the response id and the content index."""
+        return ""
+
+    def _usage(self, usage: dict[str, Any]) -> None:
+        self._usage_seen = True
+        self._builder.usage(**usage_fields(usage))
 
     # -- events -------------------------------------------------------------------------------------
 
@@ -277,14 +338,14 @@ class CompletionsDecoder(Decoder[ServerSentEvent]):
         try:
             value: Any = _from_json(data)
         except ValueError:
-            value = load_json(data, VENDOR)  # repairs what it can, else a protocol error
+            value = load_json(data, self._vendor)  # repairs what it can, else a protocol error
         if value.__class__ is not dict:
             return  # null or a non-object: nothing to place (some servers send `data: null`)
         chunk: dict[str, Any] = value
         if chunk.get("error"):
             # An error chunk may carry the usage so far (OpenRouter): it is kept with the partial reply.
             self._chunk_usage(chunk, None)
-            raise ERRORS.from_event(chunk)
+            raise self._errors.from_event(chunk)
         if self._need_id:
             self._response_id(chunk.get("id"), chunk.get("model"))
         choices: Any = chunk.get("choices")
@@ -293,20 +354,26 @@ class CompletionsDecoder(Decoder[ServerSentEvent]):
             choice = choices[0]
             # Choice 0 is nearly always first; look further only when it is not.
             if choice.__class__ is not dict or choice.get("index", 0) not in (0, None):
-                choice = _choice(choices)
+                choice = self._choice(chunk, choices)
         if choice is None:
-            # A usage-only chunk, or another choice's, or vLLM's flat error object.
-            if chunk.get("object") == "error":
-                raise ERRORS.from_event(chunk)
+            if choices is not None and choices.__class__ is not list:
+                raise self._unreadable(chunk, None, f"choices that are not a list: {choices!r:.100}")
+            # A usage-only chunk, or another choice's, or a flat error object (vLLM's, Mistral's).
             self._chunk_usage(chunk, None)
+            if chunk.get("object") == "error":
+                raise self._errors.from_event(chunk)
             return
         delta: Any = choice.get("delta")
         if delta.__class__ is dict and delta:
             if self._finish is not None and self._carries_content(delta) and self._after_finish(chunk):
                 return
-            self._delta(delta)
+            try:
+                self._delta(delta)
+            except StreamFailure:
+                self._chunk_usage(chunk, choice)  # the usage this chunk carries outlives its bad delta
+                raise
         elif (delta is not None and delta.__class__ is not dict) or choice.get("message") is not None:
-            raise self._unplaceable(choice)
+            raise self._unreadable(chunk, choice, self._unplaceable(choice))
         reason: Any = choice.get("finish_reason")
         if reason or chunk.get("usage"):
             self._chunk_usage(chunk, choice)
@@ -322,93 +389,43 @@ class CompletionsDecoder(Decoder[ServerSentEvent]):
         ):
             self._learn(data, chunk, cast("dict[str, Any]", delta))
 
-    def _learn(self, data: bytes, chunk: dict[str, Any], delta: dict[str, Any]) -> None:
-        """Learn the layout of a chunk whose choice 0 carried one piece and nothing else (see __init__);
-        the state checked by the caller is what would make the same bytes read otherwise."""
-        field, piece = next(iter(delta.items()))
-        if piece.__class__ is str:
-            path: HolePath = ("choices", 0, "delta", field)
-            if field == "content":
-                sink = self._text_piece
-            elif field in self._fields:
-                sink = partial(self._thinking_piece, field_name=field)
-            else:
-                return
-        else:
-            call = self._started_call(piece)
-            if call is None:
-                return
-            path = ("choices", 0, "delta", "tool_calls", 0, "function", "arguments")
-            sink = self._call_fragment
-            self._shape_call = call
-        self._learns -= 1
-        holes: list[HolePath] = [path, *changed(self._shape_value, chunk, _PADDING)]
-        self._shape = EventShape.learn(data, chunk, holes)
-        self._shape_value = chunk
-        self._shape_sink = sink
+    def on_eof(self) -> None:
+        """The body ended without ``[DONE]``: a stream whose choice finished is complete, unless the
+        usage it asked for never came (the body was cut before the usage chunk: ``truncated``);
+        otherwise nothing is concluded (the kit reports ``truncated``). A failure reason, once sent,
+        ends the stream as that failure whatever followed it."""
+        if self._finish is None and self._failure is None:
+            return
+        if self._failure is None and self._usage_expected and not self._usage_seen:
+            raise StreamFailure.of(
+                "truncated",
+                f"{self._vendor} stream ended after the finish_reason but before the usage it was asked for",
+            )
+        self._complete()
 
-    def _started_call(self, calls: Any) -> _Call | None:
-        """The started call that ``calls`` (a ``tool_calls`` value) continues with an argument fragment
-        and nothing else, as ``{"index": i, "function": {"arguments": "…"}}``; else None."""
-        if calls.__class__ is not list or len(calls) != 1:
-            return None
-        entry: Any = calls[0]
-        if entry.__class__ is not dict or len(entry) != 2 or entry.get("index").__class__ is not int:
-            return None
-        function: Any = entry.get("function")
-        if function.__class__ is not dict or len(function) != 1 or function.get("arguments").__class__ is not str:
-            return None
-        call = self._by_index.get(entry["index"])
-        return call if call is not None and call.started else None
+    # -- what a chunk holds -------------------------------------------------------------------------
 
-    def _text_piece(self, piece: str) -> None:
-        if piece:
-            self._text(piece)
+    def _choice(self, chunk: dict[str, Any], choices: list[Any]) -> dict[str, Any] | None:
+        """Choice 0 (``index`` 0, or no index), wherever it sits in the list; a choice that is not an
+        object is a ``protocol`` error (whichever one it was, it cannot be read)."""
+        for item in choices:
+            choice = _dict(item)
+            if choice is None:
+                raise self._unreadable(chunk, None, f"a choice that is not an object: {item!r:.100}")
+            if choice.get("index", 0) in (0, None):
+                return choice
+        return None
 
-    def _thinking_piece(self, piece: str, field_name: str) -> None:
-        if piece:
-            self._thinking(piece, field_name)
+    def _unreadable(self, chunk: dict[str, Any], choice: dict[str, Any] | None, what: str) -> StreamFailure:
+        """The ``protocol`` failure for a chunk we cannot place, the usage it carries kept."""
+        self._chunk_usage(chunk, choice)
+        return StreamFailure.protocol(f"{self._vendor} sent {what}")
 
-    def _call_fragment(self, fragment: str) -> None:
-        """An argument fragment for the call the shape learned."""
-        if self._shape_call is not None:
-            self._continue_call(self._shape_call, fragment)
-
-    def _continue_call(self, call: _Call, fragment: str) -> None:
-        """The common ``tool_calls`` entry: an argument fragment, and nothing else, for a started call."""
-        self._last_call = call
-        if fragment:
-            self._builder.tool_call_delta(call.key, fragment)
-            call.last = fragment
-
-    def _unplaceable(self, choice: dict[str, Any]) -> StreamFailure:
+    def _unplaceable(self, choice: dict[str, Any]) -> str:
         delta = choice.get("delta")
         if delta is None or isinstance(delta, dict):
-            what = f"a non-streaming choice.message instead of a delta: {choice.get('message')!r:.100}"
-        else:
-            what = f"a delta that is not an object: {delta!r:.100}"
-        return StreamFailure.protocol(f"{VENDOR} sent {what}")
-
-    def _finish_reason(self, raw: str) -> None:
-        """Record choice 0's finish reason. The first failure wins: a ``content_filter`` or ``error``
-        followed by a bare ``stop`` (or a usage chunk saying ``stop``) still ends the message as that
-        failure — a later word must never turn a failed response into success."""
-        if self._failure is None and raw not in self._stops.stops:
-            self._failure = raw
-        self._finish = raw
-
-    def _after_finish(self, chunk: dict[str, Any]) -> bool:
-        """Content after choice 0 finished. A chunk whose id differs from the response id starts
-        another response spliced into this body: this one ends (True). Otherwise the finish_reason
-        was not final — some gateways put one on every chunk — so it is forgotten and the content is
-        read (False): only a finish_reason that no content follows ends the message."""
-        chunk_id: Any = chunk.get("id")
-        response_id = self._builder.response_id
-        if chunk_id.__class__ is str and chunk_id and response_id and chunk_id != response_id:
-            self._complete()
-            return True
-        self._finish = None
-        return False
+            return f"a non-streaming choice.message instead of a delta: {choice.get('message')!r:.100}"
+        return f"a delta that is not an object: {delta!r:.100}"
 
     def _response_id(self, value: object, served_by: object) -> None:
         """The response's id and the model the server says answered, from the first chunk that has an id."""
@@ -426,21 +443,6 @@ class CompletionsDecoder(Decoder[ServerSentEvent]):
             usage = _dict(obj(chunk.get("x_groq")).get("usage"))
         if usage:
             self._usage(usage)
-
-    def on_eof(self) -> None:
-        """The body ended without ``[DONE]``: a stream whose choice finished is complete, unless the
-        usage it asked for never came (the body was cut before the usage chunk: ``truncated``);
-        otherwise nothing is concluded (the kit reports ``truncated``). A failure reason, once sent,
-        ends the stream as that failure whatever followed it."""
-        if self._finish is None and self._failure is None:
-            return
-        if self._failure is None and self._usage_expected and not self._usage_seen:
-            raise StreamFailure.of(
-                "truncated", f"{VENDOR} stream ended after the finish_reason but before the usage it was asked for"
-            )
-        self._complete()
-
-    # -- chunk parts --------------------------------------------------------------------------------
 
     def _carries_content(self, delta: dict[str, Any]) -> bool:
         if delta.get("content") or delta.get("refusal") or delta.get("tool_calls") or delta.get("function_call"):
@@ -484,7 +486,7 @@ class CompletionsDecoder(Decoder[ServerSentEvent]):
             self._content_parts(cast("list[Any]", content))
         elif content is not None:
             raise StreamFailure.protocol(
-                f"{VENDOR} sent delta.content that is neither text nor a list of parts: {content!r:.100}"
+                f"{self._vendor} sent delta.content that is neither text nor a list of parts: {content!r:.100}"
             )
         refusal = delta.get("refusal")
         if type(refusal) is str and refusal:
@@ -494,26 +496,55 @@ class CompletionsDecoder(Decoder[ServerSentEvent]):
             for entry in cast("list[Any]", tool_calls):
                 self._tool_delta(entry)
         elif tool_calls is not None:
-            raise StreamFailure.protocol(f"{VENDOR} sent delta.tool_calls that is not a list: {tool_calls!r:.100}")
+            raise StreamFailure.protocol(
+                f"{self._vendor} sent delta.tool_calls that is not a list: {tool_calls!r:.100}"
+            )
         function_call = _dict(delta.get("function_call"))
         if function_call:
             # The legacy single-function protocol: one call, no id, continued by name-less deltas.
             self._tool_delta({"index": _LEGACY, "function": function_call})
 
     def _content_parts(self, parts: list[Any]) -> None:
+        """A content list: ``text`` and ``thinking`` parts in order; other types carry no text of the
+        message (Mistral's ``reference`` ids …). A part of a known type we cannot read is an error."""
         for part in parts:
-            item = obj(part)
+            item = _dict(part)
+            if item is None:
+                raise StreamFailure.protocol(f"{self._vendor} sent a content part that is not an object: {part!r:.100}")
             kind = item.get("type")
             if kind == "text":
-                piece = text(item.get("text"))
+                piece = item.get("text")
+                if type(piece) is not str:
+                    raise StreamFailure.protocol(f"{self._vendor} sent a text part without text: {item!r:.100}")
                 if piece:
                     self._text(piece)
             elif kind == "thinking":
-                inner = item.get("thinking")
-                piece = inner if isinstance(inner, str) else "".join(text(obj(p).get("text")) for p in array(inner))
-                if piece:
-                    self._thinking(piece, None)
-            # Other parts (Mistral's "reference" ids …) carry no text of the message.
+                self._thinking_part(item)
+
+    def _thinking_part(self, part: dict[str, Any]) -> None:
+        inner = part.get("thinking")
+        if type(inner) is str:
+            piece = inner
+        elif type(inner) is list:
+            pieces: list[str] = []
+            for sub in cast("list[Any]", inner):
+                item = _dict(sub)
+                if item is None or (item.get("type", "text") == "text" and type(item.get("text")) is not str):
+                    raise StreamFailure.protocol(f"{self._vendor} sent a thinking part it cannot read: {part!r:.100}")
+                if item.get("type", "text") == "text":
+                    pieces.append(item["text"])
+                # Other parts inside thinking (references) carry no text of the message.
+            piece = "".join(pieces)
+        elif inner is None:
+            piece = ""  # a part that only carries a signature
+        else:
+            raise StreamFailure.protocol(f"{self._vendor} sent a thinking part it cannot read: {part!r:.100}")
+        if piece:
+            self._thinking(piece, None)
+        signature = part.get("signature")
+        if type(signature) is str and signature:
+            key = self._block if self._kind == _THINKING else self._open(_THINKING)
+            self._builder.block_signature(key, signature)
 
     def _reasoning_details(self, details: list[Any]) -> str:
         texts: list[str] = []
@@ -535,6 +566,97 @@ class CompletionsDecoder(Decoder[ServerSentEvent]):
                         self._signatures[detail_id] = signature
         return "".join(texts)
 
+    # -- learning a chunk's layout ------------------------------------------------------------------
+
+    def _learn(self, data: bytes, chunk: dict[str, Any], delta: dict[str, Any]) -> None:
+        """Learn the layout of a chunk whose choice 0 carried one piece and nothing else (see __init__);
+        the state checked by the caller is what would make the same bytes read otherwise. What is
+        checked here is that the bytes hold exactly one piece, placed as the full path placed it.
+
+        A piece for the text or thinking block still open goes straight to the builder's verb for it
+        (this chunk was placed just now, and chunks read off the bytes change nothing else, so that
+        block stays open and stays the one they continue); otherwise through the full path's handler."""
+        field, piece = next(iter(delta.items()))
+        kind = _TEXT
+        field_name: str | None = None
+        if piece.__class__ is str:
+            path: HolePath = ("choices", 0, "delta", field)
+            if field != "content":
+                if field not in self._fields:
+                    return
+                kind, field_name = _THINKING, field
+        elif field == "content":
+            found = _one_part(piece)
+            if found is None:
+                return
+            path, kind = found
+        else:
+            call = self._started_call(piece)
+            if call is None:
+                return
+            self._shape_call = call
+            self._install(data, chunk, _ARGUMENTS, self._call_fragment)
+            return
+        builder = self._builder
+        sink: Callable[[str], None]
+        if self._kind == kind:
+            sink = partial(builder.text_delta if kind == _TEXT else builder.thinking_delta, self._block)
+        elif kind == _TEXT:
+            sink = self._text_piece
+        else:
+            sink = partial(self._thinking_piece, field_name=field_name)
+        self._install(data, chunk, path, sink)
+
+    def _install(self, data: bytes, chunk: dict[str, Any], path: HolePath, sink: Callable[[str], None]) -> None:
+        self._learns -= 1
+        holes: list[HolePath] = [path, *changed(self._shape_value, chunk, _PADDING)]
+        self._shape = EventShape.learn(data, chunk, holes)
+        self._shape_value = chunk
+        self._shape_sink = sink
+
+    def _started_call(self, calls: Any) -> _Call | None:
+        """The started call that ``calls`` (a ``tool_calls`` value) continues with a string fragment and
+        nothing else, placed as the full path places it and changing nothing the full path would
+        change (an id or name that is the call's own, or none; an index that already points to it);
+        else None."""
+        if calls.__class__ is not list or len(calls) != 1:
+            return None
+        entry: Any = calls[0]
+        if not _only_keys(entry, _ENTRY_KEYS) or entry.get("type", "function") != "function":
+            return None
+        function: Any = entry.get("function")
+        if not _only_keys(function, _FUNCTION_KEYS) or function.get("arguments").__class__ is not str:
+            return None
+        name: Any = function.get("name", "")
+        index: Any = entry.get("index")
+        if name.__class__ is not str or (index is not None and index.__class__ is not int):
+            return None
+        call_id = self._entry_id(entry)
+        call = self._locate(index, call_id, name)
+        if call is None or not call.started or (name and name != call.name) or (call_id and call_id != call.id):
+            return None
+        return call
+
+    def _text_piece(self, piece: str) -> None:
+        if piece:
+            self._text(piece)
+
+    def _thinking_piece(self, piece: str, field_name: str | None) -> None:
+        if piece:
+            self._thinking(piece, field_name)
+
+    def _call_fragment(self, fragment: str) -> None:
+        """An argument fragment for the call the shape learned."""
+        if self._shape_call is not None:
+            self._continue_call(self._shape_call, fragment)
+
+    def _continue_call(self, call: _Call, fragment: str) -> None:
+        """The common ``tool_calls`` entry: an argument fragment, and nothing else, for a started call."""
+        self._last_call = call
+        if fragment:
+            self._builder.tool_call_delta(call.key, fragment)
+            call.last = fragment
+
     # -- text and thinking --------------------------------------------------------------------------
 
     def _open(self, kind: int, signature: str | None = None) -> int:
@@ -543,11 +665,10 @@ class CompletionsDecoder(Decoder[ServerSentEvent]):
             builder.block_end(self._block)
         self._seq += 1
         self._kind = kind
+        self._block = self._seq
         if kind == _THINKING:
-            self._block = self._seq
             builder.thinking_start(self._block, signature=signature)
         else:
-            self._block = self._seq
             builder.text_start(self._block)
         return self._block
 
@@ -573,7 +694,7 @@ class CompletionsDecoder(Decoder[ServerSentEvent]):
     def _tool_delta(self, value: Any) -> None:
         """Place one entry of ``delta.tool_calls`` (see the module docstring for how calls are found)."""
         if value.__class__ is not dict:
-            raise StreamFailure.protocol(f"{VENDOR} sent a tool-call delta that is not an object: {value!r:.100}")
+            raise StreamFailure.protocol(f"{self._vendor} sent a tool-call delta that is not an object: {value!r:.100}")
         entry: dict[str, Any] = value
         index: Any = entry.get("index")
         if index.__class__ is not int and index is not _LEGACY:
@@ -589,20 +710,20 @@ class CompletionsDecoder(Decoder[ServerSentEvent]):
                 return
         if entry.get("type") == "custom" or "custom" in entry:
             raise StreamFailure.protocol(
-                f"{VENDOR} sent a custom (grammar) tool call, which this adapter does not request"
+                f"{self._vendor} sent a custom (grammar) tool call, which this adapter does not request"
             )
-        call_id = text(entry.get("id"))
-        fields = obj(entry.get("function"))
+        fields: Any = entry.get("function")
+        if fields is None:
+            fields = {}
+        elif fields.__class__ is not dict:
+            raise StreamFailure.protocol(
+                f"{self._vendor} sent a tool-call function that is not an object: {fields!r:.100}"
+            )
+        call_id = self._entry_id(entry)
         name = text(fields.get("name"))
         fragment = _fragment(fields.get("arguments"))
 
-        if index is not None:
-            if call is not None and call_id and call.id and call_id != call.id and name and call.closed:
-                call = None  # a server numbering every call 0: a new call at the same index
-        elif call_id:
-            call = self._by_id.get(call_id)
-        elif not name:
-            call = self._last_call
+        call = self._locate(index, call_id, name)
         if call is None:
             call = _Call(-1 - len(self._calls))
             self._calls.append(call)
@@ -623,8 +744,10 @@ class CompletionsDecoder(Decoder[ServerSentEvent]):
                     call.pending.append(fragment)
                 return
             self._close_text()
+            # A call's key is -1 - its position among the calls.
+            call_id = call.id or self._missing_id(-1 - call.key)
             builder.tool_call_start(
-                call.key, call.id, call.name, thought_signature=self._signatures.pop(call.id, None) if call.id else None
+                call.key, call_id, call.name, thought_signature=self._signatures.pop(call.id, None) if call.id else None
             )
             call.started = True
             for held in call.pending:
@@ -635,21 +758,53 @@ class CompletionsDecoder(Decoder[ServerSentEvent]):
             builder.tool_call_delta(call.key, fragment)
             call.last = fragment
 
-    # -- usage --------------------------------------------------------------------------------------
-
-    def _usage(self, usage: dict[str, Any]) -> None:
-        self._usage_seen = True
-        self._builder.usage(**usage_fields(usage))
+    def _locate(self, index: int | str | None, call_id: str, name: str) -> _Call | None:
+        """The call an entry continues (None: it starts a new one): the one at its index, unless it
+        brings a new id and a name where the arguments already look complete; without an index, the
+        one its id names; with neither id nor name, the last one."""
+        if index is not None:
+            call = self._by_index.get(index)
+            if call is not None and call_id and call.id and call_id != call.id and name and call.closed:
+                return None  # a server numbering every call 0: a new call at the same index
+            return call
+        if call_id:
+            return self._by_id.get(call_id)
+        return None if name else self._last_call
 
     # -- the end ------------------------------------------------------------------------------------
+
+    def _finish_reason(self, raw: str) -> None:
+        """Record choice 0's finish reason. The first failure wins: a ``content_filter`` or ``error``
+        followed by a bare ``stop`` (or a usage chunk saying ``stop``) still ends the message as that
+        failure — a later word must never turn a failed response into success; and a ``length``
+        followed by a ``stop`` still ends it ``length`` — a later word must never hide that the
+        answer was cut."""
+        mapped = self._stops.stops.get(raw)
+        if mapped is None:
+            if self._failure is None:
+                self._failure = raw
+        elif mapped == "length" and self._cut is None:
+            self._cut = raw
+        self._finish = raw
+
+    def _after_finish(self, chunk: dict[str, Any]) -> bool:
+        """Content after choice 0 finished. A chunk whose id differs from the response id starts
+        another response spliced into this body: this one ends (True). Otherwise the finish_reason
+        was not final — some gateways put one on every chunk — so it is forgotten and the content is
+        read (False): only a finish_reason that no content follows ends the message."""
+        chunk_id: Any = chunk.get("id")
+        response_id = self._builder.response_id
+        if chunk_id.__class__ is str and chunk_id and response_id and chunk_id != response_id:
+            self._complete()
+            return True
+        self._finish = None
+        return False
 
     def _on_done(self) -> None:
         if self._finish is None and self._failure is None:
             if self._reliable:
                 raise StreamFailure.of(
-                    "truncated",
-                    f"{VENDOR} stream sent [DONE] without a finish_reason (set the model's compat "
-                    "finish_reason_reliable=false for a server that never sends one)",
+                    "truncated", f"{self._vendor} stream sent [DONE] without a finish_reason{self._done_hint}"
                 )
             self._finish = ""
         self._complete()
@@ -661,8 +816,10 @@ class CompletionsDecoder(Decoder[ServerSentEvent]):
             return
         unnamed = next((call for call in self._calls if not call.started), None)
         if unnamed is not None:
-            raise StreamFailure.protocol(f"{VENDOR} sent a tool call ({unnamed.id or 'no id'}) that never got a name")
-        raw = self._failure or self._finish or ""
+            raise StreamFailure.protocol(
+                f"{self._vendor} sent a tool call ({unnamed.id or 'no id'}) that never got a name"
+            )
+        raw = self._failure or self._cut or self._finish or ""
         if self._refusal:
             refusal = "".join(self._refusal).strip()
             builder.stop(
@@ -676,9 +833,29 @@ class CompletionsDecoder(Decoder[ServerSentEvent]):
 
     def _event_error(self, sse: ServerSentEvent) -> StreamFailure:
         try:
-            value = load_json(sse.data, VENDOR)
+            value = load_json(sse.data, self._vendor)
         except StreamFailure:
             value = None
-        if ERRORS.extract(value) is None:
+        if self._errors.extract(value) is None:
             value = VendorError(message=sse.text.strip()[:300] or "no message")
-        return ERRORS.from_event(value)
+        return self._errors.from_event(value)
+
+
+def _one_part(content: Any) -> tuple[HolePath, int] | None:
+    """Where the text of a content list lies, and its kind, when the list holds one thinking part of
+    one text part, or one text part, and nothing else the full path would read (no signature); else
+    None."""
+    if content.__class__ is not list or len(content) != 1:
+        return None
+    part: Any = content[0]
+    if _only_keys(part, _THINKING_PART_KEYS) and part.get("type") == "thinking":
+        inner: Any = part.get("thinking")
+        if inner.__class__ is not list or len(inner) != 1:
+            return None
+        sub: Any = inner[0]
+        if not _only_keys(sub, _TEXT_PART_KEYS) or sub.get("type") != "text" or sub.get("text").__class__ is not str:
+            return None
+        return _PART_THINKING, _THINKING
+    if _only_keys(part, _TEXT_PART_KEYS) and part.get("type") == "text" and part.get("text").__class__ is str:
+        return _PART_TEXT, _TEXT
+    return None

@@ -2,7 +2,8 @@
 
 Everything that differs between servers is read from the model's :class:`CompletionsCompat`
 profile; the kit adds the key, ``model.headers`` and ``options.headers`` and applies
-``StreamOptions.on_payload``.
+``StreamOptions.on_payload``. Mistral's rules (``mistral_tool_call_id``, ``TOOL_RESULTS_PROCESSED``) live
+in :mod:`streamfns.mistral.rules`, shared with the native Mistral adapter; they are re-exported here.
 """
 
 from __future__ import annotations
@@ -25,16 +26,16 @@ from normalize import (
     TextContent,
     ThinkingContent,
     ThinkingLevel,
-    Tool,
     ToolCall,
     ToolResultMessage,
     UserMessage,
-    sanitize_surrogates,
     system_update_text,
     transcript_for,
 )
 from streamfns.kit import WireRequest, prompt_cache_key
+from streamfns.kit.functions import NO_TOOL_OUTPUT, function_call, function_tool
 from streamfns.kit.thinking import DEFAULT_THINKING_BUDGETS, MIN_ANSWER_TOKENS, effort_for, thinking_budget
+from streamfns.mistral.rules import TOOL_RESULTS_PROCESSED, mistral_tool_call_id
 from streamfns.openai_completions.compat import CompletionsCompat, compat_for, profile_name_for
 
 __all__ = [
@@ -70,14 +71,11 @@ DEFAULT_BASE_URLS: Final[dict[str, str]] = {
     "llamacpp": "http://localhost:8080/v1",
 }
 SEE_ATTACHED_IMAGE: Final = "(see attached image)"
-NO_TOOL_OUTPUT: Final = "(no tool output)"
 IMAGES_FROM_TOOL_RESULT: Final = "Attached image(s) from tool result:"
-TOOL_RESULTS_PROCESSED: Final = "I have processed the tool results."
 
 #: The delta fields thinking can be replayed through (a thinking block's signature names one).
 _REPLAY_FIELDS: Final = frozenset({"reasoning_content", "reasoning", "reasoning_text"})
 _ID_UNSAFE = re.compile(r"[^a-zA-Z0-9_-]")
-_NOT_ALNUM = re.compile(r"[^a-zA-Z0-9]")
 _MAX_ID = 40
 
 
@@ -92,14 +90,6 @@ def openai_tool_call_id(call_id: str) -> str:
         return safe
     digest = hashlib.sha256(call_id.encode("utf-8", "surrogatepass")).hexdigest()[:8]
     return f"{safe[: _MAX_ID - 9]}_{digest}"
-
-
-def mistral_tool_call_id(call_id: str) -> str:
-    """A foreign tool-call id as Mistral accepts it: exactly nine letters and digits."""
-    letters = _NOT_ALNUM.sub("", call_id)
-    if len(letters) == 9:
-        return letters
-    return hashlib.sha256(call_id.encode("utf-8", "surrogatepass")).hexdigest()[:9]
 
 
 def _id_rule(compat: CompletionsCompat) -> Callable[[str], str]:
@@ -150,7 +140,7 @@ def _assistant_message(message: AssistantMessage, model: Model, compat: Completi
             # Thinking read from elsewhere (a content list, reasoning_details text) has no field to
             # go back through; it is not replayed.
         else:
-            calls.append(_tool_call(block))
+            calls.append(function_call(block, block.id))
             if block.thought_signature:
                 detail = _reasoning_detail(block.thought_signature)
                 if detail is not None:
@@ -174,14 +164,6 @@ def _assistant_message(message: AssistantMessage, model: Model, compat: Completi
     if details:
         out["reasoning_details"] = details
     return out
-
-
-def _tool_call(call: ToolCall) -> dict[str, Any]:
-    return {
-        "id": call.id,
-        "type": "function",
-        "function": {"name": call.name, "arguments": json.dumps(call.arguments, ensure_ascii=False)},
-    }
 
 
 def _reasoning_detail(signature: str) -> Any:
@@ -251,17 +233,6 @@ def _assistant_between_results_and_user(messages: list[dict[str, Any]]) -> list[
             out.append({"role": "assistant", "content": TOOL_RESULTS_PROCESSED})
         out.append(message)
     return out
-
-
-def _tool_definition(tool: Tool, compat: CompletionsCompat) -> dict[str, Any]:
-    function: dict[str, Any] = {"name": tool.name}
-    if tool.description:
-        function["description"] = sanitize_surrogates(tool.description)
-    # A copy, so that a caller editing the payload (on_payload) cannot reach into the Tool.
-    function["parameters"] = copy.deepcopy(tool.parameters)
-    if compat.strict_tools:
-        function["strict"] = True
-    return {"type": "function", "function": function}
 
 
 def _has_tool_history(messages: Sequence[Message]) -> bool:
@@ -419,7 +390,7 @@ def build_request(model: Model, context: Context, options: StreamOptions | None 
     if opts.temperature is not None and compat.supports_temperature:
         payload["temperature"] = opts.temperature
     if tools:
-        payload["tools"] = [_tool_definition(tool, compat) for tool in tools]
+        payload["tools"] = [function_tool(tool, strict=compat.strict_tools) for tool in tools]
     elif compat.empty_tools_with_history and _has_tool_history(split.turns):
         payload["tools"] = []
     _apply_caching(payload, compat, opts)

@@ -43,7 +43,9 @@ WIRE = WireApi(
     recordings={
         "text": "pai__text_gpt4o",
         "tool": "pai__function_call_gpt4o",
-        "parallel": "vercel__reasoning_encrypted_3_function_calls_codex",
+        # No bundled Responses body holds two calls in one response (the codex recording is four
+        # responses of one call each): the adapter's own hand-edited cassette shows it.
+        "parallel": "pai__parallel_function_calls_gpt4o_HANDEDITED",
         "thinking": "mirahar__reasoning_summary_o4mini",
     },
 )

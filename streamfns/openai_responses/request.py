@@ -39,6 +39,7 @@ from normalize import (
     transcript_for,
 )
 from streamfns.kit import CompatError, WireRequest, obj, parse_compat, prompt_cache_key
+from streamfns.kit.functions import NO_TOOL_OUTPUT
 
 __all__ = [
     "AZURE_BASE_URL_PLACEHOLDER",
@@ -61,7 +62,7 @@ AZURE_BASE_URL_PLACEHOLDER: Final = "https://<resource>.openai.azure.com/openai/
 #: OpenAI rejects ``max_output_tokens`` below 16.
 MIN_OUTPUT_TOKENS: Final = 16
 #: Sent for a tool result with no content: an empty ``output`` is rejected.
-NO_TOOL_OUTPUT: Final = "(no tool output)"
+
 
 _LEVELS: Final[tuple[ThinkingLevel, ...]] = ("minimal", "low", "medium", "high", "xhigh", "max")
 #: Effort per level where the model's ``thinking_level_map`` says nothing; xhigh and max exist only

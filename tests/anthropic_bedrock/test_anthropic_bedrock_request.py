@@ -110,5 +110,5 @@ async def test_a_refused_id_ends_the_stream_before_anything_is_signed() -> None:
     stream = stream_anthropic_bedrock(ANTHROPIC_BEDROCK.model(id=".."), CONTEXT, StreamOptions(api_key="k" * 20))
     result = await stream.result()
     assert result.error_info is not None
-    assert result.error_info.kind == "invalid_request"
+    assert result.error_info.kind == "config"  # a model that cannot be addressed is configuration (issue 35)
     assert "is not a Bedrock model id" in (result.error_message or "")

@@ -30,7 +30,7 @@ def test_suite_arguments_pass_through() -> None:
 
 def test_every_suite_file_is_found() -> None:
     found = suites()
-    assert {"anthropic", "openai-completions", "openai-responses", "google", "ollama", "load"} <= set(found)
+    assert {"anthropic", "openai-completions", "openai-responses", "google", "ollama", "mistral", "load"} <= set(found)
     assert found["load"] == "bench.load_bench"
 
 

@@ -252,3 +252,30 @@ def test_python_dash_m_cassettes_runs_the_cli_and_a_closed_pipe_ends_it_quietly(
     assert first == b"cassette: api=anthropic-messages model=m recorded_at=None framing=sse\n"
     assert errors == b""
     assert child.returncode == 0
+
+
+def test_scrub_replaces_a_secret_so_the_scan_passes_and_the_cassette_still_replays(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    clean = tmp_path / "clean.jsonl"
+    save(make_cassette([b"data: fine\n\n"]), clean)
+    leaky = tmp_path / "leaky.jsonl"
+    secret = "gsk_" + "S" * 52
+    leaky.write_text(clean.read_text(encoding="utf-8").replace("fine", secret), encoding="utf-8")
+    cleaned = tmp_path / "cleaned.jsonl"
+    assert main(["scrub", str(leaky), "-o", str(cleaned)]) == 0
+    text = cleaned.read_text(encoding="utf-8")
+    assert secret not in text
+    assert "[REDACTED]" in text
+    assert main(["scan", str(cleaned)]) == 0
+    assert load(cleaned).interactions[0].response.body == b"data: [REDACTED]\n\n"
+    assert main(["scrub", str(leaky), "-o", "-"]) == 0
+    printed = capsys.readouterr().out
+    assert secret not in printed
+    assert '"redacted"' in printed, "the header marks the body redacted"
+
+
+def test_scrub_refuses_a_file_that_is_not_there(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["scrub", str(tmp_path / "absent.jsonl"), "-o", str(tmp_path / "out.jsonl")]) == 2
+    assert "absent.jsonl: file not found" in capsys.readouterr().err
+    assert not (tmp_path / "out.jsonl").exists()

@@ -28,7 +28,9 @@ def test_the_library_has_the_eight_apis_the_builder_builds() -> None:
         "anthropic-messages",
         "anthropic-vertex",
         "bedrock-converse-stream",
+        "cohere-chat",
         "google-generative-ai",
+        "mistral-conversations",
         "ollama-chat",
         "openai-completions",
         "openai-responses",
@@ -110,7 +112,14 @@ def test_every_source_file_is_bundled_byte_for_byte() -> None:
         cassette = library.load(item.file.stem)
         assert cassette.api == item.api, item.file.name
         body = cassette.interactions[0].response.body
-        if item.file.suffix == ".jsonl":  # a decoded Bedrock fixture: its lines, re-encoded message by message
+        if item.file.suffix == ".jsonl" and item.folder == "cohere":  # Cohere's JSON lines, re-framed as its SSE
+            lines = [ln for ln in item.file.read_text("utf-8").splitlines() if ln.strip()]
+            events = split_events(body)
+            assert [(e.event, e.raw.partition(b"data: ")[2].rstrip(b"\n")) for e in events] == [
+                *((json.loads(ln)["type"], ln.encode()) for ln in lines),
+                (None, b"[DONE]"),
+            ]
+        elif item.file.suffix == ".jsonl":  # a decoded Bedrock fixture: its lines, re-encoded message by message
             assert item.folder == "bedrock", item.file.name
             lines = [ln for ln in item.file.read_text("utf-8").splitlines() if ln.strip()]
             messages = AWS_EVENTSTREAM.framer().feed(body)

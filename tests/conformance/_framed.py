@@ -291,7 +291,7 @@ def converse_target(defect: Defect | None = None) -> Target:
     wire = converse_wire(defect)
     files = [RECORDINGS / f"{name}.jsonl" for name in wire.recordings.values()]
     return Target(
-        wire.stream, CONVERSE, name=f"converse-test ({defect or 'good'})", cassettes=files, profile=wire.profile
+        wire.stream_fn, CONVERSE, name=f"converse-test ({defect or 'good'})", cassettes=files, profile=wire.profile
     )
 
 
@@ -299,7 +299,7 @@ def claude_invoke_target(defect: Defect | None = None) -> Target:
     wire = claude_invoke_wire(defect)
     files = [RECORDINGS / f"{name}.jsonl" for name in wire.recordings.values()]
     name = f"claude-invoke-test ({defect or 'good'})"
-    return Target(wire.stream, CLAUDE_INVOKE, name=name, cassettes=files, profile=wire.profile)
+    return Target(wire.stream_fn, CLAUDE_INVOKE, name=name, cassettes=files, profile=wire.profile)
 
 
 class _NDJSONTwin(ChatDecoder):
@@ -327,7 +327,7 @@ def ndjson_target(defect: Defect | None = None) -> Target:
     if defect is None:
         return target
     wire = dataclasses.replace(NDJSON_WIRE, decoder=_decoder(_NDJSONTwin, defect))
-    return dataclasses.replace(target, stream_fn=wire.stream, name=f"ndjson-chat ({defect})")
+    return dataclasses.replace(target, stream_fn=wire.stream_fn, name=f"ndjson-chat ({defect})")
 
 
 #: The declarations, as ``cassettes --adapter`` names them.

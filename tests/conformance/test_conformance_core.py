@@ -13,12 +13,12 @@ import pytest
 
 import conformance
 import conformance.session
-from cassettes import library, save, use_cassette
+from cassettes import library, load, save, use_cassette
 from cassettes.mutations import status_override
 from conformance import Capabilities, CheckResult, Limits, LoopbackServer, Report, Scripted, Target
 from conformance.plans import plan
 from conformance.recordings import load_recordings
-from conformance.targets import FAUX_CAPABILITIES, faux_target
+from conformance.targets import FAUX_CAPABILITIES, builtin_targets, faux_target
 from normalize import Context, Model, StreamOptions, UserMessage
 from normalize.wire import FEATURES, known_profiles
 from streamfns.anthropic import ADAPTER, stream_anthropic
@@ -88,11 +88,20 @@ def test_check_ids_are_unique_and_documented() -> None:
 def test_every_declared_recording_is_bundled_and_successful() -> None:
     names = set(library.names())
     profiles = known_profiles()
+    targets = builtin_targets()
     assert {"anthropic-messages", "openai-completions", "openai-responses", "google-generative-ai"} <= set(profiles)
     for api, profile in profiles.items():
         assert set(profile.recordings) == {"text", "tool", "parallel", "thinking"}, api
         for feature, name in profile.recordings.items():
-            assert name in names, (api, feature, name)
+            if name not in names:
+                # No bundled body shows the feature (Responses: two calls in one response): then it is
+                # one of the adapter's own cassettes, which the harness replays in place of the library.
+                own = targets[api].cassettes
+                assert isinstance(own, tuple), (api, feature, name)
+                paths = [path for path in own if isinstance(path, Path)]
+                found = [cassette for cassette in map(load, paths) if cassette.name == name]
+                assert [c.interactions[0].response.status for c in found] == [200], (api, feature, name)
+                continue
             cassette = library.load(name)
             assert cassette.interactions[0].response.status == 200
             if name in library.names(api):
@@ -220,7 +229,7 @@ async def test_reports_render_as_text_json_and_junit() -> None:
     report = await conformance.run(
         TARGETS["starts_twice"], checks=["G1", "G2", "H1"], xfail={"G2": "never fails, on purpose"}
     )
-    assert report.harness_version == conformance.__version__ == "0.1.0"
+    assert report.harness_version == conformance.__version__ == "0.2.0"
     text = report.to_text()
     assert "G1   FAIL" in text
     assert "second start at event 1" in text
@@ -233,7 +242,7 @@ async def test_reports_render_as_text_json_and_junit() -> None:
     suite = ET.fromstring(report.to_junit())
     assert (suite.get("tests"), suite.get("failures"), suite.get("skipped")) == ("3", "2", "1")
     properties = {p.get("name"): p.get("value") for p in suite.iter("property")}
-    assert properties["harness_version"] == "0.1.0"
+    assert properties["harness_version"] == "0.2.0"
     assert properties["verdict"] == "non-conformant"
     assert [case.get("name", "").split()[0] for case in suite.iter("testcase")] == ["G1", "G2", "H1"]
 

@@ -37,7 +37,7 @@ def test_declared_cassettes_are_files_or_directories_of_the_package_else_bundled
     assert Target.from_adapter(NDJSON).cassettes == (ROOT / "examples" / "ndjson_chat" / "cassettes",)
     mixed = Adapter(
         api=NDJSON_WIRE.api,
-        stream_fn=NDJSON_WIRE.stream,
+        stream_fn=NDJSON_WIRE.stream_fn,
         package="examples.ndjson_chat",
         cassettes=("cassettes/tool.jsonl", "llma__text_haiku45"),
     )
@@ -48,7 +48,9 @@ def test_declared_cassettes_are_files_or_directories_of_the_package_else_bundled
 
 
 def test_a_declared_cassette_that_is_nowhere_is_refused_by_name() -> None:
-    missing = Adapter(api="ndjson-chat", stream_fn=NDJSON_WIRE.stream, package="examples.ndjson_chat", cassettes=("x",))
+    missing = Adapter(
+        api="ndjson-chat", stream_fn=NDJSON_WIRE.stream_fn, package="examples.ndjson_chat", cassettes=("x",)
+    )
     with pytest.raises(ValueError) as raised:
         Target.from_adapter(missing)
     assert str(raised.value) == (
@@ -61,7 +63,7 @@ def test_cassettes_must_be_declared_as_a_tuple_of_names() -> None:
     with pytest.raises(
         TypeError, match=r"the ndjson-chat adapter's cassettes must be a tuple of names, not 'cassettes'"
     ):
-        Adapter(api="ndjson-chat", stream_fn=NDJSON_WIRE.stream, package="x", cassettes="cassettes")  # pyright: ignore[reportArgumentType]
+        Adapter(api="ndjson-chat", stream_fn=NDJSON_WIRE.stream_fn, package="x", cassettes="cassettes")  # pyright: ignore[reportArgumentType]
 
 
 def test_what_the_declaration_cannot_say_is_given_alongside_it() -> None:

@@ -174,7 +174,7 @@ def test_a_bound_method_target_is_named_with_what_it_is_bound_to() -> None:
     from conformance.target import adapter_name
     from examples.compatible_chat.adapter import WIRE
 
-    assert adapter_name(WIRE.stream) == "streamfns.kit.wire.WireApi.stream of WireApi('compatible-chat')"
+    assert adapter_name(WIRE.stream_fn) == "streamfns.kit.wire.WireApi._stream of WireApi('compatible-chat')"
 
     class Hostile:
         def __repr__(self) -> str:

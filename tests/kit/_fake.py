@@ -149,7 +149,7 @@ def error_reply(status: int, error_type: str, message: str, headers: list[tuple[
 async def run(
     base_url: str, opts: StreamOptions | None = None, *, context: Context = CONTEXT, **model_overrides: Any
 ) -> tuple[list[AssistantMessageEvent], AssistantMessage]:
-    stream = WIRE.stream(model(base_url, **model_overrides), context, opts if opts is not None else options())
+    stream = WIRE.stream_fn(model(base_url, **model_overrides), context, opts if opts is not None else options())
     events = [event async for event in stream]
     return events, await stream.result()
 

@@ -85,7 +85,7 @@ async def test_each_attempt_gets_a_fresh_decoder() -> None:
         ]
     )
     async with LoopbackServer(lambda request: next(plans)) as server:
-        stream = RECORDING.stream(_model(server.base_url), _context(), options())
+        stream = RECORDING.stream_fn(_model(server.base_url), _context(), options())
         result = await stream.result()
     assert result.stop_reason == "stop"
     assert len(_Recording.made) == 2, "the retry after the truncated first attempt used a new decoder"
@@ -99,7 +99,7 @@ async def test_on_batch_end_runs_once_per_read_after_its_events_and_also_when_on
         sse({"type": "usage", "output": 5}, {"type": "fail"}),
     ]
     async with LoopbackServer(reply(*reads)) as server:
-        stream = RECORDING.stream(_model(server.base_url), _context(), options(max_retries=0))
+        stream = RECORDING.stream_fn(_model(server.base_url), _context(), options(max_retries=0))
         events = [event async for event in stream]
         result = await stream.result()
     assert validate_events(events) == []
@@ -115,7 +115,7 @@ async def test_on_batch_end_is_not_called_once_the_builder_finished() -> None:
     async with LoopbackServer(
         reply(sse({"type": "text", "text": "a"}, {"type": "stop"}) + b"data: [END]\n\n")
     ) as server:
-        await RECORDING.stream(_model(server.base_url), _context(), options()).result()
+        await RECORDING.stream_fn(_model(server.base_url), _context(), options()).result()
     assert _Recording.made[0].batches == []
 
 
@@ -227,8 +227,8 @@ def test_an_adapter_declared_from_a_wire_api_carries_its_profile() -> None:
     from streamfns.kit import Adapter
     from tests.kit._fake import WIRE as ECHO
 
-    assert Adapter(api="echo", stream_fn=ECHO.stream, package="x").profile is ECHO.profile
+    assert Adapter(api="echo", stream_fn=ECHO.stream_fn, package="x").profile is ECHO.profile
     assert Adapter(api="echo", stream_fn=lambda *args: None, package="x").profile is None  # pyright: ignore[reportArgumentType, reportUnknownLambdaType]
-    assert Adapter(api="other", stream_fn=ECHO.stream, package="x").profile is None, "served under another api"
+    assert Adapter(api="other", stream_fn=ECHO.stream_fn, package="x").profile is None, "served under another api"
     with pytest.raises(ValueError, match="declares the profile of api 'echo'"):
-        Adapter(api="other", stream_fn=ECHO.stream, package="x", profile=ECHO.profile)
+        Adapter(api="other", stream_fn=ECHO.stream_fn, package="x", profile=ECHO.profile)

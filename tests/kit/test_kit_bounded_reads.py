@@ -96,7 +96,7 @@ async def _run_counted(
     base_url: str, counted: _Counted, opts: StreamOptions | None = None
 ) -> tuple[list[str], AssistantMessage]:
     wire = replace(WIRE, framing=_CountingSSE(counted))
-    stream = wire.stream(model(base_url), CONTEXT, opts if opts is not None else options(max_retries=0))
+    stream = wire.stream_fn(model(base_url), CONTEXT, opts if opts is not None else options(max_retries=0))
     types = [event.type async for event in stream]
     return types, await stream.result()
 

@@ -41,7 +41,7 @@ async def test_a_retried_call_reads_each_response_with_its_own_decoder() -> None
     overloaded = sse({"type": "error", "error": {"type": "overloaded", "message": "Overloaded"}})
     plans = [reply(sse({"type": "usage", "input": 3}), overloaded), reply(*HELLO)]
     async with LoopbackServer(lambda _request: plans.pop(0)) as server:
-        result = await wire.stream(model(server.base_url), CONTEXT, options()).result()
+        result = await wire.stream_fn(model(server.base_url), CONTEXT, options()).result()
     assert result.stop_reason == "stop"
     first, second = _Recording.made
     assert first is not second
@@ -83,7 +83,7 @@ async def test_a_factory_that_makes_no_decoder_ends_the_stream_as_config_before_
     ):
         wire = replace(WIRE, decoder=cast("Any", factory))
         async with LoopbackServer(lambda _request: reply(*HELLO)) as server:
-            result = await wire.stream(model(server.base_url), CONTEXT, options()).result()
+            result = await wire.stream_fn(model(server.base_url), CONTEXT, options()).result()
         assert result.stop_reason == "error"
         assert result.error_info is not None
         assert (result.error_info.kind, result.error_info.retryable) == ("config", False)
@@ -94,7 +94,7 @@ async def test_a_factory_that_makes_no_decoder_ends_the_stream_as_config_before_
 async def test_the_base_hooks_do_nothing_so_a_body_without_its_marker_is_truncated() -> None:
     wire = replace(WIRE, decoder=_OnlyOnEvent)
     async with LoopbackServer(lambda _request: reply(sse("one"), sse("two"))) as server:
-        result = await wire.stream(model(server.base_url), CONTEXT, options()).result()
+        result = await wire.stream_fn(model(server.base_url), CONTEXT, options()).result()
     assert result.stop_reason == "error"
     assert result.error_info is not None
     assert result.error_info.kind == "truncated"

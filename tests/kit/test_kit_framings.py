@@ -57,7 +57,7 @@ def _model(api: str, base_url: str) -> Model:
 async def _run(
     wire: Any, base_url: str, options: StreamOptions
 ) -> tuple[list[AssistantMessageEvent], AssistantMessage]:
-    stream = wire.stream(_model(wire.api, base_url), CONTEXT, options)
+    stream = wire.stream_fn(_model(wire.api, base_url), CONTEXT, options)
     events = [event async for event in stream]
     return events, await stream.result()
 
@@ -431,7 +431,7 @@ async def test_an_abort_lands_while_a_synchronous_signer_blocks() -> None:
     controller = AbortController()
     async with LoopbackServer(Scripted(headers=EVENTSTREAM)) as server:
         wire = replace(converse_wire(), signer=slow)
-        stream = wire.stream(
+        stream = wire.stream_fn(
             _model(wire.api, server.base_url), CONTEXT, StreamOptions(api_key=SECRET, signal=controller.signal)
         )
         started = time.monotonic()

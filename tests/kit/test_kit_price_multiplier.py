@@ -30,7 +30,7 @@ def priced_at(multiplier: Any) -> Any:
 async def test_the_usage_is_priced_at_the_rates_times_the_requests_multiplier() -> None:
     for multiplier in (1.0, 1.1, 0):
         async with LoopbackServer(reply(*HELLO)) as server:
-            stream = priced_at(multiplier).stream(model(server.base_url, cost=COST), CONTEXT, options())
+            stream = priced_at(multiplier).stream_fn(model(server.base_url, cost=COST), CONTEXT, options())
             events = [event async for event in stream]
             result = await stream.result()
         assert validate_events(events) == []
@@ -45,7 +45,7 @@ async def test_the_usage_is_priced_at_the_rates_times_the_requests_multiplier() 
 @pytest.mark.parametrize("multiplier", [-1.0, math.nan, math.inf, "1.1", True, None])
 async def test_a_multiplier_that_is_not_a_finite_non_negative_number_sends_nothing(multiplier: Any) -> None:
     async with LoopbackServer(reply(*HELLO)) as server:
-        stream = priced_at(multiplier).stream(model(server.base_url, cost=COST), CONTEXT, options())
+        stream = priced_at(multiplier).stream_fn(model(server.base_url, cost=COST), CONTEXT, options())
         events = [event async for event in stream]
         result = await stream.result()
         assert server.requests == []
@@ -65,7 +65,7 @@ async def test_a_retried_call_keeps_its_rates() -> None:
         return plans.pop(0)
 
     async with LoopbackServer(respond) as server:
-        stream = priced_at(1.1).stream(model(server.base_url, cost=COST), CONTEXT, options())
+        stream = priced_at(1.1).stream_fn(model(server.base_url, cost=COST), CONTEXT, options())
         result = await stream.result()
         assert len(server.requests) == 2
     assert result.stop_reason == "stop"

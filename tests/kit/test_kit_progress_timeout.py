@@ -99,7 +99,7 @@ async def test_content_keeps_the_clock_from_running_out() -> None:
 async def test_the_consumers_own_time_does_not_count() -> None:
     async with LoopbackServer(reply(*HELLO, delay_s=0.05)) as server:
         stream_options = options(progress_timeout=0.3)
-        stream = WIRE.stream(model(server.base_url), CONTEXT, stream_options)
+        stream = WIRE.stream_fn(model(server.base_url), CONTEXT, stream_options)
         async for event in stream:
             if event.type == "text_start":
                 await asyncio.sleep(1.0)  # the consumer holds the stream three times the bound

@@ -82,7 +82,7 @@ def _wire_for(sent: Sent) -> WireApi[ServerSentEvent]:
 
 async def _stream(sent: Sent, base_url: str, **extra: object) -> AssistantMessage:
     wire_model, opts = _case(sent, base_url, **extra)
-    stream = _wire_for(sent).stream(wire_model, CONTEXT, opts)
+    stream = _wire_for(sent).stream_fn(wire_model, CONTEXT, opts)
     async for _ in stream:
         pass
     return await stream.result()
@@ -114,7 +114,7 @@ async def test_a_header_a_signer_adds_is_a_secret_even_when_the_signer_does_not_
 
     async with LoopbackServer(_echo) as server:
         signed = replace(WIRE, signer=gateway_signer)
-        stream = signed.stream(model(server.base_url), CONTEXT, options())
+        stream = signed.stream_fn(model(server.base_url), CONTEXT, options())
         async for _ in stream:
             pass
         message = await stream.result()

@@ -33,7 +33,7 @@ def _quoting_key_rule(the_model: Model) -> object:
 
 async def test_a_builder_failure_that_quotes_a_header_value_is_redacted() -> None:
     wire = replace(WIRE, build_request=_quoting_builder)
-    result = await wire.stream(model(headers={"x-gw-pass": SECRET}), CONTEXT, options()).result()
+    result = await wire.stream_fn(model(headers={"x-gw-pass": SECRET}), CONTEXT, options()).result()
     assert result.error_info is not None
     assert result.error_info.kind == "invalid_request"
     assert SECRET not in (result.error_message or "")
@@ -42,7 +42,7 @@ async def test_a_builder_failure_that_quotes_a_header_value_is_redacted() -> Non
 
 async def test_a_key_rule_failure_that_quotes_a_header_value_is_redacted() -> None:
     wire = replace(WIRE, key=_quoting_key_rule)  # pyright: ignore[reportArgumentType]
-    result = await wire.stream(model(headers={"x-upstream-pwd": SECRET}), CONTEXT, options()).result()
+    result = await wire.stream_fn(model(headers={"x-upstream-pwd": SECRET}), CONTEXT, options()).result()
     assert result.error_info is not None
     assert result.error_info.kind == "config"
     assert SECRET not in (result.error_message or "")
@@ -53,7 +53,7 @@ async def test_an_on_payload_failure_that_quotes_an_option_header_is_redacted() 
         raise RuntimeError(f"refusing to send with {SECRET}")
 
     opts = options(headers={"x-gw-pass": SECRET}, on_payload=hook)
-    result = await WIRE.stream(model(), CONTEXT, opts).result()
+    result = await WIRE.stream_fn(model(), CONTEXT, opts).result()
     assert result.error_info is not None
     assert result.error_info.kind == "config"
     assert result.error_message == "on_payload raised RuntimeError: refusing to send with [redacted]"
@@ -65,6 +65,6 @@ async def test_a_default_header_of_the_callers_client_is_redacted_when_echoed() 
         return Scripted(status=401, headers=[("content-type", "application/json")], chunks=[(0.0, body)])
 
     async with LoopbackServer(echo) as server, httpx.AsyncClient(headers={"x-gw-pass": SECRET}) as client:
-        result = await WIRE.stream(model(server.base_url), CONTEXT, options(http_client=client)).result()
+        result = await WIRE.stream_fn(model(server.base_url), CONTEXT, options(http_client=client)).result()
         assert server.requests[0].headers["x-gw-pass"] == SECRET, "the client's header went out"
     assert result.error_message == "Echo API error 401 bad_key: invalid credential [redacted]"

@@ -62,7 +62,7 @@ async def test_a_sigv4_signer_signs_the_bytes_that_are_sent() -> None:
     wire = converse_wire()
     async with LoopbackServer(plan) as server:
         model = Model(id="us.amazon.nova-micro-v1:0", api=wire.api, provider="test", base_url=server.base_url)
-        stream = replace(wire, signer=sigv4).stream(
+        stream = replace(wire, signer=sigv4).stream_fn(
             model, Context(messages=[UserMessage(content="Hello")]), StreamOptions()
         )
         message = await stream.result()

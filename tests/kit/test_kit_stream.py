@@ -136,7 +136,7 @@ async def test_a_key_optional_api_sends_no_key_header_when_none_is_given(monkeyp
     monkeypatch.delenv("ECHO_API_KEY", raising=False)
     local = replace(WIRE, key=ApiKey(env=("ECHO_API_KEY",), required=False))
     async with LoopbackServer(reply(*HELLO)) as server:
-        result = await local.stream(model(server.base_url), CONTEXT).result()
+        result = await local.stream_fn(model(server.base_url), CONTEXT).result()
         assert result.stop_reason == "stop"
         assert "authorization" not in server.requests[0].headers
 
@@ -217,7 +217,7 @@ async def test_a_key_rule_that_raises_is_a_config_error_naming_the_vendor() -> N
     def broken_rule(_model: Model) -> ApiKey:
         raise LookupError("no rule for this region")
 
-    stream = replace(WIRE, key=broken_rule).stream(model(), CONTEXT, options())
+    stream = replace(WIRE, key=broken_rule).stream_fn(model(), CONTEXT, options())
     events = [event async for event in stream]
     result = await stream.result()
     assert validate_events(events) == []
@@ -232,7 +232,7 @@ async def test_a_request_builder_that_raises_is_an_invalid_request_error() -> No
         raise ValueError(f"cannot render this transcript with key {KEY}")
 
     wire = replace(WIRE, build_request=broken)  # pyright: ignore[reportArgumentType]
-    result = await wire.stream(model(), CONTEXT, options()).result()
+    result = await wire.stream_fn(model(), CONTEXT, options()).result()
     assert result.error_info is not None
     assert result.error_info.kind == "invalid_request"
     assert KEY not in (result.error_message or "")
@@ -295,7 +295,7 @@ async def test_total_timeout_also_bounds_the_wait_between_retries() -> None:
 
 async def test_leaving_the_loop_early_closes_the_connection_at_once() -> None:
     async with LoopbackServer(reply(*HELLO[:2], end="stall")) as server:
-        stream = WIRE.stream(model(server.base_url), CONTEXT, options(timeout=30))
+        stream = WIRE.stream_fn(model(server.base_url), CONTEXT, options(timeout=30))
         async for event in stream:
             if event.type == "text_delta":
                 break
@@ -308,7 +308,7 @@ async def test_leaving_the_loop_early_closes_the_connection_at_once() -> None:
 async def test_abort_mid_stream_on_a_silent_server_is_prompt() -> None:
     async with LoopbackServer(reply(*HELLO[:2], end="stall")) as server:
         controller = AbortController()
-        stream = WIRE.stream(model(server.base_url), CONTEXT, options(signal=controller.signal))
+        stream = WIRE.stream_fn(model(server.base_url), CONTEXT, options(signal=controller.signal))
         events: list[AssistantMessageEvent] = []
         aborted_at = 0.0
         async for event in stream:
@@ -522,7 +522,7 @@ async def test_every_attempt_reads_its_response_with_a_fresh_decoder() -> None:
     plans = [reply(sse({"type": "usage", "input": 3}), overloaded), reply(*HELLO)]
     wire = replace(WIRE, decoder=Recording)
     async with LoopbackServer(lambda _request: plans.pop(0)) as server:
-        result = await wire.stream(model(server.base_url), CONTEXT, options()).result()
+        result = await wire.stream_fn(model(server.base_url), CONTEXT, options()).result()
     assert result.stop_reason == "stop"
     assert len(made) == 2
     assert [json.loads(data)["type"] for data in made[0]] == ["usage", "error"]
@@ -582,7 +582,7 @@ async def test_caller_mistakes_end_as_errors_naming_the_field_before_anything_is
     context: object, opts: object, kind: str, field: str
 ) -> None:
     async with LoopbackServer(reply(*HELLO)) as server:
-        stream = WIRE.stream(model(server.base_url), context, opts)  # pyright: ignore[reportArgumentType]
+        stream = WIRE.stream_fn(model(server.base_url), context, opts)  # pyright: ignore[reportArgumentType]
         events = [event async for event in stream]
         result = await stream.result()
         assert types(events) == ["start", "error"]

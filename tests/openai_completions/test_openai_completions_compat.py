@@ -145,7 +145,6 @@ CHAT_PROVIDERS = [
     "xai",
     "deepseek",
     "openrouter",
-    "mistral",
     "together",
     "fireworks",
     "cerebras",
@@ -173,6 +172,13 @@ def test_the_catalog_has_a_representative_set_per_provider() -> None:
     for provider in CHAT_PROVIDERS:
         assert by_provider[provider], provider
     assert {"gpt-4o", "gpt-4o-mini", "gpt-4.1", "gpt-4.1-mini", "gpt-4.1-nano"} <= set(by_provider["openai"])
+
+
+def test_mistral_models_are_the_native_apis_not_listed_here() -> None:
+    # Provider mistral is served by mistral-conversations (streamfns.mistral); its profile here stays for
+    # gateways that speak Mistral's dialect of chat completions (compat={"profile": "mistral"}).
+    assert [m.id for m in ours() if m.provider == "mistral"] == []
+    assert streamfns.get_model("mistral", "mistral-large-latest").api == "mistral-conversations"
 
 
 def test_no_openai_reasoning_or_codex_model_is_listed_here() -> None:

@@ -227,6 +227,12 @@ def test_a_profile_maps_its_own_finish_reasons() -> None:
     assert result.message.stop_reason == "stop"
 
 
+def test_the_mistral_profile_reads_model_length_as_length_where_the_generic_one_calls_it_an_error() -> None:
+    body = sse_body(chunk({"content": "x"}), chunk(finish="model_length"))
+    assert decode(body, OC.model(compat={"profile": "mistral"})).message.stop_reason == "length"
+    assert decode(body).message.stop_reason == "error"
+
+
 def test_tool_calls_finish_with_complete_calls_and_stop_with_calls_upgrades() -> None:
     call = {"index": 0, "id": "call_1", "type": "function", "function": {"name": "f", "arguments": '{"a": 1}'}}
     assert decode(sse_body(chunk({"tool_calls": [call]}), chunk(finish="tool_calls"))).message.stop_reason == "toolUse"
@@ -619,3 +625,47 @@ def test_an_error_chunk_keeps_the_usage_it_carries() -> None:
     assert result.message.stop_reason == "error"
     assert (result.message.usage.input, result.message.usage.output) == (43, 10)
     assert texts(result.message) == "Hi"
+
+
+# ------------------------------------------------------------ what the shared chat-chunk decoder refuses
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        [{"type": "text", "text": 5}],
+        [42],
+        [{"type": "thinking", "thinking": 5}],
+        [{"type": "thinking", "thinking": [{"type": "text", "text": 7}]}],
+    ],
+)
+def test_content_parts_that_cannot_be_placed_are_protocol_errors_not_silent_drops(content: object) -> None:
+    result = decode(sse_body(chunk({"content": "Hi"}), chunk({"content": content}), chunk(finish="stop")))
+    assert result.failure is not None
+    assert result.failure.info.kind == "protocol"
+
+
+@pytest.mark.parametrize("choices", [[5], "zz"])
+def test_choices_that_are_not_choice_objects_are_protocol_errors(choices: object) -> None:
+    bad = {"id": "chatcmpl-test", "object": "chat.completion.chunk", "choices": choices}
+    result = decode(sse_body(chunk({"content": "Hi"}), bad, chunk(finish="stop")))
+    assert result.failure is not None
+    assert result.failure.info.kind == "protocol"
+
+
+def test_a_non_streaming_message_is_a_protocol_error_and_its_usage_is_kept() -> None:
+    whole = {
+        "id": "chatcmpl-test",
+        "object": "chat.completion",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": "Hello"}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 10, "completion_tokens": 3, "total_tokens": 13},
+    }
+    result = decode(sse_body(whole))
+    assert result.failure is not None
+    assert result.failure.info.kind == "protocol"
+    assert (result.message.usage.input, result.message.usage.output) == (10, 3)
+
+
+def test_a_length_is_not_hidden_by_a_later_stop() -> None:
+    result = decode(sse_body(chunk({"content": "Hi"}), chunk(finish="length"), chunk(finish="stop")))
+    assert result.message.stop_reason == "length"

@@ -217,9 +217,21 @@ def anthropic_transcript() -> list[Message]:
     ]
 
 
-@pytest.mark.parametrize(("provider", "model_id"), [("openai", "gpt-4o"), ("mistral", "mistral-large-latest")])
-def test_cross_provider_handoff_from_an_anthropic_transcript(provider: str, model_id: str) -> None:
-    model = get_model(provider, model_id)
+#: A gateway that speaks Mistral's dialect of chat completions, reached through the ``mistral`` profile
+#: (provider ``mistral`` itself is served by the native api, ``mistral-conversations``: tests/mistral).
+MISTRAL_GATEWAY = Model(
+    id="mistral-large-latest",
+    api="openai-completions",
+    provider="my-gateway",
+    base_url="https://gateway.example/v1",
+    input=["text", "image"],
+    compat={"profile": "mistral"},
+)
+
+
+@pytest.mark.parametrize("provider", ["openai", "mistral"])
+def test_cross_provider_handoff_from_an_anthropic_transcript(provider: str) -> None:
+    model = get_model("openai", "gpt-4o") if provider == "openai" else MISTRAL_GATEWAY
     request = request_of(model, Context(messages=anthropic_transcript()), StreamOptions())
     check_golden(f"handoff_anthropic_to_{provider}", request)
     payload = request["payload"]

@@ -192,7 +192,10 @@ def test_an_empty_tool_result_says_so_and_mistral_gets_names_and_an_assistant_tu
     messages[2] = ToolResultMessage(tool_call_id="call_1", tool_name="lookup", content=[])
     sent = payload(messages=messages)["messages"]
     assert sent[2] == {"role": "tool", "tool_call_id": "call_1", "content": "(no tool output)"}
-    mistral = OC.model(base_url="https://api.mistral.ai/v1", id="mistral-small-latest", provider="mistral")
+    # A gateway speaking Mistral's dialect of chat completions (Mistral itself: mistral-conversations).
+    mistral = OC.model(
+        base_url="https://gateway.example/v1", id="mistral-small-latest", provider="gw", compat={"profile": "mistral"}
+    )
     sent = payload(mistral, messages=[*history(target=mistral), UserMessage(content="and?")])["messages"]
     assert sent[1]["content"] == ""  # Mistral refuses a null content
     assert sent[2]["name"] == "lookup"

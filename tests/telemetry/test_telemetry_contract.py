@@ -19,7 +19,7 @@ from normalize import (
     ToolResultMessage,
     UserMessage,
 )
-from streamfns.kit import telemetry
+from streamfns.kit import MAX_ERROR_TEXT, telemetry
 from tests.adapters import ANTHROPIC, CONTEXT, reads_client
 from tests.telemetry._otel import Recorded, recorded
 from tests.telemetry._replay import stream_of
@@ -70,6 +70,8 @@ def test_every_name_is_the_one_the_conventions_publish() -> None:
         "RETRY_EVENT": "streamfns.retry",
         "RETRY_ATTEMPT": "streamfns.retry.attempt",
         "RETRY_DELAY": "streamfns.retry.delay_s",
+        "USAGE_COST": "streamfns.usage.cost_usd",
+        "USAGE_COST_BASIS": "streamfns.usage.cost_basis",
         "METRIC_DURATION": semconv_metrics.GEN_AI_CLIENT_OPERATION_DURATION,
         "METRIC_TOKEN_USAGE": semconv_metrics.GEN_AI_CLIENT_TOKEN_USAGE,
         "METRIC_TIME_TO_FIRST_CHUNK": semconv_metrics.GEN_AI_CLIENT_OPERATION_TIME_TO_FIRST_CHUNK,
@@ -292,10 +294,12 @@ async def test_a_server_sending_huge_ids_and_reasons_cannot_bloat_the_span() -> 
             options = StreamOptions(api_key="test-key", http_client=client, max_retries=0)
             message = await stream_of(ANTHROPIC.adapter, ANTHROPIC.model(), CONTEXT, options).result()
         span = otel.span()
-    # The message keeps what the vendor said; the span keeps a bounded piece of it.
+    # The message keeps what the vendor said (a stop reason is vendor text: its first MAX_ERROR_TEXT
+    # bytes, the cut marked, issue 35); the span keeps a bounded piece of it.
     assert message.response_id == huge_id
     assert message.raw_stop_reason is not None
-    assert huge_reason in message.raw_stop_reason
+    assert message.raw_stop_reason.startswith(huge_reason[:MAX_ERROR_TEXT])
+    assert message.raw_stop_reason.endswith(f"[cut: {len(huge_reason) - MAX_ERROR_TEXT:,} more bytes]")
     attributes = dict(span.attributes or {})
     assert attributes["gen_ai.response.id"] == huge_id[:255] + "…"
     assert attributes["gen_ai.response.finish_reasons"] == (message.raw_stop_reason[:255] + "…",)

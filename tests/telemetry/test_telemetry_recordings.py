@@ -47,6 +47,13 @@ def expected_attributes(model: Model, message: AssistantMessage) -> dict[str, An
         }
         if usage.reasoning is not None:
             found["gen_ai.usage.reasoning.output_tokens"] = usage.reasoning
+        found["streamfns.usage.cost_basis"] = usage.cost.basis
+        counted = usage.input + usage.output + usage.cache_read + usage.cache_write
+        # The cost in USD is a known bill only: metered once tokens were counted, or free's 0.
+        if usage.cost.basis == "free":
+            found["streamfns.usage.cost_usd"] = 0.0
+        elif usage.cost.basis == "metered" and usage.cost.total is not None and counted:
+            found["streamfns.usage.cost_usd"] = usage.cost.total
     if failed:
         assert message.error_info is not None
         found["error.type"] = message.error_info.kind

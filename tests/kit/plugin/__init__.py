@@ -3,4 +3,4 @@
 from streamfns.kit import Adapter
 from tests.kit._fake import WIRE
 
-ADAPTER = Adapter(api="echo", stream_fn=WIRE.stream, package=__name__)
+ADAPTER = Adapter(api="echo", stream_fn=WIRE.stream_fn, package=__name__)

@@ -4,4 +4,4 @@ local server might list ``anthropic/claude-sonnet-4-5``), beside a model of its 
 from streamfns.kit import Adapter
 from tests.kit._fake import WIRE
 
-ADAPTER = Adapter(api="echo-clash", stream_fn=WIRE.stream, package=__name__)
+ADAPTER = Adapter(api="echo-clash", stream_fn=WIRE.stream_fn, package=__name__)

@@ -3,4 +3,4 @@
 from streamfns.kit import Adapter
 from tests.kit._fake import WIRE
 
-ADAPTER = Adapter(api="anthropic-messages", stream_fn=WIRE.stream, package="tests.kit.plugin_clash")
+ADAPTER = Adapter(api="anthropic-messages", stream_fn=WIRE.stream_fn, package="tests.kit.plugin_clash")
