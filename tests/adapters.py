@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import random
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -52,14 +53,17 @@ __all__ = [
     "ANTHROPIC",
     "ANTHROPIC_BEDROCK",
     "ANTHROPIC_VERTEX",
+    "CHUNKINGS",
     "CONTEXT",
     "GOOGLE",
     "OLLAMA",
     "OPENAI_COMPLETIONS",
     "OPENAI_RESPONSES",
     "AdapterUnderTest",
+    "Reads",
     "Replayed",
     "calls",
+    "cut",
     "first_text",
     "reads_client",
     "response_of",
@@ -88,7 +92,28 @@ def scripted_chunks(chunks: Iterable[bytes], *, delay_s: float = 0.0, end: Scrip
     return Scripted(chunks=[(delay_s, chunk) for chunk in chunks], end=end)
 
 
-class _Reads(httpx.AsyncByteStream):
+#: The cuts a differential test reads each body in: whole, one byte per read, and seeded random reads.
+CHUNKINGS = ("whole", "bytes", "random")
+
+
+def cut(body: bytes, how: str, seed: str) -> list[bytes]:
+    """``body`` as the reads of one response, cut as ``how`` (one of :data:`CHUNKINGS`) says; the random
+    cuts (1-97 bytes) are seeded by ``seed`` (a recording's name), so every run reads the same ones."""
+    if how == "whole":
+        return [body]
+    if how == "bytes":
+        return [body[i : i + 1] for i in range(len(body))]
+    rng, reads, at = random.Random(seed), list[bytes](), 0
+    while at < len(body):
+        step = rng.randint(1, 97)
+        reads.append(body[at : at + step])
+        at += step
+    return reads
+
+
+class Reads(httpx.AsyncByteStream):
+    """A response body that arrives as exactly ``reads`` (an httpx stream, for a mock transport)."""
+
     def __init__(self, reads: Sequence[bytes]) -> None:
         self._reads = list(reads)
 
@@ -104,7 +129,7 @@ async def reads_client(
     """An HTTP client whose every response is ``status`` with a body arriving as exactly ``reads``."""
 
     def handler(request: httpx.Request) -> httpx.Response:
-        return httpx.Response(status, headers={"content-type": content_type}, stream=_Reads(reads))
+        return httpx.Response(status, headers={"content-type": content_type}, stream=Reads(reads))
 
     async with httpx.AsyncClient(transport=httpx.MockTransport(handler)) as client:
         yield client

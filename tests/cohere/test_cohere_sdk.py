@@ -6,8 +6,7 @@ given whole, byte by byte, and cut at random (seeded) places."""
 from __future__ import annotations
 
 import json
-import random
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import Sequence
 from typing import Any, cast
 
 import httpx
@@ -15,35 +14,10 @@ import pytest
 
 from normalize import ThinkingContent
 from streamfns.cohere import TOOL_PLAN
-from tests.adapters import calls, response_of, texts
+from tests.adapters import CHUNKINGS, Reads, calls, cut, response_of, texts
 from tests.cohere._cohere import COHERE
 
 pytestmark = pytest.mark.parallel  # clock-blind: in-process transports only
-
-CHUNKINGS = ("whole", "bytes", "random")
-
-
-def cut(body: bytes, how: str, seed: str) -> list[bytes]:
-    """``body`` as the reads of one response."""
-    if how == "whole":
-        return [body]
-    if how == "bytes":
-        return [body[i : i + 1] for i in range(len(body))]
-    rng, reads, at = random.Random(seed), list[bytes](), 0  # seeded by the recording's name: the same cuts every run
-    while at < len(body):
-        step = rng.randint(1, 97)
-        reads.append(body[at : at + step])
-        at += step
-    return reads
-
-
-class _Reads(httpx.AsyncByteStream):
-    def __init__(self, reads: Sequence[bytes]) -> None:
-        self._reads = list(reads)
-
-    async def __aiter__(self) -> AsyncIterator[bytes]:
-        for piece in self._reads:
-            yield piece
 
 
 def _count(value: Any) -> int:
@@ -55,7 +29,7 @@ async def oracle(reads: Sequence[bytes]) -> dict[str, Any]:
     import cohere  # the oracle only: slow to import, and never a dependency of the adapter
 
     def handler(request: httpx.Request) -> httpx.Response:
-        return httpx.Response(200, headers={"content-type": "text/event-stream"}, stream=_Reads(reads))
+        return httpx.Response(200, headers={"content-type": "text/event-stream"}, stream=Reads(reads))
 
     text, reasoning, plan, finish = "", "", "", None
     tool_calls: list[dict[str, Any]] = []

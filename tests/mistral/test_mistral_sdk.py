@@ -9,37 +9,21 @@ its ``ThinkChunk``s, each tool call as it comes, the last usage and finish reaso
 from __future__ import annotations
 
 import json
-import random
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 import httpx2
 import pytest
 
-from tests.adapters import calls, response_of, texts, thinking
+from tests.adapters import CHUNKINGS, calls, cut, response_of, texts, thinking
 from tests.mistral._mistral import MISTRAL
 
 pytestmark = pytest.mark.parallel  # clock-blind: in-process transports only
 
-CHUNKINGS = ("whole", "bytes", "random")
 #: The one recording that says nothing: a model that answered with 205 empty deltas.
 EMPTY_ANSWER = (
     "rubyllm__chat_function_calling_mistral_mistral_small_can_use_tools_with_multi_turn_streaming_conver_mistral-small"
 )
-
-
-def cut(body: bytes, how: str, seed: str) -> list[bytes]:
-    """``body`` as the reads of one response."""
-    if how == "whole":
-        return [body]
-    if how == "bytes":
-        return [body[i : i + 1] for i in range(len(body))]
-    rng, reads, at = random.Random(seed), list[bytes](), 0  # seeded by the recording's name: the same cuts every run
-    while at < len(body):
-        step = rng.randint(1, 97)
-        reads.append(body[at : at + step])
-        at += step
-    return reads
 
 
 def _client(reads: Sequence[bytes]) -> httpx2.AsyncClient:

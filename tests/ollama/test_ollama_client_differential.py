@@ -5,47 +5,21 @@ random (seeded) places."""
 
 from __future__ import annotations
 
-import random
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import httpx
 import ollama
 import pytest
 
-from tests.adapters import OLLAMA, calls, response_of, texts, thinking
+from tests.adapters import CHUNKINGS, OLLAMA, Reads, calls, cut, response_of, texts, thinking
 
 pytestmark = pytest.mark.parallel  # clock-blind: in-process transports only
-
-CHUNKINGS = ("whole", "bytes", "random")
-
-
-def cut(body: bytes, how: str, seed: str) -> list[bytes]:
-    """``body`` as the reads of one response."""
-    if how == "whole":
-        return [body]
-    if how == "bytes":
-        return [body[i : i + 1] for i in range(len(body))]
-    rng, reads, at = random.Random(seed), list[bytes](), 0  # seeded by the recording's name: the same cuts every run
-    while at < len(body):
-        step = rng.randint(1, 97)
-        reads.append(body[at : at + step])
-        at += step
-    return reads
-
-
-class _Reads(httpx.AsyncByteStream):
-    def __init__(self, reads: Sequence[bytes]) -> None:
-        self._reads = list(reads)
-
-    async def __aiter__(self) -> AsyncIterator[bytes]:
-        for piece in self._reads:
-            yield piece
 
 
 def _transport(reads: Sequence[bytes]) -> httpx.MockTransport:
     def handler(request: httpx.Request) -> httpx.Response:
-        return httpx.Response(200, headers={"content-type": "application/x-ndjson"}, stream=_Reads(reads))
+        return httpx.Response(200, headers={"content-type": "application/x-ndjson"}, stream=Reads(reads))
 
     return httpx.MockTransport(handler)
 
