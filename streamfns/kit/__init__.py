@@ -83,7 +83,15 @@ from streamfns.kit.gcloud import (
     vertex_root,
 )
 from streamfns.kit.hosts import endpoint_url, host_label, host_name, path_segment
-from streamfns.kit.keys import MAX_ERROR_TEXT, ApiKey, prompt_cache_key, provider_key_env, redact, redact_message
+from streamfns.kit.keys import (
+    MAX_ERROR_TEXT,
+    MAX_ID_TEXT,
+    ApiKey,
+    prompt_cache_key,
+    provider_key_env,
+    redact,
+    redact_message,
+)
 from streamfns.kit.payload import array, int_or_none, load_event, load_json, obj, str_or_none, text
 from streamfns.kit.shapes import MAX_SHAPE_BYTES, SHAPE_LEARNS, EventShape, HolePath, changed
 from streamfns.kit.signing import Signature, Signer, SigningRequest
@@ -101,6 +109,7 @@ __all__ = [
     "ENTRY_POINT_GROUP",
     "GOOGLE_ADC",
     "MAX_ERROR_TEXT",
+    "MAX_ID_TEXT",
     "MAX_SHAPE_BYTES",
     "MIN_ANSWER_TOKENS",
     "NDJSON",

@@ -9,7 +9,7 @@ or path: the region ``us-east-1.attacker.invalid#`` makes the host ``bedrock-run
 .invalid`` (the ``#`` hides the rest), ``x@127.0.0.1:9/`` turns the start of the host into user info,
 the model id ``..`` turns ``/model/../converse-stream`` into ``/converse-stream``. The functions here
 are the one rule every adapter applies; a value that fails raises :class:`~streamfns.kit.CompatError`
-naming where it came from (never quoting user info), which the kit turns into a ``config`` error
+naming where it came from (never quoting user info, a query or a fragment), which the kit turns into a ``config`` error
 before anything is signed or sent.
 
 - :func:`host_label`: a part that becomes one label of a host name (a region, a location) is one
@@ -63,14 +63,22 @@ _PATH_CHARS: Final = re.compile(r"[A-Za-z0-9\-._~!$&'()*+,;=:@%]*")
 _PERCENT: Final = re.compile(r"%(?![0-9A-Fa-f]{2})")
 _DOTS: Final = frozenset({".", ".."})
 _SHOWN_MAX: Final = 80
+_QUERY_OR_FRAGMENT: Final = re.compile(r"[?#]")
 
 
 def _shown(value: str) -> str:
-    """``value`` as a message quotes it: user info blanked (it may hold a password), at most 80 characters."""
+    """``value`` as a message quotes it: user info blanked (it may hold a password), a query or a
+    fragment shown as ``?…`` / ``#…`` (``?token=``, ``#sig=``: either may carry a credential), at most
+    80 characters."""
     if "@" in value:
         scheme, sep, rest = value.partition("://")
         head, tail = (scheme + sep, rest) if sep else ("", value)
         value = head + "[user info]@" + tail.rpartition("@")[2]
+    # After the user info: an "@" inside a query is then blanked with everything before it, and a "?"
+    # or "#" inside a password never decides where the cut falls.
+    found = _QUERY_OR_FRAGMENT.search(value)
+    if found is not None:
+        value = value[: found.end()] + ("…" if found.end() < len(value) else "")
     return repr(value if len(value) <= _SHOWN_MAX else value[:_SHOWN_MAX] + "…")
 
 

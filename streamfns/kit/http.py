@@ -17,11 +17,12 @@ builder's events as they come. It owns the rules every adapter shares:
 - a non-2xx status becomes an ``error`` built by the api's :class:`~streamfns.kit.ErrorTable`; a 2xx
   whose content type the framing does not accept (JSON, HTML), or whose body holds no frame at all
   but looks like a document, is a ``protocol`` error quoting it; so is a 2xx body that starts like a
-  markup page (``<`` after an optional byte order mark and whitespace: an HTML error or login page)
+  markup page (``<`` after an optional UTF-8 or UTF-16 byte order mark and whitespace: an HTML error or
+  login page)
   and gives no content event, whatever the framing made of it (a line no JSON parse takes, a last
   line without its newline, an impossible event-stream prelude) and however its lines break — never
   ``truncated``, never retried; the quote is its first 300 bytes (read on that far, under the idle
-  and progress clocks, when the framing stopped earlier), whitespace folded, redacted;
+  and progress clocks, when the framing stopped earlier), whitespace folded, NULs dropped, redacted;
 - retries (``max_retries``) happen only before any content block: on retryable statuses, network
   errors, timeouts, vendor errors the decoder marks retryable and streams cut before their terminal
   marker; the delay honours ``retry-after-ms`` / ``retry-after`` and is abortable; every wait is
@@ -83,7 +84,15 @@ DEFAULT_IDLE_TIMEOUT_S = 120.0
 _MAX_ERROR_BODY = 64 * 1024
 #: How much of a body is kept to quote it when it turns out not to be an event stream.
 _HEAD_BYTES = 300
-_BOM = b"\xef\xbb\xbf"
+#: The byte order marks a page may start with, and the encoding of the text after each: UTF-8, and
+#: UTF-16 (little- and big-endian) — a page after a UTF-16 mark is still a page, not a cut stream.
+_BOMS: tuple[tuple[bytes, str], ...] = (
+    (b"\xef\xbb\xbf", "utf-8"),
+    (b"\xff\xfe", "utf-16-le"),
+    (b"\xfe\xff", "utf-16-be"),
+)
+#: The whitespace skipped before a body's first mark (ASCII only, as a framing's own whitespace is).
+_SPACE = " \t\n\r\x0b\x0c"
 #: The failures a framing makes of a page sent instead of a stream (see ``_a_page_instead``).
 _PAGE_MISREAD: frozenset[ErrorKind] = frozenset({"protocol", "truncated"})
 
@@ -163,6 +172,7 @@ async def run_stream(
         transport, owned = transport_for(options.http_client, options.transport)
     except TransportChoiceError as exc:
         builder.fail(ErrorInfo.of("config"), f"{call.vendor} request not sent: {exc}")
+        _scrub(builder, call)  # the one choke point: a client's repr in the message may carry a header
         yield builder.drain()
         return
     scope = Scope(options.signal, options.total_timeout, options.progress_timeout, idle)
@@ -322,7 +332,7 @@ async def _attempt(
 
 
 def _not_a_stream(call: StreamCall, status: int, content_type: str, head: bytes) -> StreamFailure:
-    excerpt = " ".join(head.removeprefix(_BOM)[:_HEAD_BYTES].decode("utf-8", "replace").split())
+    excerpt = " ".join(_head_text(head).split())
     what = "an event stream" if call.framing.unit == "event" else _a(f"{call.framing.name} stream")
     return StreamFailure(
         ErrorInfo.of("protocol", status=status),
@@ -330,8 +340,31 @@ def _not_a_stream(call: StreamCall, status: int, content_type: str, head: bytes)
     )
 
 
+def _head_text(head: bytes) -> str:
+    """The first ``_HEAD_BYTES`` of a body after its byte order mark, as text to quote: decoded in the
+    mark's encoding (UTF-8 without one), NULs dropped (UTF-16 without a mark reads as a NUL between
+    characters: a quote shows the characters)."""
+    for bom, encoding in _BOMS:
+        if head.startswith(bom):
+            return head[len(bom) : len(bom) + _HEAD_BYTES].decode(encoding, "replace").replace("\x00", "")
+    return head[:_HEAD_BYTES].decode("utf-8", "replace").replace("\x00", "")
+
+
+def _first_mark(head: bytes) -> str:
+    """The first character of a body after an optional byte order mark and whitespace ("" for none),
+    which tells a document (``{``, ``[``, ``<``) from a stream. After a UTF-16 mark the body is read
+    as UTF-16; without one, ``\\x00<`` is a UTF-16 big-endian ``<`` (``<\\x00``, little-endian, is
+    already one). No other NUL is skipped: an event-stream prelude starts with NULs of its length."""
+    for bom, encoding in _BOMS:
+        if head.startswith(bom):
+            return head[len(bom) : len(bom) + _HEAD_BYTES].decode(encoding, "replace").lstrip(_SPACE)[:1]
+    rest = head.lstrip(_SPACE.encode())
+    return "<" if rest.startswith(b"\x00<") else rest[:1].decode("latin-1")
+
+
 def _looks_like_a_document(head: bytearray) -> bool:
-    return bytes(bytes(head).removeprefix(_BOM).lstrip()[:1]) in (b"{", b"[", b"<")
+    mark = _first_mark(bytes(head))
+    return mark != "" and mark in "{[<"
 
 
 async def _quote_more(reading: _Reading, scope: Scope) -> None:
@@ -359,10 +392,11 @@ async def _quote_more(reading: _Reading, scope: Scope) -> None:
 
 def _a_page_instead(head: bytearray, builder: MessageBuilder) -> bool:
     """Whether a 2xx body that failed is a markup page (an HTML error or login page, an XML error)
-    rather than a stream: it starts with ``<`` after an optional byte order mark and whitespace, and
-    gave no content event. Framing-independent: no JSON line, no event-stream prelude and no
-    server-sent event starts with ``<`` (a ``<`` line is a field the SSE parser ignores)."""
-    return not builder.output_started and bytes(head).removeprefix(_BOM).lstrip()[:1] == b"<"
+    rather than a stream: it starts with ``<`` after an optional byte order mark (UTF-8 or UTF-16) and
+    whitespace (see ``_first_mark``), and gave no content event. Framing-independent: no JSON line, no
+    event-stream prelude and no server-sent event starts with ``<`` (a ``<`` line is a field the SSE
+    parser ignores)."""
+    return not builder.output_started and _first_mark(bytes(head)) == "<"
 
 
 def _a(noun: str) -> str:

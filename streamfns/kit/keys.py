@@ -2,9 +2,10 @@
 
 A key is looked up in ``StreamOptions.api_key`` first, then in the environment variables its
 :class:`ApiKey` rule names, and trimmed. It is checked before anything is sent, and the checks never
-quote it. Every string a failure leaves on the message a stream ends with — ``error_message``,
-``raw_stop_reason``, every string of its ``ErrorInfo`` (``code`` …) — passes through one choke point,
-:func:`redact_message`: cut at :data:`MAX_ERROR_TEXT` bytes (vendor text can be megabytes: a hostile
+quote it. Every vendor string the message a stream ends with carries outside its content —
+``error_message``, ``raw_stop_reason``, every string of its ``ErrorInfo`` (``code`` …), ``response_id``,
+``response_model``, ``service_tier`` — passes through one choke point, :func:`redact_message`: cut at
+:data:`MAX_ERROR_TEXT` bytes (:data:`MAX_ID_TEXT` for the ids; vendor text can be megabytes: a hostile
 error line) and redacted by :func:`redact`, which blanks the key in every spelling the cassette
 recorder refuses to write: raw, re-cased, hex, base64 at any alignment, escaped for JSON, Python, URL
 or HTML (in part, in full, or twice). :func:`redact` streams over the text (linear time, bounded
@@ -42,6 +43,7 @@ from streamfns.kit.failure import StreamFailure
 
 __all__ = [
     "MAX_ERROR_TEXT",
+    "MAX_ID_TEXT",
     "PROMPT_CACHE_KEY_MAX",
     "ApiKey",
     "credentials_in",
@@ -60,6 +62,10 @@ _REDACTED = "[redacted]"
 #: message, the raw stop reason, the error code): vendor text past it is cut, before it is redacted,
 #: and the cut is marked (:func:`redact_message`).
 MAX_ERROR_TEXT = 64 * 1024
+#: The most UTF-8 bytes a message keeps of each short vendor string it names the response by
+#: (``response_id``, ``response_model``, ``service_tier``), and the most characters a telemetry span
+#: keeps of an id: the vendor chooses them, and a hostile server must not make them megabytes long.
+MAX_ID_TEXT = 256
 #: Text is encoded and scanned in pieces of this many characters: a long text is never copied whole.
 _PIECE_CHARS = 16 * 1024
 #: The longest UTF-8 character: a cut backs off at most this far to keep characters whole.
@@ -216,14 +222,24 @@ def redact(text: str, secrets: Iterable[str], *, limit: int | None = None) -> st
 
 
 def redact_message(message: AssistantMessage, secrets: Iterable[str]) -> None:
-    """Cut and redact, in place, every string a failure leaves on ``message``: ``error_message``,
-    ``raw_stop_reason`` and every string field of ``error_info`` (``code`` …; ``kind`` is one of ours).
-    Each is cut to :data:`MAX_ERROR_TEXT` UTF-8 bytes and blanked of ``secrets`` by :func:`redact`.
+    """Cut and redact, in place, every vendor string ``message`` carries outside its content:
+    ``error_message``, ``raw_stop_reason`` and every string field of ``error_info`` (``code`` …;
+    ``kind`` is one of ours), each cut to :data:`MAX_ERROR_TEXT` UTF-8 bytes; ``response_id``,
+    ``response_model`` and ``service_tier``, each cut to :data:`MAX_ID_TEXT`. All are blanked of
+    ``secrets`` by :func:`redact`.
 
     The kit calls it on every message a stream ends with, whatever ended it: the one choke point
-    between vendor text (an HTTP error body, an in-stream error event, a stop reason) and the caller.
+    between vendor text (an HTTP error body, an in-stream error event, a stop reason, the ids a
+    ``message_start`` names) and the caller. A short string without an escape costs one search per
+    spelling of each secret.
     """
     redactor = _Redactor(secrets)
+    if message.response_id:
+        message.response_id = redactor(message.response_id, MAX_ID_TEXT)
+    if message.response_model:
+        message.response_model = redactor(message.response_model, MAX_ID_TEXT)
+    if message.service_tier:
+        message.service_tier = redactor(message.service_tier, MAX_ID_TEXT)
     if message.error_message:
         message.error_message = redactor(message.error_message, MAX_ERROR_TEXT)
     if message.raw_stop_reason:

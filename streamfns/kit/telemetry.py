@@ -56,7 +56,7 @@ from normalize import (
 )
 from normalize.events import CONTENT_EVENT_TYPES, TERMINAL_EVENT_TYPES
 from normalize.stream import Relay, classify_exception, without_relays
-from streamfns.kit.keys import credentials_in, credentials_in_url, redact
+from streamfns.kit.keys import MAX_ID_TEXT, credentials_in, credentials_in_url, redact
 
 if TYPE_CHECKING:
     from opentelemetry.metrics import Histogram, MeterProvider
@@ -319,9 +319,10 @@ def start(api: str, model: Model, context: Context, options: StreamOptions | Non
 # -- one stream -------------------------------------------------------------------------------------
 
 
-#: The longest id, model name or finish reason a span keeps, and the longest status description: the
-#: vendor chooses these strings, and a hostile server must not make every span it answers megabytes long.
-_MAX_ID = 256
+#: The longest id, model name or finish reason a span keeps (the cap a message keeps of its ids too),
+#: and the longest status description: the vendor chooses these strings, and a hostile server must not
+#: make every span it answers megabytes long.
+_MAX_ID = MAX_ID_TEXT
 _MAX_DESCRIPTION = 1024
 
 

@@ -60,7 +60,7 @@ from streamfns.kit.decoder import Decoder, DecoderFactory
 from streamfns.kit.errors import ErrorTable
 from streamfns.kit.failure import StreamFailure
 from streamfns.kit.hooks import call_hook
-from streamfns.kit.keys import ApiKey, credentials_in, credentials_in_url, redact
+from streamfns.kit.keys import ApiKey, credentials_in, credentials_in_url, redact, redact_message
 from streamfns.kit.signing import Signature, Signer, SigningRequest
 from streamfns.kit.telemetry import StreamTelemetry
 from streamfns.kit.telemetry import start as start_telemetry
@@ -221,8 +221,8 @@ async def _run(
     builder = MessageBuilder(model if isinstance(model, Model) else None)  # pyright: ignore[reportUnnecessaryIsInstance]
     if problem is not None:
         kind, message = problem
-        builder.fail(ErrorInfo.of(kind), f"{wire.vendor} request not sent: {message}")
-        yield builder.drain()
+        said = f"{wire.vendor} request not sent: {message}"
+        yield _failed(builder, ErrorInfo.of(kind), said, wire=wire, model=model, options=options)
         return
     opts = options if options is not None else StreamOptions()
     signal = opts.signal
@@ -230,9 +230,9 @@ async def _run(
         builder.abort(signal.reason)
         yield builder.drain()
         return
-    # What the caller handed over is secret from the start (the same fail-closed rule as below), so a
-    # message from before the request exists — a builder, a key rule or a hook that failed quoting a
-    # header value — is redacted of it too.
+    # What the caller handed over is secret from the start (the same fail-closed rule as below). Every
+    # failure from before the request is sent — a builder, a key rule or a hook that failed quoting a
+    # header value, the key or the base URL — ends through _failed: the one cut and secret set.
     given = _given_secrets(model, opts)
     try:
         # The request first: a mistyped compat flag is the real problem, not the key it may choose.
@@ -240,23 +240,22 @@ async def _run(
         rule = _key_rule(wire, model)
         key = rule.resolve(opts.api_key, wire.vendor) if rule is not None else None
     except StreamFailure as failure:
-        builder.fail(failure.info, redact(failure.message, given))
-        yield builder.drain()
+        yield _failed(builder, failure.info, failure.message, wire=wire, model=model, options=opts)
         return
     multiplier = request.price_multiplier
     # Typed float, but a third party's builder may hand anything: a bool, a string, NaN.
     if type(multiplier) not in (int, float) or not 0 <= multiplier < math.inf:
         problem = f"price_multiplier {multiplier!r} is not a finite, non-negative number"
-        builder.fail(ErrorInfo.of("config"), f"{wire.vendor} request not sent: {problem}")
-        yield builder.drain()
+        said = f"{wire.vendor} request not sent: {problem}"
+        yield _failed(builder, ErrorInfo.of("config"), said, wire=wire, model=model, options=opts, key=key)
         return
     payload = request.payload
     if opts.on_payload is not None:
         try:
             replaced = await call_hook(opts.on_payload, payload, model)
         except Exception as exc:  # a caller's hook failing is reported, not raised
-            builder.fail(ErrorInfo.of("config"), redact(f"on_payload raised {type(exc).__name__}: {exc}", given))
-            yield builder.drain()
+            said = f"on_payload raised {type(exc).__name__}: {exc}"
+            yield _failed(builder, ErrorInfo.of("config"), said, wire=wire, model=model, options=opts, key=key)
             return
         if isinstance(replaced, dict):
             payload = cast("dict[str, Any]", replaced)
@@ -267,8 +266,8 @@ async def _run(
             "utf-8", "replace"
         )
     except (TypeError, ValueError) as exc:
-        builder.fail(ErrorInfo.of("config"), f"the {wire.vendor} payload is not valid JSON: {exc}")
-        yield builder.drain()
+        said = f"the {wire.vendor} payload is not valid JSON: {exc}"
+        yield _failed(builder, ErrorInfo.of("config"), said, wire=wire, model=model, options=opts, key=key)
         return
     key_headers = rule.headers(key) if rule is not None else {}
     headers = _merge_headers(wire, [key_headers, request.headers, model.headers or {}, opts.headers or {}])
@@ -363,23 +362,67 @@ def _signature_problem(signature: object) -> str | None:
     return None
 
 
-def _given_secrets(model: Model, options: StreamOptions) -> list[str]:
+def _failed(
+    builder: MessageBuilder,
+    info: ErrorInfo,
+    message: str,
+    *,
+    wire: WireApi[Any],
+    model: object,
+    options: object,
+    key: str | None = None,
+) -> list[AssistantMessageEvent]:
+    """End a stream that failed before its request was sent, and return its events: through
+    :func:`~streamfns.kit.keys.redact_message`, the choke point every later failure passes
+    (``streamfns.kit.http``), so the message is cut to ``MAX_ERROR_TEXT`` and redacted of every secret
+    it may quote (:func:`_failure_secrets`). ``key`` is the key once resolved."""
+    builder.fail(info, message)
+    redact_message(builder.message, _failure_secrets(wire, model, options, key))
+    return builder.drain()
+
+
+def _failure_secrets(wire: WireApi[Any], model: object, options: object, key: str | None) -> list[str]:
+    """Every secret a failure from before the request may quote: the key (as resolved, or, before it
+    is, the one resolving would find, in ``StreamOptions.api_key`` or the environment: a hook may read
+    it there), what the caller handed over (:func:`_given_secrets`) and the credentials of
+    ``model.base_url``. Computed only when a stream fails; never raises (``model`` and ``options`` may
+    be the very arguments found wrong)."""
+    found = [key] if key else _known_key(wire, model, options)
+    found.extend(_given_secrets(model, options))
+    base_url = getattr(model, "base_url", None)
+    if isinstance(base_url, str) and base_url:
+        with contextlib.suppress(Exception):
+            found.extend(credentials_in_url(base_url))
+    return found
+
+
+def _known_key(wire: WireApi[Any], model: object, options: object) -> list[str]:
+    """The key a stream would send, when one can be found without failing (none otherwise)."""
+    explicit = getattr(options, "api_key", None)
+    try:
+        rule = _key_rule(wire, cast("Model", model))
+        found = rule.resolve(explicit if isinstance(explicit, str) else None, wire.vendor) if rule else None
+    except Exception:  # no key, or a key rule that fails: nothing to redact beyond what was given
+        return []
+    return [found] if found else []
+
+
+def _given_secrets(model: object, options: object) -> list[str]:
     """The secrets the caller handed over before anything is built: the key option, and every header
     value of ``model.headers``, ``options.headers`` and the caller's own HTTP client that is not public
     (:func:`~streamfns.kit.keys.credentials_in`). A client's default headers never pass through the
-    kit's merge, but a server may echo them all the same."""
-    layers: list[Mapping[str, str]] = [
-        {name: value for name, value in (layer or {}).items() if value is not None}
-        for layer in (model.headers, options.headers)
-    ]
-    client_headers = getattr(options.http_client, "headers", None)
-    if isinstance(client_headers, Mapping):
-        layers.append(
-            {str(name): str(value) for name, value in cast("Mapping[object, object]", client_headers).items()}
-        )
-    found = [options.api_key] if options.api_key else []
-    for layer in layers:
-        found.extend(credentials_in(layer))
+    kit's merge, but a server may echo them all the same. Never raises: a layer that is not a mapping
+    (arguments :func:`normalize.request_problem` refused) is skipped."""
+    client = getattr(options, "http_client", None)
+    found: list[str] = []
+    api_key = getattr(options, "api_key", None)
+    if isinstance(api_key, str) and api_key:
+        found.append(api_key)
+    for layer in (getattr(model, "headers", None), getattr(options, "headers", None), getattr(client, "headers", None)):
+        if isinstance(layer, Mapping):
+            items = cast("Mapping[object, object]", layer).items()
+            with contextlib.suppress(Exception):
+                found.extend(credentials_in({str(name): str(value) for name, value in items if value is not None}))
     return found
 
 
@@ -400,5 +443,6 @@ def _build(wire: WireApi[Any], model: Model, context: Context, options: StreamOp
     except CompatError as exc:
         raise StreamFailure.of("config", f"{wire.vendor} request not sent: {exc}") from None
     except Exception as exc:  # the never-raise contract: a request we cannot build is an error event
-        detail = redact(f"{type(exc).__name__}: {exc}", [options.api_key] if options.api_key else [])
+        # Not redacted here: the caller ends the stream through _failed, which cuts and redacts.
+        detail = f"{type(exc).__name__}: {exc}"
         raise StreamFailure.of("invalid_request", f"cannot build the {wire.vendor} request: {detail}") from None

@@ -19,7 +19,7 @@ from normalize import (
     ToolResultMessage,
     UserMessage,
 )
-from streamfns.kit import MAX_ERROR_TEXT, telemetry
+from streamfns.kit import MAX_ERROR_TEXT, MAX_ID_TEXT, telemetry
 from tests.adapters import ANTHROPIC, CONTEXT, reads_client
 from tests.telemetry._otel import Recorded, recorded
 from tests.telemetry._replay import stream_of
@@ -294,9 +294,9 @@ async def test_a_server_sending_huge_ids_and_reasons_cannot_bloat_the_span() -> 
             options = StreamOptions(api_key="test-key", http_client=client, max_retries=0)
             message = await stream_of(ANTHROPIC.adapter, ANTHROPIC.model(), CONTEXT, options).result()
         span = otel.span()
-    # The message keeps what the vendor said (a stop reason is vendor text: its first MAX_ERROR_TEXT
-    # bytes, the cut marked, issue 35); the span keeps a bounded piece of it.
-    assert message.response_id == huge_id
+    # The message keeps what the vendor said, bounded (vendor text: an id's first MAX_ID_TEXT bytes, a stop
+    # reason's first MAX_ERROR_TEXT, each cut marked, issue 35); the span keeps a bounded piece of it.
+    assert message.response_id == huge_id[:MAX_ID_TEXT] + f"… [cut: {len(huge_id) - MAX_ID_TEXT:,} more bytes]"
     assert message.raw_stop_reason is not None
     assert message.raw_stop_reason.startswith(huge_reason[:MAX_ERROR_TEXT])
     assert message.raw_stop_reason.endswith(f"[cut: {len(huge_reason) - MAX_ERROR_TEXT:,} more bytes]")
