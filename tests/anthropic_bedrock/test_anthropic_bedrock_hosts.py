@@ -14,22 +14,18 @@ from normalize import AssistantMessage, Model, StreamOptions
 from streamfns.anthropic_bedrock import stream_anthropic_bedrock
 from streamfns.kit.aws import clear_aws_sessions
 from tests.adapters import ANTHROPIC_BEDROCK, CONTEXT
+from tests.aws_env import isolate_aws
 from tests.kit._counting import NothingSent, counting_listener
 
 # Every behaviour here holds on each of the kit's transports (tests/conftest.py).
 pytestmark = pytest.mark.usefixtures("each_transport")
 
 KEY = "ABSK" + "claudeHostsKey" * 3
-AWS_ENV = ("AWS_PROFILE", "AWS_REGION", "AWS_DEFAULT_REGION", "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_BEDROCK_RUNTIME")
 
 
 @pytest.fixture(autouse=True)
 def clean_aws(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
-    for name in AWS_ENV:
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "config"))
-    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "credentials"))
-    clear_aws_sessions()
+    isolate_aws(monkeypatch, tmp_path)
     yield
     clear_aws_sessions()
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,6 +17,7 @@ from streamfns.anthropic_bedrock import stream_anthropic_bedrock
 from streamfns.kit.aws import clear_aws_sessions
 from tests.adapters import ANTHROPIC_BEDROCK, CONTEXT, response_of, texts
 from tests.anthropic_bedrock._frames import EVENT_STREAM, inner_events
+from tests.aws_env import isolate_aws
 
 ACCESS = "AKIA" + "TEST" * 4
 SECRET = "test-secret-" + "k" * 28
@@ -23,35 +25,14 @@ NAME = "fantasy__simple_streaming_claude-sonnet-4-5-20250929-v1-0"
 MODEL_ID = "us.anthropic.claude-sonnet-4-5-20250929-v1:0"
 PATH = "/model/us.anthropic.claude-sonnet-4-5-20250929-v1%3A0/invoke-with-response-stream"
 
-AWS_ENV = (
-    "AWS_ACCESS_KEY_ID",
-    "AWS_SECRET_ACCESS_KEY",
-    "AWS_SESSION_TOKEN",
-    "AWS_PROFILE",
-    "AWS_DEFAULT_PROFILE",
-    "AWS_REGION",
-    "AWS_DEFAULT_REGION",
-    "AWS_BEARER_TOKEN_BEDROCK",
-    "AWS_ENDPOINT_URL",
-    "AWS_ENDPOINT_URL_BEDROCK_RUNTIME",
-    "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
-    "AWS_CONTAINER_CREDENTIALS_FULL_URI",
-    "AWS_WEB_IDENTITY_TOKEN_FILE",
-)
 
 # Every behaviour here holds on each of the kit's transports (tests/conftest.py).
 pytestmark = pytest.mark.usefixtures("each_transport")
 
 
 @pytest.fixture(autouse=True)
-def clean_aws(monkeypatch: pytest.MonkeyPatch, tmp_path: object) -> Iterator[None]:
-    for name in AWS_ENV:
-        monkeypatch.delenv(name, raising=False)
-    # No shared files and no instance metadata: only what a test sets is found.
-    monkeypatch.setenv("AWS_CONFIG_FILE", f"{tmp_path}/config")
-    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", f"{tmp_path}/credentials")
-    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
-    clear_aws_sessions()
+def clean_aws(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
+    isolate_aws(monkeypatch, tmp_path)  # no shared files, no instance metadata: only what a test sets
     yield
     clear_aws_sessions()
 

@@ -17,6 +17,7 @@ from normalize import AssistantMessage, Model, StreamOptions
 from streamfns.bedrock import stream_bedrock_converse
 from streamfns.kit.aws import clear_aws_sessions
 from tests.adapters import BEDROCK, CONTEXT
+from tests.aws_env import isolate_aws
 from tests.kit._counting import NothingSent, counting_listener
 
 # Every behaviour here holds on each of the kit's transports (tests/conftest.py).
@@ -24,15 +25,6 @@ pytestmark = pytest.mark.usefixtures("each_transport")
 
 #: A Bedrock API key made up at run time (sent as a Bearer token: no AWS credentials needed).
 KEY = "ABSK" + "hostsTestKey" * 3
-AWS_ENV = (
-    "AWS_PROFILE",
-    "AWS_DEFAULT_PROFILE",
-    "AWS_REGION",
-    "AWS_DEFAULT_REGION",
-    "AWS_BEARER_TOKEN_BEDROCK",
-    "AWS_ENDPOINT_URL",
-    "AWS_ENDPOINT_URL_BEDROCK_RUNTIME",
-)
 #: What an attacker may put in a region, with ``{port}`` the counting listener's.
 HOSTILE_REGIONS = [
     "x@127.0.0.1:{port}/",
@@ -49,14 +41,7 @@ HOSTILE_REGIONS = [
 
 @pytest.fixture(autouse=True)
 def clean_aws(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Path]:
-    for name in AWS_ENV:
-        monkeypatch.delenv(name, raising=False)
-    config = tmp_path / "config"
-    monkeypatch.setenv("AWS_CONFIG_FILE", str(config))
-    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "credentials"))
-    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
-    clear_aws_sessions()
-    yield config
+    yield isolate_aws(monkeypatch, tmp_path)
     clear_aws_sessions()
 
 

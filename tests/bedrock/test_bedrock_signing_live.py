@@ -20,6 +20,7 @@ from normalize import Context, StreamOptions, UserMessage
 from streamfns.bedrock import stream_bedrock_converse
 from streamfns.kit.aws import clear_aws_sessions
 from tests.adapters import BEDROCK, texts
+from tests.aws_env import isolate_aws
 
 NAME = "vercel__text_model-unstated"
 ACCESS = "AKIA" + "LOOP" * 4
@@ -37,26 +38,7 @@ def plan() -> Scripted:
 @pytest.fixture(autouse=True)
 def _clean_aws(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """No real AWS configuration reaches a test: empty config files, no metadata service, a region."""
-    for name in (
-        "AWS_BEARER_TOKEN_BEDROCK",
-        "AWS_ACCESS_KEY_ID",
-        "AWS_SECRET_ACCESS_KEY",
-        "AWS_SESSION_TOKEN",
-        "AWS_PROFILE",
-        "AWS_DEFAULT_PROFILE",
-        "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
-        "AWS_CONTAINER_CREDENTIALS_FULL_URI",
-        "AWS_WEB_IDENTITY_TOKEN_FILE",
-        "AWS_ROLE_ARN",
-        "AWS_ENDPOINT_URL",
-        "AWS_ENDPOINT_URL_BEDROCK_RUNTIME",
-    ):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "config"))
-    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "credentials"))
-    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
-    monkeypatch.setenv("AWS_REGION", "eu-west-1")
-    clear_aws_sessions()
+    isolate_aws(monkeypatch, tmp_path, region="eu-west-1")
 
 
 def verified(received: ReceivedRequest, base_url: str) -> bool:

@@ -41,6 +41,7 @@ from streamfns.kit import GoogleAuth, redact
 from streamfns.kit.aws import clear_aws_sessions
 from tests.adapters import ANTHROPIC, ANTHROPIC_VERTEX, BEDROCK, CONTEXT, GOOGLE, AdapterUnderTest
 from tests.anthropic_vertex._adc import fresh_adc
+from tests.aws_env import isolate_aws
 
 # Obviously fake, assembled at run time (no scanner mistakes them for real ones), each distinctive.
 BEDROCK_KEY = "ABSK" + "PLANTEDbedrockApiKey" + "0123456789abcdef"
@@ -56,29 +57,9 @@ EVENTSTREAM = "application/vnd.amazon.eventstream"
 @pytest.fixture(autouse=True)
 def _no_real_credentials(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
     """No real AWS or Google configuration reaches a test, and nothing is cached across tests."""
-    for name in (
-        "AWS_BEARER_TOKEN_BEDROCK",
-        "AWS_ACCESS_KEY_ID",
-        "AWS_SECRET_ACCESS_KEY",
-        "AWS_SESSION_TOKEN",
-        "AWS_PROFILE",
-        "AWS_DEFAULT_PROFILE",
-        "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
-        "AWS_CONTAINER_CREDENTIALS_FULL_URI",
-        "AWS_WEB_IDENTITY_TOKEN_FILE",
-        "AWS_ROLE_ARN",
-        "AWS_ENDPOINT_URL",
-        "AWS_ENDPOINT_URL_BEDROCK_RUNTIME",
-        "ANTHROPIC_API_KEY",
-        "GEMINI_API_KEY",
-        "GOOGLE_API_KEY",
-    ):
+    isolate_aws(monkeypatch, tmp_path, region="eu-west-1")
+    for name in ("ANTHROPIC_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY"):
         monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "config"))
-    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "credentials"))
-    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
-    monkeypatch.setenv("AWS_REGION", "eu-west-1")
-    clear_aws_sessions()
     yield from fresh_adc(monkeypatch, tmp_path)
     clear_aws_sessions()
 
