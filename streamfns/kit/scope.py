@@ -151,7 +151,9 @@ class Scope:
     async def _landing(self, awaitable: Awaitable[Any]) -> Any:
         """Await ``awaitable`` where a firing lands: the cancellation it sends the task comes back as
         its exception (and is taken back from the task); any other cancellation goes on."""
-        task = self._task = asyncio.current_task()
+        # The loop given: without it current_task asks get_running_loop, which on 3.11 makes a getpid
+        # system call each time (a fork check): a fifth of the CPU of a stream at one event per read.
+        task = self._task = asyncio.current_task(self._loop)
         try:
             return await awaitable
         except asyncio.CancelledError:
