@@ -73,6 +73,9 @@ APIS: dict[str, tuple[str, str]] = {
     # Mistral's own api speaks the chat-completions chunks the server sends on that path.
     "mistral-conversations": ("mistral-load", "/v1"),
     "cohere-chat": ("command-load", ""),
+    # The Codex backend speaks the Responses events the server sends on that path (the harness's key
+    # is sent as the plan's token: no login is read).
+    "openai-codex-responses": ("gpt-load", "/v1"),
 }
 ANTHROPIC = "anthropic-messages"
 #: The HTTP libraries and event loops, fastest first (the first available is the default).

@@ -27,7 +27,7 @@ import statistics
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 __all__ = [
     "CONFIDENCE",
@@ -46,6 +46,7 @@ __all__ = [
     "judge",
     "measure_ratio",
     "median_interval",
+    "ready_message",
     "settle",
     "verdict",
 ]
@@ -248,3 +249,16 @@ def measure_ratio(
 
     more(MIN_ROUNDS)
     return settle(samples, more, budget, at_most=at_most)
+
+
+def ready_message(receiver: Any, process: Any, timeout_s: float = 120.0) -> Any:
+    """What a spawned server process sends once it is ready (its base URL), or ``RuntimeError`` when
+    it exits first or says nothing within ``timeout_s``: a server that crashes on start (an import
+    that fails in the child) must fail the run, not leave ``recv()`` waiting forever."""
+    deadline = time.monotonic() + timeout_s
+    while not receiver.poll(0.25):
+        if not process.is_alive():
+            raise RuntimeError(f"the server process exited (code {process.exitcode}) before it was ready")
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"the server process was not ready within {timeout_s:g}s")
+    return receiver.recv()

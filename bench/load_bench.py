@@ -69,6 +69,7 @@ from bench._load_stacks import (
     sdk_client,
     server_stats,
 )
+from bench._util import ready_message
 
 __all__ = ["Budget", "Combination", "Leaks", "LoadFigure", "LoadRun", "budgets", "main", "measure", "report"]
 
@@ -192,7 +193,7 @@ def _serve_in_child(streams: int) -> tuple[Any, Any, str]:
     stop = context.Event()
     server = context.Process(target=serve, args=(sender, stop, max(1024, 2 * streams)), daemon=True)
     server.start()
-    return server, stop, receiver.recv()
+    return server, stop, ready_message(receiver, server)
 
 
 def _settled(check: Callable[[], int], tries: int = 200) -> int:

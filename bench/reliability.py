@@ -49,6 +49,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from bench._util import ready_message
 from cassettes import library
 from cassettes.mutations import drop_terminal, truncate
 from conformance.loopback import LoopbackServer, ReceivedRequest, Scripted
@@ -111,6 +112,10 @@ _LONG_DELTAS = 2_000
 _READ = 16 * 1024
 
 
+#: Packages whose bodies are another package's: the Codex backend streams the Responses events.
+_SAME_BODIES = {"openai_codex": "openai_responses"}
+
+
 def _long_body(api: str) -> bytes:
     """A healthy stream of ``_LONG_DELTAS`` text deltas in the api's own format (from its bench module)."""
     import importlib
@@ -118,6 +123,7 @@ def _long_body(api: str) -> bytes:
     from streamfns._adapters import builtin_adapters
 
     package = builtin_adapters()[api].package.rpartition(".")[2]
+    package = _SAME_BODIES.get(package, package)
     module = importlib.import_module(f"bench.{package}_bench")
     body: bytes = module.text_body(_LONG_DELTAS)
     return body
@@ -512,7 +518,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     server.start()
     try:
-        base_url = receiver.recv()
+        base_url = ready_message(receiver, server)
         figures = asyncio.run(
             soak(
                 args.streams,
