@@ -2,9 +2,11 @@
 
 It works on bytes and looks for two things:
 
-* well-known credential shapes (Anthropic, OpenAI, Google, xAI, Groq and AWS keys, JWTs, bearer
-  tokens) — in the bytes, in the bytes with JSON and URL escapes decoded, and inside base64 text
-  decoded at every alignment;
+* well-known credential shapes (Anthropic, OpenAI, Google, xAI, Groq and AWS keys; the tokens of
+  the subscription logins: GitHub OAuth, user, app, refresh and personal tokens, GitHub Copilot's
+  signed ``tid=…;exp=…;…:<hmac>`` tokens, ChatGPT refresh tokens — its access tokens are JWTs; JWTs,
+  bearer tokens) — in the bytes, in the bytes with JSON and URL escapes decoded, and inside base64
+  text decoded at every alignment;
 * the exact values in a `SecretSet`: the credentials a recording saw in its requests, and the
   values of environment variables whose names contain KEY, TOKEN or SECRET (trimmed, 8 bytes or
   more) — raw, re-cased, hex- or base64-encoded, JSON-, URL- or HTML-escaped in part or in full
@@ -74,8 +76,17 @@ __all__ = [
     "secret_spans",
 ]
 
+# The characters of a value in a Copilot token (`tid=…;exp=…;sku=…;proxy-ep=…;…;rd=…:<hmac>`): no `;`
+# (between fields), no `=` (so no field can hide a `tid=` that starts a second match inside the first),
+# and no `:` that starts the HMAC (an IPv6 address in `ip=` keeps its colons).
+_COPILOT_VALUE = rb"""(?:[^;:=\s"'\\]|:(?![0-9A-Fa-f]{32}))"""
 # Order matters: the first alternative that matches at a position names the kind, so the
 # specific `sk-ant-` / `sk-proj-` shapes come before the generic `sk-` one.
+#
+# The scan stays linear in the bytes: a shape either ends with an open-ended run (a failed attempt
+# then scanned fewer bytes than the shape's minimum), or its own look-behind keeps a second attempt
+# from starting inside the run a failed one already crossed (`eyJ`, `rt_`, `tid=`: a start may not
+# follow a character of that run), and its repetitions are possessive (no backtracking).
 _SHAPES: tuple[tuple[str, bytes], ...] = (
     ("Anthropic API key", rb"sk-ant-[A-Za-z0-9_-]{20,}"),
     ("OpenAI project key", rb"sk-proj-[A-Za-z0-9_-]{20,}"),
@@ -84,7 +95,30 @@ _SHAPES: tuple[tuple[str, bytes], ...] = (
     ("xAI API key", rb"xai-[A-Za-z0-9_-]{32,}"),
     ("Groq API key", rb"gsk_[A-Za-z0-9]{32,}"),
     ("AWS access key id", rb"(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Za-z0-9])"),
-    ("JSON Web Token", rb"eyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}"),
+    # GitHub's token formats: a prefix naming the kind, then at least 36 base62 characters.
+    ("GitHub OAuth token", rb"gho_[A-Za-z0-9]{36,}"),
+    ("GitHub user-to-server token", rb"ghu_[A-Za-z0-9]{36,}"),
+    ("GitHub server-to-server token", rb"ghs_[A-Za-z0-9]{36,}"),
+    ("GitHub refresh token", rb"ghr_[A-Za-z0-9]{36,}"),
+    ("GitHub personal access token", rb"(?:ghp_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{40,})"),
+    # The Copilot token the exchange returns: `tid=` first, `;`-separated fields, and an HMAC (64 hex
+    # digits) after a colon at the end (`…;8kp=1:<hmac>`, or lately `…;rd=<time>:<hmac>`).
+    (
+        "GitHub Copilot token",
+        rb"(?<![A-Za-z0-9_.-])tid="
+        + _COPILOT_VALUE
+        + rb"{1,256}+(?:;(?!tid=)[A-Za-z0-9_.-]{1,64}+="
+        + _COPILOT_VALUE
+        + rb"{0,1024}+)++:[0-9A-Fa-f]{32,}",
+    ),
+    # ChatGPT's refresh tokens: `rt_<43>.<43>` (base64url), and before that `v1.<base64url>`.
+    (
+        "ChatGPT refresh token",
+        rb"(?:(?<![A-Za-z0-9_-])rt_[A-Za-z0-9_-]{20,}+\.[A-Za-z0-9_-]{20,}|(?<![A-Za-z0-9_.-])v1\.[A-Za-z0-9_-]{40,})",
+    ),
+    # ChatGPT's access tokens (and every other OAuth id or access token that is a JWT), with the
+    # signature when there is one, so a redaction takes out the whole token.
+    ("JSON Web Token", rb"(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{5,}+\.eyJ[A-Za-z0-9_-]{5,}+(?:\.[A-Za-z0-9_-]+)?"),
     ("bearer token", rb"Bearer\s+[A-Za-z0-9._~+/-]{20,}"),
 )
 _KINDS = tuple(kind for kind, _ in _SHAPES)
@@ -94,7 +128,25 @@ _PATTERN = re.compile(
     rb"(?<![A-Za-z0-9])(?:" + b"|".join(b"(?P<k%d>%s)" % (n, rx) for n, (_, rx) in enumerate(_SHAPES)) + rb")"
 )
 # Every shape starts with one of these; a cheap `in` test spares the regex on most text.
-_HINTS = (b"sk-", b"AIza", b"xai-", b"gsk_", b"AKIA", b"ASIA", b"eyJ", b"Bearer")
+_HINTS = (
+    b"sk-",
+    b"AIza",
+    b"xai-",
+    b"gsk_",
+    b"AKIA",
+    b"ASIA",
+    b"gho_",
+    b"ghu_",
+    b"ghs_",
+    b"ghr_",
+    b"ghp_",
+    b"github_pat_",
+    b"tid=",
+    b"rt_",
+    b"v1.",
+    b"eyJ",
+    b"Bearer",
+)
 # Base64 text long enough to hold the shortest key shape (20 bytes -> 27 characters); the
 # look-behind starts a match only where a run starts (no retry at every position inside it).
 _BASE64_RUN = re.compile(rb"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{26,}")

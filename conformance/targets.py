@@ -8,12 +8,18 @@ bare zero-argument factory (then pass the capabilities yourself, e.g.
 ``run(faux_target, capabilities=FAUX_CAPABILITIES)``). :func:`builtin_targets` maps each built-in wire
 api (and ``faux``) to its target, derived from the adapter packages' declarations: a new built-in
 adapter lists nothing here, and no adapter package imports the harness.
+
+GitHub Copilot, a provider on three of those apis behind a subscription login, has a target per api
+(:mod:`conformance.copilot_target`): ``github_copilot`` (Responses), ``github_copilot_completions``
+and ``github_copilot_messages``.
 """
 
 from __future__ import annotations
 
 import importlib
 
+from conformance.copilot_target import TARGETS as COPILOT_TARGETS
+from conformance.copilot_target import copilot_target
 from conformance.target import Capabilities, Target
 from normalize import AssistantMessage, AssistantMessageEventStream, Context, Model, StreamOptions
 from streamfns import StreamFn, register_api
@@ -88,7 +94,10 @@ def builtin_targets() -> dict[str, Target]:
 
 
 def __getattr__(name: str) -> Target:
-    # ``conformance.targets:<package>`` names a built-in adapter package's target.
+    # ``conformance.targets:<package>`` names a built-in adapter package's target; the Copilot targets
+    # are made on first use too (they read the catalog and the recordings).
+    if name in COPILOT_TARGETS:
+        return copilot_target(name)
     if name in builtin_packages():
         package = importlib.import_module(f"streamfns.{name}")
         adapter = getattr(package, "ADAPTER", None)

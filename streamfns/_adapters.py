@@ -34,8 +34,9 @@ __all__ = [
     "reported_problems",
 ]
 
-#: Sub-packages of ``streamfns`` that are infrastructure, not adapters.
-_NOT_ADAPTERS = frozenset({"kit"})
+#: Sub-packages of ``streamfns`` that are infrastructure, not adapters (``auth``: the subscription
+#: logins, which sign an adapter's requests but stream nothing).
+_NOT_ADAPTERS = frozenset({"kit", "auth"})
 _problems: list[str] = []
 
 

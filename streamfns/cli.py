@@ -7,13 +7,18 @@
     streamfns replay CASSETTE [--events | --json]                         any recording through its adapter
     streamfns demo                                                        offline replay demo
     streamfns conformance run pkg.module:attr [...]                       the conformance harness
+    streamfns login NAME [--store PATH]                                   log in to a subscription (device code)
+    streamfns logout NAME [--store PATH]                                  forget a subscription login
+    streamfns auth status [--json] [--store PATH]                         who is logged in, until when
 
-Only ``chat`` calls a real provider, and only when asked to. The agent loop is an example of the
-repository, not of this package: ``python -m examples.agent_loop`` runs it from a clone. Every error is
-one line on stderr and a non-zero exit status (2 for a usage mistake, 1 for a run that failed,
-130 when interrupted); a closed output pipe (``streamfns models | head``) ends quietly.
-``STREAMFNS_DEBUG=1`` shows the traceback of an unexpected error. The commands run their event loop on
-uvloop when it is installed (the ``uvloop`` extra), else on asyncio's own.
+Only ``chat`` calls a real provider, and only when asked to; ``login`` talks to the subscription's
+OAuth server (ChatGPT's, GitHub's) and stores what it answers in the credential store
+(:class:`streamfns.auth.CredentialStore`). No command ever prints a token, nor part of one. The agent
+loop is an example of the repository, not of this package: ``python -m examples.agent_loop`` runs it
+from a clone. Every error is one line on stderr and a non-zero exit status (2 for a usage mistake, 1
+for a run that failed, 130 when interrupted); a closed output pipe (``streamfns models | head``) ends
+quietly. ``STREAMFNS_DEBUG=1`` shows the traceback of an unexpected error. The commands run their event
+loop on uvloop when it is installed (the ``uvloop`` extra), else on asyncio's own.
 """
 
 from __future__ import annotations
@@ -23,21 +28,33 @@ import asyncio
 import json
 import os
 import sys
+import time
 from collections.abc import Callable, Sequence
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn, TextIO
 
-from normalize import THINKING_LEVELS, AbortController, Context, Model, ModelCost, StreamOptions, UserMessage
+from normalize import (
+    THINKING_LEVELS,
+    AbortController,
+    AbortSignal,
+    Context,
+    Model,
+    ModelCost,
+    StreamOptions,
+    UserMessage,
+)
 from normalize.suggest import close_names, did_you_mean
 from streamfns._loop import run_async
 from streamfns._registry import adapter_problems, stream
 from streamfns.catalog import CatalogError, list_models, list_providers, model_from_spec, model_names
 from streamfns.kit.compat import CompatError
 from streamfns.kit.transports import TRANSPORT_ENV, TRANSPORTS
-from streamfns.render import format_summary, is_terminal, price_cells, render_stream, use_color
+from streamfns.render import format_summary, is_terminal, one_line, price_cells, render_stream, use_color
 
 if TYPE_CHECKING:
     from cassettes import Cassette
+    from streamfns.auth import CredentialStore, LoginStatus, OAuthProvider
 
 __all__ = ["main"]
 
@@ -46,6 +63,10 @@ _FAILED = ("error", "aborted")
 
 class UsageError(Exception):
     """A mistake in how the command was called: one line, exit status 2."""
+
+
+class CommandFailed(Exception):
+    """A run that could not do its work, said in one line: exit status 1 (no traceback)."""
 
 
 def _examples(*lines: str) -> str:
@@ -73,6 +94,7 @@ def _parser() -> argparse.ArgumentParser:
             "streamfns replay llma__thinking_sonnet45",
             "streamfns conformance run streamfns.anthropic:ADAPTER",
             'streamfns chat --model anthropic/claude-haiku-4-5 "Name a pelican"   # live: needs ANTHROPIC_API_KEY',
+            "streamfns login github-copilot                                       # a subscription instead of a key",
             "streamfns <command> --help",
         ),
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -152,7 +174,63 @@ def _parser() -> argparse.ArgumentParser:
         "streamfns conformance run --help",
     )
     conformance.add_argument("args", nargs=argparse.REMAINDER, help="arguments for the harness (try: run --help)")
+
+    login = _command(
+        commands.add_parser,
+        "login",
+        "log in to a subscription with a device code (open a page, type the code shown) and store the "
+        "credential: openai-codex (a ChatGPT plan) or github-copilot (a GitHub Copilot plan)",
+        "streamfns login github-copilot",
+        "streamfns login openai-codex",
+        "streamfns login openai-codex --store ./ci-auth.json",
+    )
+    login.add_argument("name", metavar="NAME", help=_LOGIN_NAME_HELP)
+    _store_option(login)
+
+    logout = _command(
+        commands.add_parser,
+        "logout",
+        "forget a subscription login: its tokens are deleted from the credential store (revoke them at the "
+        "vendor too: see docs/subscriptions.md)",
+        "streamfns logout github-copilot",
+        "streamfns logout openai-codex --store ./ci-auth.json",
+    )
+    logout.add_argument("name", metavar="NAME", help=_LOGIN_NAME_HELP)
+    _store_option(logout)
+
+    auth = _command(
+        commands.add_parser,
+        "auth",
+        "the subscription logins in the credential store",
+        "streamfns auth status",
+        "streamfns auth status --json",
+    )
+    auth_commands = auth.add_subparsers(dest="auth_command", required=True, metavar="<subcommand>")
+    status = _command(
+        auth_commands.add_parser,
+        "status",
+        "who is logged in to each subscription, until when its token is valid (local time), and whether it "
+        "renews itself; never a token",
+        "streamfns auth status",
+        "streamfns auth status --json | python -m json.tool",
+        "STREAMFNS_AUTH_FILE=./ci-auth.json streamfns auth status",
+    )
+    status.add_argument("--json", action="store_true", help="print the logins as JSON")
+    _store_option(status)
     return parser
+
+
+_LOGIN_NAME_HELP = "the subscription: openai-codex or github-copilot (or one a plugin registered)"
+
+
+def _store_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--store",
+        metavar="PATH",
+        default=None,
+        help="the credential file to use (default: $STREAMFNS_AUTH_FILE, else $XDG_CONFIG_HOME/streamfns/auth.json, "
+        "else ~/.config/streamfns/auth.json)",
+    )
 
 
 _BASE_URL_HELP = "send requests here instead of the catalog's endpoint (a proxy, a compatible server)"
@@ -392,6 +470,200 @@ async def _replay(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
+# -- login, logout, auth status -----------------------------------------------------------------------
+#
+# Every value shown comes from a store or an OAuth server: it passes through `one_line` (control
+# characters escaped) so a hostile answer can not drive the terminal. No token is ever shown: only the
+# provider's name and title, the account (an email or a GitHub login) and the expiry.
+
+
+def _oauth_provider(name: str) -> OAuthProvider:
+    """The registered login ``name``, else a `UsageError` naming the close ones (or all of them)."""
+    from streamfns.auth import oauth_providers  # noqa: PLC0415 - only the login commands load streamfns.auth
+
+    known = oauth_providers()
+    found = known.get(name)
+    if found is None:
+        raise UsageError(f"unknown login {name!r}; {did_you_mean(name, known, what='logins')}")
+    return found
+
+
+def _store(path: str | None) -> CredentialStore:
+    from streamfns.auth import CredentialStore  # noqa: PLC0415
+
+    return CredentialStore(path)
+
+
+def _relative(seconds: float) -> str:
+    """``in 29 min`` / ``3 h ago``: how far ``seconds`` (from now; negative: past) is, roughly."""
+    span = abs(seconds)
+    if span < 90:
+        amount = f"{span:.0f} s"
+    elif span < 90 * 60:
+        amount = f"{span / 60:.0f} min"
+    elif span < 48 * 3600:
+        amount = f"{span / 3600:.0f} h"
+    else:
+        amount = f"{span / 86400:.0f} days"
+    return f"in {amount}" if seconds >= 0 else f"{amount} ago"
+
+
+def _local_time(epoch: float) -> str:
+    """``epoch`` in the local time zone, to the minute, with the zone's name."""
+    return datetime.fromtimestamp(epoch).astimezone().strftime("%Y-%m-%d %H:%M %Z")
+
+
+def _until(expires: float, now: float) -> str:
+    """When a token stops working: local time and how far from ``now``; ``no expiry`` when never."""
+    if expires == float("inf"):
+        return "no expiry"
+    return f"{_local_time(expires)} ({_relative(expires - now)})"
+
+
+class _TerminalLogin:
+    """The device-code UI on a terminal (a :class:`streamfns.auth.LoginInteraction`): the page and the
+    code on stdout, where the user reads them; progress lines on stderr."""
+
+    def __init__(self, title: str, signal: AbortSignal) -> None:
+        self.title = title
+        self.signal: AbortSignal | None = signal
+        self._bold = use_color(sys.stdout)
+
+    def show_code(self, verification_uri: str, user_code: str, expires_in_s: float) -> None:
+        code = one_line(user_code, 64)
+        shown = f"\x1b[1m{code}\x1b[0m" if self._bold else code
+        sys.stdout.write(
+            f"To log in to {one_line(self.title)}, open this page in a browser:\n\n"
+            f"    {one_line(verification_uri, 200)}\n\n"
+            f"and enter the code:\n\n"
+            f"    {shown}\n\n"
+            f"The code expires {_relative(expires_in_s)}; Ctrl-C cancels.\n"
+        )
+        sys.stdout.flush()
+
+    def progress(self, message: str) -> None:
+        sys.stderr.write(f"streamfns: {one_line(message, 200)}\n")
+        sys.stderr.flush()
+
+
+def _store_failed(error: Exception) -> CommandFailed:
+    """A :class:`streamfns.auth.StoreError` as one line (its message names the file and the fix)."""
+    return CommandFailed(one_line(str(error), 400))
+
+
+async def _login(args: argparse.Namespace) -> int:
+    from streamfns import auth  # noqa: PLC0415
+
+    provider = _oauth_provider(args.name)
+    store = _store(args.store)
+    controller = AbortController()
+    interaction = _TerminalLogin(provider.title, controller.signal)
+    interaction.progress(f"logging in to {provider.title}; the credential goes to {store.path}")
+    try:
+        credential = await auth.login(provider.name, interaction, store=store)
+    except asyncio.CancelledError:  # Ctrl-C: the flow stops where it is, nothing is stored
+        controller.abort("interrupted")
+        sys.stderr.write("\nstreamfns: login cancelled; nothing was stored\n")
+        raise
+    except auth.StoreError as exc:
+        raise _store_failed(exc) from None
+    except auth.LoginFailed as exc:
+        raise CommandFailed(one_line(f"{provider.name}: {exc}", 400)) from None
+    who = f" as {one_line(credential.account, 100)}" if credential.account else ""
+    print(f"Logged in to {one_line(provider.title)}{who}.")
+    print(f"The token is valid until {_until(credential.expires, time.time())}", end="")
+    print("; it renews itself while the login lasts." if credential.refresh else ".")
+    print(f"Stored in {store.path}; `streamfns logout {provider.name}` forgets it.")
+    return 0
+
+
+def _logout(args: argparse.Namespace) -> int:
+    from streamfns import auth  # noqa: PLC0415
+
+    provider = _oauth_provider(args.name)
+    store = _store(args.store)
+    try:
+        removed = auth.logout(provider.name, store=store)
+    except auth.StoreError as exc:
+        raise _store_failed(exc) from None
+    if removed:
+        print(f"Logged out of {one_line(provider.title)}: its tokens are deleted from {store.path}.")
+        where = _REVOKE_AT.get(provider.name, 'see "Revoking a login" in docs/subscriptions.md')
+        print(f"They stay valid at the vendor until they expire or are revoked there: {where}.")
+    else:
+        print(f"Not logged in to {one_line(provider.title)} in {store.path}: nothing to forget.")
+    return 0
+
+
+#: Where each built-in login is revoked at its vendor (docs/subscriptions.md, "Revoking a login").
+_REVOKE_AT = {
+    "github-copilot": "on GitHub, Settings → Applications → Authorized GitHub Apps → GitHub Copilot Plugin → Revoke",
+    "openai-codex": "in ChatGPT, Settings → Security → Log out of all devices",
+}
+
+
+def _status_json(row: LoginStatus | None, provider: str, title: str, command: str, now: float) -> dict[str, object]:
+    """One login as JSON: no token, only who and until when (``null`` where not logged in)."""
+    limited = row is not None and row.expires != float("inf")
+    return {
+        "provider": provider,
+        "title": title,
+        "logged_in": row is not None,
+        "account": (row.account or None) if row is not None else None,
+        "expires": row.expires if row is not None and limited else None,
+        "expires_local": datetime.fromtimestamp(row.expires).astimezone().isoformat(timespec="seconds")
+        if row is not None and limited
+        else None,
+        "expires_in_s": round(row.expires - now, 3) if row is not None and limited else None,
+        "expired": row.expired if row is not None else None,
+        "refreshable": row.refreshable if row is not None else None,
+        "login_command": command,
+    }
+
+
+def _status_line(row: LoginStatus, command: str, now: float) -> str:
+    until = _until(row.expires, now)
+    if not row.expired:
+        state = f"token valid until {until}"
+        return state + ("; renews itself" if row.refreshable else f"; then log in again: {command}")
+    if row.refreshable:
+        return f"token expired {until}; renews itself on the next request"
+    return f"token expired {until}; log in again: {command}"
+
+
+def _auth_status(args: argparse.Namespace) -> int:
+    from streamfns import auth  # noqa: PLC0415
+
+    store = _store(args.store)
+    now = time.time()
+    try:
+        rows = {row.provider: row for row in auth.status(store=store, now=now)}
+    except auth.StoreError as exc:
+        raise _store_failed(exc) from None
+    providers = auth.oauth_providers()
+    names = sorted(set(providers) | set(rows))
+    entries: list[tuple[str, str, str, LoginStatus | None]] = []
+    for name in names:
+        provider = providers.get(name)
+        command = provider.login_command if provider is not None else f"streamfns login {name}"
+        title = rows[name].title if name in rows else provider.title if provider is not None else name
+        entries.append((name, title, command, rows.get(name)))
+    if args.json:
+        logins = [_status_json(row, name, title, command, now) for name, title, command, row in entries]
+        print(json.dumps({"store": str(store.path), "logins": logins}, indent=2, ensure_ascii=False))
+        return 0
+    for name, title, command, row in entries:
+        head = f"{one_line(name)} ({one_line(title)})"
+        if row is None:
+            print(f"{head}: not logged in — {command}")
+            continue
+        who = f"logged in as {one_line(row.account, 100)}" if row.account else "logged in"
+        print(f"{head}: {who}")
+        print(f"  {_status_line(row, command, now)}")
+    print(f"credential store: {store.path}")
+    return 0
+
+
 # -- main ---------------------------------------------------------------------------------------
 
 
@@ -414,6 +686,9 @@ _COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "replay": lambda args: run_async(_replay(args)),
     "demo": _demo,
     "conformance": _conformance,
+    "login": lambda args: run_async(_login(args)),
+    "logout": _logout,
+    "auth": _auth_status,  # `auth status`, its one subcommand
 }
 
 
@@ -439,6 +714,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return status
     except UsageError as exc:
         _fail(str(exc), 2)
+    except CommandFailed as exc:
+        _fail(str(exc), 1)
     except CatalogError as exc:
         _fail(f"the model catalog is broken: {exc}", 1)
     except KeyboardInterrupt:

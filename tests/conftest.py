@@ -7,7 +7,10 @@ examples says so with its own ``@settings``; they all start from this profile.
 
 from __future__ import annotations
 
+import os
+import tempfile
 from collections.abc import Iterator
+from pathlib import Path
 from typing import cast
 
 import pytest
@@ -17,6 +20,8 @@ from streamfns.kit import set_default_transport
 
 settings.register_profile("streamfns", derandomize=True, print_blob=True)
 settings.load_profile("streamfns")
+
+os.environ["STREAMFNS_AUTH_FILE"] = str(Path(tempfile.mkdtemp(prefix="streamfns-test-auth-")) / "auth.json")
 
 
 @pytest.fixture(params=["httpx", "aiohttp"])

@@ -93,6 +93,14 @@ PUBLIC_HEADERS: Final = frozenset(
         "x-client-request-id",
         "traceparent",
         "tracestate",
+        # The client names the subscription backends require (OpenAI Codex, GitHub Copilot).
+        "originator",
+        "editor-version",
+        "editor-plugin-version",
+        "copilot-integration-id",
+        "copilot-vision-request",
+        "openai-intent",
+        "x-initiator",
     }
 )
 #: Header name prefixes whose values are not secrets: the vendor SDKs' telemetry (``x-stainless-os``,

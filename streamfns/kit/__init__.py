@@ -25,7 +25,11 @@ Pieces for the vendor parts: :class:`WireRequest`; the framings :data:`SSE`, :da
 :data:`AWS_EVENTSTREAM` and the frames they deliver (:class:`ServerSentEvent`, a line's ``bytes``,
 :class:`EventStreamMessage`); the :class:`Decoder` protocol; :class:`Ending`, :data:`DROP` and
 :class:`FrameView` to declare the terminal marker; :data:`Signer`, :class:`SigningRequest` and
-:class:`Signature` for request signing; :func:`load_event` (:func:`load_json` for any JSON value) and
+:class:`Signature` for request signing (a signature may move the attempt to another ``origin``; a signer may renew its
+login after a 401 with ``unauthorized`` and say how to log in again with ``login_hint``);
+:func:`register_provider_signer` / :func:`provider_signer` (:class:`ProviderSignerError`) for a login chosen by the
+model's provider rather than the api (``openai-codex``, ``github-copilot``: :mod:`streamfns.kit.provider_auth`);
+:func:`load_event` (:func:`load_json` for any JSON value) and
 the accessors :func:`obj`, :func:`array`, :func:`int_or_none`, :func:`str_or_none`, :func:`text` for
 untrusted JSON; :class:`StreamFailure`; :class:`ErrorTable`, :class:`VendorError` and
 :class:`ErrorSample`; :func:`parse_compat` for typed ``Model.compat`` flags; :func:`provider_key_env`
@@ -93,6 +97,12 @@ from streamfns.kit.keys import (
     redact_message,
 )
 from streamfns.kit.payload import array, int_or_none, load_event, load_json, obj, str_or_none, text
+from streamfns.kit.provider_auth import (
+    ProviderSignerError,
+    provider_signer,
+    provider_signers,
+    register_provider_signer,
+)
 from streamfns.kit.shapes import MAX_SHAPE_BYTES, SHAPE_LEARNS, EventShape, HolePath, changed
 from streamfns.kit.signing import Signature, Signer, SigningRequest
 from streamfns.kit.stops import StopMapping, StopTable
@@ -135,6 +145,7 @@ __all__ = [
     "HolePath",
     "HttpRequest",
     "HttpResponse",
+    "ProviderSignerError",
     "RequestBuilder",
     "SSEDecoder",
     "SSEEventTooLarge",
@@ -177,8 +188,11 @@ __all__ = [
     "path_segment",
     "prompt_cache_key",
     "provider_key_env",
+    "provider_signer",
+    "provider_signers",
     "redact",
     "redact_message",
+    "register_provider_signer",
     "retry_hint",
     "set_default_transport",
     "str_or_none",

@@ -13,7 +13,12 @@ builder's events as they come. It owns the rules every adapter shares:
   comments, ``ping`` frames and other frames without content cannot extend it; when it runs out the
   attempt ends ``timeout`` naming it (retried like an idle timeout, only before any output);
 - a signing step (when the api has one) runs before each attempt, on the final bytes; its failure ends
-  the stream before anything is sent;
+  the stream before anything is sent; the signature's secrets join the call's (a renewed token too),
+  and its ``origin``, when it gives one, replaces the URL's scheme, host and port for that attempt;
+- a **401** before any output, when the signer can renew its login (``unauthorized``), renews it once
+  per stream and sends the request again at once, signed afresh, not counted in ``max_retries``; when
+  it cannot (it says False, or a second 401 comes) the stream ends ``auth``, its message ending
+  ``"; log in again: <login_hint>"`` when the signer gives a hint;
 - a non-2xx status becomes an ``error`` built by the api's :class:`~streamfns.kit.ErrorTable`; a 2xx
   whose content type the framing does not accept (JSON, HTML), or whose body holds no frame at all
   but looks like a document, is a ``protocol`` error quoting it; so is a 2xx body that starts like a
@@ -114,6 +119,11 @@ class StreamCall:
     vendor: str
     #: Signs one attempt (None: nothing to sign); may raise StreamFailure.
     sign: Callable[[], Awaitable[Signature]] | None = None
+    #: After a 401 before any output: renews the signer's login, True when a retry may succeed (None:
+    #: the signer cannot); may raise StreamFailure. Called at most once per stream.
+    unauthorized: Callable[[], Awaitable[bool]] | None = None
+    #: How the user logs in again (the signer's ``login_hint``), said when a stream ends on a 401.
+    login_hint: str | None = None
     #: Credentials sent with the request; every error message is redacted of them (a signature's
     #: secrets join them).
     secrets: list[str] = field(default_factory=list[str])
@@ -180,6 +190,7 @@ async def run_stream(
         builder.price_multiplier(call.price_multiplier)
     try:
         attempt = 0
+        renewed = False  # whether the signer's login was renewed after a 401 (once per stream)
         while True:
             try:
                 attempt_events = _attempt(
@@ -222,6 +233,27 @@ async def run_stream(
                 _interrupted(builder, call, options, interruption, None)
                 yield builder.drain()
                 return
+            # Only for a signer that logs in (one that renews, or says how to log in): a key's 401 is
+            # read by the api's error table as it always was.
+            if failure.info.status == 401 and not builder.output_started and (call.unauthorized or call.login_hint):
+                if call.unauthorized is not None and not renewed:
+                    renewed = True
+                    try:
+                        again = await scope.run(call.unauthorized())
+                    except StreamFailure as exc:
+                        again, failure = False, exc
+                    except (Aborted, Expired) as interruption:
+                        _interrupted(builder, call, options, interruption, failure)
+                        yield builder.drain()
+                        return
+                    # Renewed: sent again at once, signed afresh; a login that expired is no transient
+                    # failure, so this retry is not one of max_retries.
+                    if again and builder.reset_for_retry():
+                        if call.price_multiplier != 1.0:
+                            builder.price_multiplier(call.price_multiplier)
+                        continue
+                if failure.info.status == 401:
+                    failure = _login_again(failure, call.login_hint)
             delay, note = retry_delay(failure.info, attempt, options)
             if delay is None or not builder.reset_for_retry():
                 builder.fail(failure.info, failure.message + note)
@@ -243,6 +275,13 @@ async def run_stream(
         scope.close()
         if owned:
             await transport.aclose()
+
+
+def _login_again(failure: StreamFailure, hint: str | None) -> StreamFailure:
+    """A 401 the signer could not get past: ``auth``, never retried, saying how to log in again."""
+    info = failure.info
+    ended = ErrorInfo.of("auth", status=info.status, code=info.code, retry_after_s=info.retry_after_s)
+    return StreamFailure(ended, failure.message + (f"; log in again: {hint}" if hint else ""))
 
 
 def _scrub(builder: MessageBuilder, call: StreamCall) -> None:
@@ -282,12 +321,16 @@ async def _attempt(
         # Said explicitly, so no client default (httpx adds br or zstd when their packages are
         # installed) asks for a coding the kit does not decode; a caller's own value is kept.
         headers = {**headers, "accept-encoding": ACCEPT_ENCODING}
+    url = call.url
     if call.sign is not None:
         signature = await scope.run(call.sign())
+        # Each attempt's own: a token renewed after a 401 joins the set the old one is in.
         call.secrets.extend(secret for secret in signature.secrets if secret not in call.secrets)
         headers = {**headers, **{name.lower(): value for name, value in signature.headers.items()}}
+        if signature.origin is not None:
+            url = _with_origin(url, signature.origin)
     request = HttpRequest(
-        url=call.url,
+        url=url,
         headers=headers,
         body=call.body,
         connect_timeout=timeouts[0],
@@ -329,6 +372,15 @@ async def _attempt(
                 yield batch
     finally:
         await response.aclose()
+
+
+def _with_origin(url: str, origin: str) -> str:
+    """``url`` with its ``scheme://host[:port]`` replaced by ``origin`` (checked by the kit before:
+    ``streamfns.kit.wire``); the path, query and fragment are kept."""
+    start = url.find("://")
+    start = start + 3 if start >= 0 else 0
+    ends = [found for found in (url.find(mark, start) for mark in "/?#") if found >= 0]
+    return origin + url[min(ends) :] if ends else origin
 
 
 def _not_a_stream(call: StreamCall, status: int, content_type: str, head: bytes) -> StreamFailure:

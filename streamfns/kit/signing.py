@@ -12,6 +12,24 @@ as pydantic's ``SecretStr``): they are safe to log.
 A signer that raises :class:`~streamfns.kit.StreamFailure` ends the stream with that failure; a
 :class:`~streamfns.kit.CompatError` is ``config``; any other exception is ``auth`` (no credentials, an
 expired token that could not be refreshed). Either way nothing is sent.
+
+A :class:`Signature` may also move the attempt: ``origin`` (``https://api.example.com``, a port
+allowed, no path) replaces the scheme, host and port of the request URL for that attempt, the path and
+query kept — a subscription whose api host is per account learns it with its token. The origin is
+checked as :func:`streamfns.kit.endpoint_url` checks an endpoint, and must have no path: one that fails
+ends the stream ``config``, nothing sent.
+
+A signer whose tokens can be renewed (an OAuth login) may also have:
+
+- ``async def unauthorized(self, request: SigningRequest) -> bool``: called when the server answers
+  **401** before any output, at most once per stream; it renews the credential (or adopts one another
+  process renewed) and says whether a different one is now available. True: the request is signed
+  afresh and sent again at once, not counted in ``max_retries``. False, a second 401, or no such
+  method: the stream ends ``auth``.
+- ``login_hint: str`` (``"run `streamfns login openai-codex`"``): how the user gets a new login; a
+  stream that ends on a 401 ends its message with ``"; log in again: <login_hint>"``.
+
+See :mod:`streamfns.kit.provider_auth` for signers chosen by the model's provider rather than the api.
 """
 
 from __future__ import annotations
@@ -45,11 +63,14 @@ class SigningRequest:
 
 @dataclass(frozen=True, slots=True)
 class Signature:
-    """What a signer adds: ``headers`` (set on the request, replacing any of the same name) and
-    ``secrets`` (credentials to keep out of every message and every recording)."""
+    """What a signer adds: ``headers`` (set on the request, replacing any of the same name),
+    ``secrets`` (credentials to keep out of every message and every recording) and ``origin``
+    (``scheme://host[:port]`` that replaces the URL's for this attempt; None keeps it — see the module
+    docstring)."""
 
     headers: Mapping[str, str] = field(default_factory=dict[str, str])
     secrets: tuple[str, ...] = ()
+    origin: str | None = None
 
     def __repr__(self) -> str:
         # Every secret, and every header value that is not public, shows masked (how many there are

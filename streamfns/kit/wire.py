@@ -13,12 +13,18 @@ in this order:
 3. the request is built; ``Model.compat`` mistakes are ``config``, any other failure to build it is
    ``invalid_request`` (before the key, so a mistyped flag is not reported as a missing key);
 4. the key is resolved and checked (``auth`` when missing or unsendable; never quoted; a key rule
-   that raises is ``config``); ``on_payload`` may replace the payload; it must encode as strict JSON;
+   that raises is ``config``) — unless the model's provider has a provider signer
+   (:mod:`streamfns.kit.provider_auth`, a subscription login) and ``options.api_key`` is not given:
+   then that signer authenticates the call in place of the key rule and the api's own signer (a
+   provider signer that cannot be loaded is ``config``); ``on_payload`` may replace the payload; it
+   must encode as strict JSON;
 5. headers are merged: the key header, the builder's, ``model.headers``, then ``options.headers``
    (where ``None`` removes one); headers listed in ``joined_headers`` combine as comma lists;
    ``content-type: application/json`` is added when no layer names a content type;
-6. :func:`streamfns.kit.http.run_stream` signs (each attempt, when the api has a ``signer``), sends,
-   retries, reads frames, times out and closes.
+6. :func:`streamfns.kit.http.run_stream` signs (each attempt, when there is a signer; its ``origin``
+   checked, its secrets joining the call's), sends, retries, reads frames, times out and closes; a 401
+   before any output asks a signer that has ``unauthorized`` once to renew its login and retries at
+   once (see :mod:`streamfns.kit.signing`).
 
 When an OpenTelemetry tracer or meter provider is configured, the stream is traced
 (:mod:`streamfns.kit.telemetry`: one GenAI span and the client metrics); otherwise that costs one
@@ -60,7 +66,9 @@ from streamfns.kit.decoder import Decoder, DecoderFactory
 from streamfns.kit.errors import ErrorTable
 from streamfns.kit.failure import StreamFailure
 from streamfns.kit.hooks import call_hook
+from streamfns.kit.hosts import endpoint_url
 from streamfns.kit.keys import ApiKey, credentials_in, credentials_in_url, redact, redact_message
+from streamfns.kit.provider_auth import ProviderSignerError, provider_signer
 from streamfns.kit.signing import Signature, Signer, SigningRequest
 from streamfns.kit.telemetry import StreamTelemetry
 from streamfns.kit.telemetry import start as start_telemetry
@@ -237,7 +245,12 @@ async def _run(
     try:
         # The request first: a mistyped compat flag is the real problem, not the key it may choose.
         request = _build(wire, model, context, opts)
-        rule = _key_rule(wire, model)
+        signer = _provider_signer(wire, model) if opts.api_key is None else None
+        if signer is None:
+            signer = wire.signer
+            rule = _key_rule(wire, model)
+        else:
+            rule = None  # the provider's login authenticates: no key is looked for
         key = rule.resolve(opts.api_key, wire.vendor) if rule is not None else None
     except StreamFailure as failure:
         yield _failed(builder, failure.info, failure.message, wire=wire, model=model, options=opts)
@@ -277,6 +290,9 @@ async def _run(
     # the key rule, the builder, model.headers or options.headers supplied that is not on the public
     # list, and the URL's credentials. Every message is redacted of it and the request tagged with it.
     secrets = [*(sent for sent in (key,) if sent), *given, *credentials_in(headers), *credentials_in_url(request.url)]
+    signing = SigningRequest(
+        method="POST", url=request.url, headers=dict(headers), body=body, model=model, options=opts
+    )
     call = StreamCall(
         api=wire.api,
         url=request.url,
@@ -287,7 +303,9 @@ async def _run(
         errors=wire.errors,
         end_marker=wire.end_marker,
         vendor=wire.vendor,
-        sign=_signing(wire, url=request.url, headers=headers, body=body, model=model, options=opts, secrets=secrets),
+        sign=_signing(wire, signer, signing, secrets),
+        unauthorized=_renewing(wire, signer, signing, secrets),
+        login_hint=_login_hint(signer),
         secrets=list(dict.fromkeys(secrets)),
         observer=observer,
         price_multiplier=float(multiplier),
@@ -300,26 +318,64 @@ async def _run(
             yield batch
 
 
-def _signing(
-    wire: WireApi[Any],
-    *,
-    url: str,
-    headers: Mapping[str, str],
-    body: bytes,
-    model: Model,
-    options: StreamOptions,
-    secrets: Sequence[str],
-) -> Callable[[], Awaitable[Signature]] | None:
-    """The signing step of one call (None when the api has no signer)."""
-    signer = wire.signer
-    if signer is None:
+def _provider_signer(wire: WireApi[Any], model: Model) -> Signer | None:
+    """The model's provider's signer (None: it has none); one that cannot be loaded is ``config``."""
+    try:
+        return provider_signer(model.provider)
+    except ProviderSignerError as exc:
+        raise StreamFailure.of("config", f"{wire.vendor} request not sent: {exc}") from None
+
+
+def _is_async(function: object) -> bool:
+    """Whether calling ``function`` makes a coroutine: an ``async def`` function, or an object whose
+    ``__call__`` is one (a signer class with state: a login, a token cache)."""
+    call = getattr(function, "__call__", None)  # noqa: B004 - the method itself is inspected, not callability
+    return inspect.iscoroutinefunction(function) or inspect.iscoroutinefunction(call)
+
+
+def _login_hint(signer: Signer | None) -> str | None:
+    """The signer's ``login_hint`` (see :mod:`streamfns.kit.signing`), when it has a usable one."""
+    hint = getattr(signer, "login_hint", None)
+    return hint.strip() if isinstance(hint, str) and hint.strip() else None
+
+
+def _renewing(
+    wire: WireApi[Any], signer: Signer | None, request: SigningRequest, secrets: Sequence[str]
+) -> Callable[[], Awaitable[bool]] | None:
+    """The call's "renew the login after a 401" step: the signer's ``unauthorized`` (None when it has
+    none). Its failure is the stream's: a StreamFailure as it is (redacted), anything else ``auth``."""
+    renew = getattr(signer, "unauthorized", None)
+    if renew is None or not callable(renew):
         return None
 
-    async def sign() -> Signature:
-        request = SigningRequest(method="POST", url=url, headers=dict(headers), body=body, model=model, options=options)
+    async def unauthorized() -> bool:
         try:
-            if inspect.iscoroutinefunction(signer):
-                signature = await signer(request)
+            again = renew(request)
+            if inspect.isawaitable(again):
+                again = await again
+        except StreamFailure as failure:
+            raise StreamFailure(failure.info, redact(failure.message, secrets)) from None
+        except Exception as exc:  # a refresh that failed is reported, not raised
+            detail = redact(f"{type(exc).__name__}: {exc}", secrets)
+            raise StreamFailure.of("auth", f"cannot renew the {wire.vendor} login: {detail}") from None
+        return again is True
+
+    return unauthorized
+
+
+def _signing(
+    wire: WireApi[Any], signer: Signer | None, request: SigningRequest, secrets: Sequence[str]
+) -> Callable[[], Awaitable[Signature]] | None:
+    """The signing step of one call (None when there is no signer)."""
+    if signer is None:
+        return None
+    is_async = _is_async(signer)
+
+    async def sign() -> Signature:
+        signature: object
+        try:
+            if is_async:
+                signature = await cast("Awaitable[object]", signer(request))
             else:
                 # A credential chain may block on the network (STS, the instance metadata service): in a
                 # thread, so an abort or the total timeout still lands while it works.
@@ -336,12 +392,34 @@ def _signing(
         problem = _signature_problem(signature)
         if problem is not None:
             raise StreamFailure.of("config", f"the {wire.vendor} signer returned {problem}")
+        signature = cast("Signature", signature)
         # Every header value the signer supplied is a secret too, by the same fail-closed rule (a token in
         # Authorization, a gateway password in a header of its own), whether or not it lists it.
         carried = credentials_in(signature.headers)
-        return Signature(dict(signature.headers), (*signature.secrets, *carried))
+        origin = _checked_origin(wire, signature.origin)
+        return Signature(dict(signature.headers), (*signature.secrets, *carried), origin)
 
     return sign
+
+
+def _checked_origin(wire: WireApi[Any], origin: object) -> str | None:
+    """A signature's ``origin``, checked as an endpoint without a path (``scheme://host[:port]``,
+    normalized); anything else is ``config``, before anything is sent."""
+    if origin is None:
+        return None
+    if not isinstance(origin, str):
+        kind = type(origin).__name__
+        raise StreamFailure.of("config", f"the {wire.vendor} signer returned an origin that is a {kind}")
+    try:
+        checked = endpoint_url(origin, source=f"the {wire.vendor} signer's origin")
+    except CompatError as exc:
+        raise StreamFailure.of("config", f"{wire.vendor} request not sent: {exc}") from None
+    if checked.count("/") != 2:  # scheme:// and nothing after the authority
+        raise StreamFailure.of(
+            "config",
+            f"{wire.vendor} request not sent: the signer's origin has a path; an origin is scheme://host[:port]",
+        )
+    return checked
 
 
 def _signature_problem(signature: object) -> str | None:

@@ -10,7 +10,7 @@ never branch on a provider name. A profile is chosen for each model by :func:`co
    DeepSeek behind another host); otherwise
 2. the model's ``provider`` when it names a profile (``openai``, ``groq``, ``xai``, ``deepseek``,
    ``openrouter``, ``mistral``, ``together``, ``fireworks``, ``cerebras``, ``moonshot``, ``zai``,
-   ``qwen``, ``vllm``, ``ollama-openai``, ``lmstudio``, ``llamacpp`` …, see :data:`PROFILES` and
+   ``qwen``, ``vllm``, ``ollama-openai``, ``lmstudio``, ``llamacpp``, ``github-copilot`` …, see :data:`PROFILES` and
    :data:`PROVIDER_ALIASES`); otherwise
 3. the host of ``model.base_url`` (``api.groq.com`` → ``groq`` …, see :data:`HOSTS`); otherwise
 4. ``local`` for a loopback host (no key needed) or ``generic``.
@@ -254,6 +254,10 @@ PROFILES: Final[Mapping[str, CompletionsCompat]] = {
             thinking_format="chat-template",
         ),
         _profile("snowflake", key_env=("SNOWFLAKE_PAT",), finish_reason_reliable=False),
+        # GitHub Copilot's chat completions (its Gemini, GPT-4 and Grok models): no reasoning effort
+        # is taken (those models think by themselves), no developer role, no store. Signed in with a
+        # Copilot login (streamfns.auth), which adds Copilot's headers; an explicit key is a Copilot token.
+        _profile("github-copilot", reasoning_effort=False, thinking_format="none"),
     )
 }
 
@@ -274,6 +278,8 @@ PROVIDER_ALIASES: Final[Mapping[str, str]] = {
     # "ollama" is the native api's provider (streamfns.ollama); a Model built by hand for Ollama's /v1
     # endpoint under that name still gets the /v1 profile.
     "ollama": "ollama-openai",
+    "copilot": "github-copilot",
+    "github_copilot": "github-copilot",
 }
 
 #: Hosts (or parent domains) of ``model.base_url``, mapped to a profile.
@@ -295,6 +301,8 @@ HOSTS: Final[tuple[tuple[str, str], ...]] = (
     ("dashscope.aliyuncs.com", "qwen"),
     ("dashscope-intl.aliyuncs.com", "qwen"),
     ("snowflakecomputing.com", "snowflake"),
+    # api.individual / api.business / api.enterprise: the per-account endpoints of Copilot's token exchange.
+    ("githubcopilot.com", "github-copilot"),
 )
 
 _LOOPBACK = frozenset({"localhost", "127.0.0.1", "::1", "0.0.0.0"})

@@ -66,6 +66,7 @@ _KINDS: dict[str, ErrorKind] = {
     "timeout": "timeout",
     "context_length_exceeded": "context_overflow",
     "exceed_context_size_error": "context_overflow",  # llama.cpp
+    "model_max_prompt_tokens_exceeded": "context_overflow",  # GitHub Copilot
     "content_filter": "content_filter",  # Azure OpenAI
     "content_policy_violation": "content_filter",
     "moderation": "content_filter",  # OpenRouter's moderation refusal (see extract_error)
@@ -102,6 +103,7 @@ OVERFLOW_PHRASES: tuple[str, ...] = (
     "reduce the length of the messages",  # Groq, Cerebras
     "prompt is too long",  # Anthropic models behind a proxy
     "input is too long",
+    "prompt token count of",  # GitHub Copilot: "prompt token count of N exceeds the limit of M"
 )
 
 

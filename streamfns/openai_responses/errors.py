@@ -32,6 +32,7 @@ _KINDS: dict[str, ErrorKind] = {
     "model_not_found": "not_found",
     "DeploymentNotFound": "not_found",
     "context_length_exceeded": "context_overflow",
+    "model_max_prompt_tokens_exceeded": "context_overflow",  # GitHub Copilot
     "server_is_overloaded": "overloaded",
     "engine_overloaded": "overloaded",
     "service_unavailable": "overloaded",
@@ -60,6 +61,7 @@ _OVERFLOW = (
     "exceeds the context window",
     "context window of this model",
     "input exceeds the context",
+    "prompt token count of",  # GitHub Copilot: "prompt token count of N exceeds the limit of M"
 )
 
 

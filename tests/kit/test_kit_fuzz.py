@@ -63,9 +63,15 @@ def _frame(events: list[dict[str, Any]]) -> bytes:
 
 
 def _recorded_events(api: str) -> list[bytes]:
-    """The raw events of the api's successful recordings (each an SSE block, terminator included)."""
+    """The raw events of the api's successful recordings (each an SSE block, terminator included): the
+    library's for the api, else the bundled ones its profile names (an api that speaks another's
+    events, as Codex speaks Responses, has none of its own in the library)."""
     blocks: list[bytes] = []
-    for name in library.names(api):
+    profile = builtin_adapters()[api].profile
+    named = profile.recordings.values() if profile is not None else ()
+    names = library.names(api) or [name for name in named if name in library.names()]
+    assert names, f"{api}: no recorded body to fuzz from"
+    for name in names:
         response = library.load(name).interactions[0].response
         if response.status == 200:
             body = response.body

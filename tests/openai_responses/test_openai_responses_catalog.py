@@ -28,7 +28,7 @@ def entries() -> list[tuple[str, dict[str, Any]]]:
 
 def test_the_catalog_holds_openai_and_azure() -> None:
     providers = {provider for provider, _ in entries()}
-    assert providers == {"openai", "azure-openai-responses"}
+    assert providers == {"openai", "azure-openai-responses", "github-copilot"}
     openai_ids = {model.id for model in list_models("openai") if model.api == "openai-responses"}
     assert {
         "gpt-5",
@@ -54,6 +54,8 @@ def test_every_entry_is_a_priced_reasoning_model_with_limits() -> None:
         model = get_model(provider, entry["id"])
         assert model.api == "openai-responses"
         assert model.reasoning
+        if model.cost.basis == "subscription":
+            continue  # Copilot's plan models: tests/github_copilot/test_copilot_catalog.py
         assert model.cost.input > 0
         assert model.cost.output > model.cost.input
         assert 0 < model.cost.cache_read < model.cost.input

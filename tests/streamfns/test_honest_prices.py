@@ -25,7 +25,10 @@ def test_a_catch_all_entry_never_claims_a_model_of_another_api() -> None:
     assert model.cost.basis == "unknown"
     elsewhere = model_for_recording("openai-completions", "sonar", host="api.perplexity.ai")
     assert (elsewhere.provider, elsewhere.cost.basis) == ("recorded", "unknown")
-    assert model_for_recording("anthropic-messages", "claude-unlisted-9").provider == "anthropic", "its only provider"
+    # anthropic-messages has two providers (anthropic, github-copilot): the host tells them apart.
+    on_anthropic = model_for_recording("anthropic-messages", "claude-unlisted-9", host="api.anthropic.com")
+    assert on_anthropic.provider == "anthropic"
+    assert model_for_recording("cohere-chat", "command-unlisted-9").provider == "cohere", "its only provider"
 
 
 def test_the_api_of_the_recording_decides_the_catalog() -> None:

@@ -1,0 +1,101 @@
+"""``fresh_credential``: a credential with time left on it, refreshed at most once across processes.
+
+The promises (pi-ai's ``auth/resolve.ts`` design):
+
+- a stored credential with at least :data:`REFRESH_MARGIN_S` seconds of validity left is returned as
+  it is, without the lock;
+- otherwise the store's cross-process lock is taken and the store **read again** (double-checked):
+  when another process refreshed meanwhile, its credential is returned and no request is made; only
+  the process that still finds it stale refreshes, saves the new credential and releases the lock.
+  Coroutines of one event loop queue on an in-process gate first, so they never each hold a thread
+  or poll the lock file;
+- ``force=True`` (after a 401) first re-reads the store and **adopts** a credential whose token
+  differs from ``seen`` (another process saved it) and has not expired; only when there is none does
+  it refresh, under the lock, read again, as above;
+- no stored credential: :class:`LoginRequired`; a refused refresh: :class:`LoginExpired` (the stored
+  credential is kept, so ``auth status`` still shows who was logged in); a refused store file:
+  :class:`StoreError`. No message carries a token.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import weakref
+from collections.abc import Callable
+from typing import Final
+
+from streamfns.auth.credential import Credential
+from streamfns.auth.errors import LoginRequired
+from streamfns.auth.providers import OAuthProvider
+from streamfns.auth.registry import oauth_provider
+from streamfns.auth.store import CredentialStore
+
+__all__ = ["LOCK_TIMEOUT_S", "REFRESH_MARGIN_S", "fresh_credential"]
+
+#: Refresh when less than this many seconds of validity remain.
+REFRESH_MARGIN_S: Final = 300.0
+#: How long a refresh waits for another process's refresh (which runs one request of at most ~20 s).
+LOCK_TIMEOUT_S: Final = 60.0
+
+_gates: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple[str, str], asyncio.Lock]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _gate(store: CredentialStore, name: str) -> asyncio.Lock:
+    loop = asyncio.get_running_loop()
+    gates = _gates.setdefault(loop, {})
+    return gates.setdefault((str(store.path), name), asyncio.Lock())
+
+
+def _required(provider: OAuthProvider, store: CredentialStore) -> LoginRequired:
+    return LoginRequired(
+        f"not logged in to {provider.title} (no credential in {store.path}): run `{provider.login_command}`",
+        login_command=provider.login_command,
+    )
+
+
+def _adoptable(current: Credential, seen: Credential | None, at: float) -> bool:
+    return seen is not None and current.access != seen.access and current.expires > at
+
+
+async def fresh_credential(
+    name: str,
+    *,
+    store: CredentialStore | None = None,
+    force: bool = False,
+    seen: Credential | None = None,
+    now: Callable[[], float] = time.time,
+) -> Credential:
+    """The credential of provider ``name`` with time left on it (see the module docstring).
+
+    ``store`` defaults to :class:`CredentialStore` at its default path; ``now`` is the local epoch
+    clock validity is measured on.
+    """
+    provider = oauth_provider(name)
+    store = store or CredentialStore()
+    current = store.load(name)
+    if current is None:
+        raise _required(provider, store)
+    if force:
+        if _adoptable(current, seen, now()):
+            return current
+    elif current.remaining(now()) >= REFRESH_MARGIN_S:
+        return current
+    async with _gate(store, name), store.alock(LOCK_TIMEOUT_S):
+        current = store.load(name)
+        if current is None:
+            raise _required(provider, store)
+        if force:
+            if _adoptable(current, seen, now()):
+                return current
+        elif current.remaining(now()) >= REFRESH_MARGIN_S:
+            return current
+        return await _refresh(provider, store, current)
+
+
+async def _refresh(provider: OAuthProvider, store: CredentialStore, current: Credential) -> Credential:
+    refreshed = await provider.refresh(current)
+    store.save_locked(refreshed)
+    return refreshed
