@@ -75,24 +75,30 @@ async def fresh_credential(
     """
     provider = oauth_provider(name)
     store = store or CredentialStore()
-    current = store.load(name)
-    if current is None:
-        raise _required(provider, store)
-    if force:
-        if _adoptable(current, seen, now()):
-            return current
-    elif current.remaining(now()) >= REFRESH_MARGIN_S:
+    current = _stored(provider, store)
+    if _usable(current, force=force, seen=seen, at=now()):
         return current
     async with _gate(store, name), store.alock(LOCK_TIMEOUT_S):
-        current = store.load(name)
-        if current is None:
-            raise _required(provider, store)
-        if force:
-            if _adoptable(current, seen, now()):
-                return current
-        elif current.remaining(now()) >= REFRESH_MARGIN_S:
+        # Read again under the lock: another process may have refreshed while we waited for it.
+        current = _stored(provider, store)
+        if _usable(current, force=force, seen=seen, at=now()):
             return current
         return await _refresh(provider, store, current)
+
+
+def _stored(provider: OAuthProvider, store: CredentialStore) -> Credential:
+    current = store.load(provider.name)
+    if current is None:
+        raise _required(provider, store)
+    return current
+
+
+def _usable(current: Credential, *, force: bool, seen: Credential | None, at: float) -> bool:
+    """Whether ``current`` serves as it is: after a 401 (``force``), only a token other than the one
+    refused (``seen``) that has not expired; otherwise one with the margin left."""
+    if force:
+        return _adoptable(current, seen, at)
+    return current.remaining(at) >= REFRESH_MARGIN_S
 
 
 async def _refresh(provider: OAuthProvider, store: CredentialStore, current: Credential) -> Credential:
