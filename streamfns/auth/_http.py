@@ -24,6 +24,9 @@ _T = TypeVar("_T")
 MAX_BODY_BYTES: Final = 256 * 1024
 #: connect / read / write / pool timeouts of one request, seconds.
 TIMEOUT: Final = httpx.Timeout(20.0, connect=10.0)
+#: The most one request may take in all, however its server drips its answer: a refresh holds the
+#: store's lock meanwhile, and another process waits at most ``resolve.LOCK_TIMEOUT_S`` (60 s) for it.
+REQUEST_TOTAL_S: Final = 30.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,6 +104,19 @@ def _server_now(headers: httpx.Headers) -> float | None:
     return stamp if math.isfinite(stamp) else None
 
 
+def _text(raw: bytes, charset: str | None) -> str:
+    """An answer's body as text, in the charset it declares or its byte order mark says (UTF-8 else):
+    an echo in UTF-16 read as UTF-8 would hide a token from redaction behind the NULs between its
+    characters."""
+    for bom, encoding in ((b"\xef\xbb\xbf", "utf-8"), (b"\xff\xfe", "utf-16-le"), (b"\xfe\xff", "utf-16-be")):
+        if raw.startswith(bom):
+            return raw[len(bom) :].decode(encoding, "replace")
+    try:
+        return raw.decode(charset or "utf-8", "replace")
+    except LookupError:  # a charset Python does not know
+        return raw.decode("utf-8", "replace")
+
+
 def client() -> httpx.AsyncClient:
     """A short-lived client for one flow (a login's polls share it): explicit timeouts, no redirects
     (a token request must not be replayed elsewhere), the environment's proxy settings."""
@@ -142,11 +158,17 @@ async def request(
                 size += len(chunk)
                 if size > MAX_BODY_BYTES:
                     break
-            body = b"".join(chunks)[:MAX_BODY_BYTES].decode("utf-8", "replace")
+            body = _text(b"".join(chunks)[:MAX_BODY_BYTES], response.charset_encoding)
             return OAuthAnswer(response.status_code, body, _server_now(response.headers))
 
+    async def bounded() -> OAuthAnswer:
+        async with asyncio.timeout(REQUEST_TOTAL_S):
+            return await send()
+
     try:
-        return await abortable(send(), signal, what)
+        return await abortable(bounded(), signal, what)
+    except TimeoutError:
+        raise LoginFailed(f"{what}: {host} did not answer within {REQUEST_TOTAL_S:g}s", kind="timeout") from None
     except httpx.TimeoutException:
         raise LoginFailed(f"{what}: {host} did not answer in time", kind="timeout") from None
     except httpx.HTTPError as error:

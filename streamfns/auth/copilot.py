@@ -37,6 +37,7 @@ from streamfns.auth.credential import Credential, expiry
 from streamfns.auth.device import DevicePoll, clamp_expires_in, clamp_interval, displayable, poll_device
 from streamfns.auth.errors import LoginExpired, LoginFailed, quote_vendor
 from streamfns.auth.providers import LoginInteraction, OAuthProvider, ProviderAuth
+from streamfns.kit import CompatError, endpoint_url
 
 __all__ = ["COPILOT_CLIENT_ID", "COPILOT_HEADERS", "CopilotOAuth", "copilot_initiator"]
 
@@ -296,7 +297,14 @@ class CopilotOAuth(OAuthProvider):
         if not trusted and not (parts.scheme in ("http", "https") and _loopback(host)):
             return ""
         shown = f"[{host}]" if ":" in host else host
-        return f"{parts.scheme}://{shown}" + (f":{port}" if port is not None else "")
+        origin = f"{parts.scheme}://{shown}" + (f":{port}" if port is not None else "")
+        try:
+            # The kit checks a signature's origin the same way before it sends: one it would refuse
+            # (a space, a zero-width character, port 0) is not kept, so the catalog's URL serves.
+            endpoint_url(origin, source="the Copilot token exchange's endpoints.api")
+        except CompatError:
+            return ""
+        return origin
 
     # -- requests -------------------------------------------------------------------------------
 

@@ -92,6 +92,12 @@ def quote_vendor(text: str, secrets: Iterable[str]) -> str:
     blanked, and every long token-like word too (letters and digits mixed: a credential not known
     here), then cut to :data:`VENDOR_QUOTE_CHARS` characters; whitespace runs become one space and control
     characters ``U+FFFD``."""
+    # NULs first: text in a wide encoding read as bytes (UTF-16 as UTF-8) spells every token with a
+    # NUL between its characters, which no redaction matches and a terminal shows as nothing.
+    text = text.replace("\x00", "")
+    sample = text[:4096]
+    if sample and sum(ch.isprintable() or ch.isspace() for ch in sample) < 0.9 * len(sample):
+        return "(a body that is not text)"
     known = [secret for secret in secrets if secret]
     with contextlib.suppress(ValueError):
         _token_values(json.loads(text), known)

@@ -78,7 +78,35 @@ async def fresh_credential(
     current = _stored(provider, store)
     if _usable(current, force=force, seen=seen, at=now()):
         return current
-    async with _gate(store, name), store.alock(LOCK_TIMEOUT_S):
+    work = asyncio.ensure_future(_renew(provider, store, force=force, seen=seen, now=now))
+    _running.add(work)
+    work.add_done_callback(_settled)
+    # Shielded: a caller cancelled meanwhile (an abort, a deadline, a consumer that left) stops
+    # waiting, not the renewal. A refresh token rotates when it is used: once the server has issued
+    # the new one it must be saved, or the login is lost. The renewal is bounded on its own (each
+    # request by streamfns.auth._http.REQUEST_TOTAL_S, the lock by LOCK_TIMEOUT_S).
+    return await asyncio.shield(work)
+
+
+#: Renewals running, kept referenced until they end (a task only the loop references may be lost).
+_running: set[asyncio.Future[Credential]] = set()
+
+
+def _settled(work: asyncio.Future[Credential]) -> None:
+    _running.discard(work)
+    if not work.cancelled():
+        work.exception()  # retrieved: a renewal nobody waits for any more fails quietly
+
+
+async def _renew(
+    provider: OAuthProvider,
+    store: CredentialStore,
+    *,
+    force: bool,
+    seen: Credential | None,
+    now: Callable[[], float],
+) -> Credential:
+    async with _gate(store, provider.name), store.alock(LOCK_TIMEOUT_S):
         # Read again under the lock: another process may have refreshed while we waited for it.
         current = _stored(provider, store)
         if _usable(current, force=force, seen=seen, at=now()):

@@ -56,6 +56,8 @@ AUTH_FILE_ENV: Final = "STREAMFNS_AUTH_FILE"
 STORE_VERSION: Final = 1
 #: A store is a few kilobytes; a larger file is not ours.
 _MAX_FILE_BYTES: Final = 4 * 1024 * 1024
+#: The latest expiry a stored credential may name (the year 5138): past it the entry reads as expired.
+_LATEST_EXPIRY: Final = 1e11
 #: How often a waiter retries a held lock.
 _LOCK_POLL_S: Final = 0.02
 _WINDOWS: Final = sys.platform == "win32"
@@ -221,11 +223,16 @@ class CredentialStore:
         access = cast("str", item.get("access", ""))
         if not access:
             raise self._refuse(f"has a {name!r} entry without an access token", fix)
+        when = float(expires)
+        if not 0.0 <= when <= _LATEST_EXPIRY:
+            # NaN, an infinity or a time no clock or calendar can show (a hand-edited file): read as
+            # expired, so the next use renews it and saves a real time, and `auth status` can say so.
+            when = 0.0
         return Credential(
             provider=name,
             access=access,
             refresh=cast("str", item.get("refresh", "")),
-            expires=float(expires),
+            expires=when,
             account=cast("str", item.get("account", "")),
             data=dict(cast("dict[str, str]", extras)),
         )
@@ -260,6 +267,7 @@ class CredentialStore:
     def _ensure_dir(self) -> None:
         directory = self.path.parent
         if directory.is_dir():
+            self._check_directory(directory)
             return
         try:
             directory.mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -305,16 +313,41 @@ class CredentialStore:
 
     # -- locking --------------------------------------------------------------------------------
 
+    def _check_directory(self, directory: Path) -> None:
+        """The store's own directory must not let another user replace the file or hold its lock:
+        owned by us, writable by nobody else (its parents are the user's business)."""
+        if _WINDOWS:
+            return
+        info = os.stat(directory)
+        uid = os.geteuid()
+        if info.st_uid != uid or stat.S_IMODE(info.st_mode) & 0o022:
+            raise StoreError(
+                f"the directory of the credential store {self.path} is owned by another user or writable by "
+                f"other users (uid {info.st_uid}, mode {stat.S_IMODE(info.st_mode):04o}): run "
+                f"`chmod 700 {directory}` if it is yours, or point STREAMFNS_AUTH_FILE at a file in a "
+                "directory of your own"
+            )
+
     def _open_lock(self) -> int:
         self._ensure_dir()
         flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
         try:
-            return os.open(self.lock_path, flags, 0o600)
+            fd = os.open(self.lock_path, flags, 0o600)
         except OSError as error:
             raise StoreError(
                 f"the lock file {self.lock_path} cannot be opened ({error.strerror}): "
                 "check that it is a regular file you own in a directory you can write"
             ) from None
+        if not _WINDOWS:
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode) or info.st_uid != os.geteuid() or stat.S_IMODE(info.st_mode) & 0o022:
+                os.close(fd)
+                # Another user's lock file could be held forever: every refresh would wait on it.
+                raise StoreError(
+                    f"the lock file {self.lock_path} is not a regular file of your own that only you can write: "
+                    "remove it (it holds nothing; it is made again)"
+                )
+        return fd
 
     def _timed_out(self, timeout_s: float) -> StoreError:
         return StoreError(

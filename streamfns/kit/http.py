@@ -242,6 +242,10 @@ async def run_stream(
                         again = await scope.run(call.unauthorized())
                     except StreamFailure as exc:
                         again, failure = False, exc
+                        hint = call.login_hint
+                        if exc.info.kind == "auth" and hint and hint not in exc.message:
+                            # Renewing failed outright: the way back is still a new login.
+                            failure = StreamFailure(exc.info, f"{exc.message}; log in again: {hint}")
                     except (Aborted, Expired) as interruption:
                         _interrupted(builder, call, options, interruption, failure)
                         yield builder.drain()
@@ -329,6 +333,8 @@ async def _attempt(
         headers = {**headers, **{name.lower(): value for name, value in signature.headers.items()}}
         if signature.origin is not None:
             url = _with_origin(url, signature.origin)
+            if call.observer is not None and url != call.url:
+                call.observer.requested(url, call.secrets)  # the span names the host actually called
     request = HttpRequest(
         url=url,
         headers=headers,

@@ -170,6 +170,22 @@ async def test_a_renewal_that_fails_ends_the_stream_with_its_failure(provider: s
     assert_no_token(message, FIRST)
 
 
+async def test_a_renewal_that_raises_unexpectedly_ends_auth_saying_how_to_log_in_again(provider: str) -> None:
+    class Broken(Login):
+        async def unauthorized(self, request: SigningRequest) -> bool:
+            raise RuntimeError(f"the token cache is corrupt near {FIRST}")
+
+    register_provider_signer(provider, Broken(FIRST))
+    async with LoopbackServer(unauthorized_reply) as server:
+        _, message = await run(server.base_url)
+        assert len(server.requests) == 1
+    assert message.error_info is not None
+    assert message.error_info.kind == "auth"
+    assert "cannot renew" in (message.error_message or "")
+    assert (message.error_message or "").endswith(f"; log in again: {HINT}")
+    assert_no_token(message, FIRST)
+
+
 class StatusDecoder(EchoDecoder):
     """Echo, plus an error event that carries an HTTP status (a 401 said mid-stream)."""
 
