@@ -13,9 +13,10 @@ import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 
-from cassettes import load
+from cassettes import CassetteWriter, RecordingTransport, SecretFound, load
 from normalize import AbortController, AssistantMessage, Context, StreamOptions, UserMessage
 from streamfns import cli, stream
 from streamfns.auth import (
@@ -31,6 +32,7 @@ from streamfns.auth.errors import quote_vendor
 from streamfns.catalog import get_model
 from streamfns.kit.provider_auth import register_provider_signer
 from tests.auth.oauth_server import ACCOUNT_ID, OAuthServer, Received, Reply
+from tests.telemetry._otel import recorded
 
 CONTEXT = Context(messages=[UserMessage(content="hi")])
 CODEX_BODY = (
@@ -236,8 +238,6 @@ def test_an_origin_the_kit_would_refuse_is_not_kept(store: CredentialStore, api:
 def test_the_span_names_the_accounts_api_host_not_the_catalogs(store: CredentialStore) -> None:
     """A Copilot account's api origin (from the token exchange) is where the request goes, and what the
     GenAI span's ``server.address`` says."""
-    from tests.telemetry._otel import recorded
-
     body = load(
         Path(__file__).resolve().parents[2] / "streamfns/openai_completions/copilot__text_gpt41_SYNTHETIC.jsonl"
     )
@@ -253,3 +253,48 @@ def test_the_span_names_the_accounts_api_host_not_the_catalogs(store: Credential
         attributes = dict(otel.span().attributes or {})
     assert message.stop_reason == "stop", message.error_message
     assert attributes["server.address"] == "127.0.0.1", "the exchange's origin, not api.individual.githubcopilot.com"
+
+
+@pytest.mark.parametrize("echo", [False, True])
+def test_a_recording_of_a_logged_in_stream_never_holds_a_token(
+    store: CredentialStore, tmp_path: Path, echo: bool
+) -> None:
+    """Recorded through the cassette recorder as a user would (``http_client`` a recording client): the
+    login's tokens are in the call's secret set, so a server that echoes the Copilot token makes the
+    recorder refuse the file, and a clean recording holds no token the login used."""
+    root = Path(__file__).resolve().parents[2]
+    chunks = (
+        load(root / "streamfns/openai_completions/copilot__text_gpt41_SYNTHETIC.jsonl").interactions[0].response.body
+    )
+    path = tmp_path / "copilot.jsonl"
+    with OAuthServer() as server:
+        register_oauth_provider(server.copilot())
+        store.save(Credential("github-copilot", "tid=stale-copilot-token-0000", server.github_seed(), 0.0))
+
+        def answer(request: Received) -> Reply:
+            token = request.headers.get("authorization", "").removeprefix("Bearer ")
+            body = chunks.replace(b"\n\n", f"\n\n: seen {token}\n\n".encode(), 1) if echo else chunks
+            return Reply(200, body, {"content-type": "text/event-stream"})
+
+        server.add_route("POST", "/chat/completions", answer)
+
+        async def record() -> AssistantMessage:
+            writer = CassetteWriter(path, env={})
+            async with httpx.AsyncClient(transport=RecordingTransport(httpx.AsyncHTTPTransport(), writer)) as client:
+                message = await run("github-copilot", "gpt-4.1", StreamOptions(max_retries=0, http_client=client))
+            if echo:
+                assert isinstance(writer.failure, SecretFound)
+            else:
+                writer.close()
+            return message
+
+        asyncio.run(record())
+        secrets = server.secrets()
+    assert secrets
+    if echo:
+        assert not path.exists(), "a recording that echoes the token is refused, not written"
+        return
+    written = path.read_text()
+    assert '"content-type"' in written
+    for secret in secrets:
+        assert secret not in written
