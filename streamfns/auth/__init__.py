@@ -22,7 +22,7 @@ is quoted only with every known token blanked and cut short.
 from __future__ import annotations
 
 from streamfns.auth.codex import CodexOAuth
-from streamfns.auth.copilot import CopilotOAuth, copilot_initiator
+from streamfns.auth.copilot import CopilotOAuth, copilot_initiator, copilot_vision
 from streamfns.auth.credential import Credential
 from streamfns.auth.errors import LoginExpired, LoginFailed, LoginRequired, StoreError
 from streamfns.auth.flows import LoginStatus, login, logout, status
@@ -48,6 +48,7 @@ __all__ = [
     "ProviderAuth",
     "StoreError",
     "copilot_initiator",
+    "copilot_vision",
     "fresh_credential",
     "login",
     "logout",

@@ -39,7 +39,7 @@ from streamfns.auth.errors import LoginExpired, LoginFailed, quote_vendor
 from streamfns.auth.providers import LoginInteraction, OAuthProvider, ProviderAuth
 from streamfns.kit import CompatError, endpoint_url
 
-__all__ = ["COPILOT_CLIENT_ID", "COPILOT_HEADERS", "CopilotOAuth", "copilot_initiator"]
+__all__ = ["COPILOT_CLIENT_ID", "COPILOT_HEADERS", "CopilotOAuth", "copilot_initiator", "copilot_vision"]
 
 #: The public OAuth client id of GitHub's Copilot editor integrations (identifies the app; not a secret).
 COPILOT_CLIENT_ID: Final = "Iv1.b507a08c87ecfe98"
@@ -90,6 +90,39 @@ def copilot_initiator(body: bytes) -> Literal["user", "agent"]:
         if any(json_object(block).get("type") == "tool_result" for block in blocks):
             return "agent"
     return "user"
+
+
+#: The content parts that carry an image: chat completions' ``image_url``, Responses' ``input_image``,
+#: Messages' ``image``.
+_IMAGE_PARTS: Final = frozenset({"image_url", "input_image", "image"})
+#: How deep a conversation is searched (a tool result inside a message inside the input is three).
+_IMAGE_DEPTH: Final = 8
+
+
+def copilot_vision(body: bytes) -> bool:
+    """Whether a request body carries an image anywhere in its conversation (a user turn, or a tool
+    result's content): Copilot refuses such a request unless it says ``Copilot-Vision-Request: true``.
+    Only the conversation is searched (``input``, ``messages`` and the ``content``/``output`` within),
+    never the tool definitions; a body that cannot be read carries none."""
+    try:
+        document = json.loads(body)
+    except (ValueError, UnicodeDecodeError):
+        return False
+    if not isinstance(document, dict):
+        return False
+    items = cast("dict[str, object]", document)
+    return any(_holds_image(items.get(key), 0) for key in ("input", "messages"))
+
+
+def _holds_image(value: object, depth: int) -> bool:
+    if depth > _IMAGE_DEPTH:
+        return False
+    if isinstance(value, list):
+        return any(_holds_image(item, depth + 1) for item in cast("list[object]", value))
+    part = json_object(value)
+    if part.get("type") in _IMAGE_PARTS:
+        return True
+    return any(_holds_image(part.get(key), depth + 1) for key in ("content", "output"))
 
 
 def _loopback(host: str) -> bool:
@@ -315,4 +348,6 @@ class CopilotOAuth(OAuthProvider):
             "openai-intent": "conversation-edits",
             "x-initiator": copilot_initiator(request_body),
         }
+        if copilot_vision(request_body):
+            headers["copilot-vision-request"] = "true"
         return ProviderAuth(headers=headers, origin=credential.data.get("base_url") or None)
