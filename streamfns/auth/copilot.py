@@ -28,7 +28,7 @@ import json
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any, Final, Literal, cast
-from urllib.parse import urlsplit
+from urllib.parse import quote, urlsplit
 
 import httpx
 
@@ -51,6 +51,10 @@ COPILOT_HEADERS: Final = {
     "copilot-integration-id": "vscode-chat",
 }
 _GRANT_TYPE: Final = "urn:ietf:params:oauth:grant-type:device_code"
+#: Where a Copilot account's requests go when the token exchange names no host (the catalog's).
+_DEFAULT_API: Final = "https://api.individual.githubcopilot.com"
+#: Policy requests in flight at once after a login (one per catalog model).
+_POLICY_CONCURRENCY: Final = 4
 _COPILOT_DOMAIN: Final = "githubcopilot.com"
 
 
@@ -235,7 +239,45 @@ class CopilotOAuth(OAuthProvider):
         interaction.progress("approved; fetching the Copilot token …")
         account = await self._github_login(github_token, http)
         seed = Credential(provider=self.name, access="", refresh=github_token, expires=0.0, account=account)
-        return await self._exchange(seed, http)
+        credential = await self._exchange(seed, http)
+        interaction.progress("enabling the plan's models …")
+        await self.enable_models(credential, http)
+        return credential
+
+    async def enable_models(self, credential: Credential, http: httpx.AsyncClient | None = None) -> list[str]:
+        """Accept each catalog model's policy for the account (``POST <api>/models/<id>/policy``,
+        ``{"state": "enabled"}``), as Copilot's own clients do once: some models (Claude, Gemini)
+        answer 400 until their policy is accepted. Best effort: a model the account cannot enable, a
+        refusal or an unreachable host is skipped, never a failed login. Returns the ids enabled."""
+        from streamfns.catalog import list_models  # noqa: PLC0415 - the catalog, only at login
+
+        origin = credential.data.get("base_url") or _DEFAULT_API
+        headers = {
+            "authorization": f"Bearer {credential.access}",
+            **COPILOT_HEADERS,
+            "openai-intent": "chat-policy",
+            "x-interaction-type": "chat-policy",
+        }
+        gate = asyncio.Semaphore(_POLICY_CONCURRENCY)
+
+        async def enable(model_id: str) -> str | None:
+            async with gate:
+                try:
+                    answer = await request(
+                        "POST",
+                        f"{origin}/models/{quote(model_id, safe='')}/policy",
+                        headers=headers,
+                        json_body={"state": "enabled"},
+                        what=f"Copilot policy for {model_id}",
+                        via=http,
+                    )
+                except Exception:  # best effort: nothing here may fail the login that succeeded
+                    return None
+                return model_id if 200 <= answer.status < 300 else None
+
+        ids = [model.id for model in list_models(self.name)] if self.name == "github-copilot" else []
+        done = await asyncio.gather(*(enable(model_id) for model_id in ids))
+        return [model_id for model_id in done if model_id is not None]
 
     async def _github_login(self, github_token: str, http: httpx.AsyncClient) -> str:
         # Only for `auth status`: who is logged in. A failure here must not fail the login.
