@@ -58,19 +58,17 @@ from normalize import (
     Message,
     Model,
     StreamOptions,
-    SystemMessage,
     TextContent,
     ThinkingContent,
     ToolCall,
     ToolResultMessage,
     UserMessage,
-    system_update_text,
     transcript_for,
 )
 from streamfns.cohere.compat import CohereCompat
 from streamfns.cohere.decode import TOOL_PLAN
 from streamfns.kit import MIN_ANSWER_TOKENS, WireRequest, parse_compat, thinking_budget
-from streamfns.kit.functions import NO_TOOL_OUTPUT, function_call, function_tool
+from streamfns.kit.functions import NO_TOOL_OUTPUT, chat_messages, function_call, function_tool
 
 __all__ = ["DEFAULT_BASE_URL", "MAX_TOOL_CALL_ID", "NO_TOOL_OUTPUT", "build_request", "cohere_tool_call_id"]
 
@@ -162,28 +160,7 @@ def _tool_result(result: ToolResultMessage) -> dict[str, Any]:
 
 
 def _messages(turns: Sequence[Message]) -> list[dict[str, Any]]:
-    out: list[dict[str, Any]] = []
-    updates: list[str] = []
-
-    def flush_updates() -> None:
-        out.extend({"role": "user", "content": f"<system_update>{text}</system_update>"} for text in updates)
-        updates.clear()
-
-    for message in turns:
-        if isinstance(message, SystemMessage):
-            text = system_update_text(message)
-            if text:
-                updates.append(text)
-        elif isinstance(message, ToolResultMessage):
-            # Tool messages follow their assistant turn directly: an update waits until they are all in.
-            out.append(_tool_result(message))
-        else:
-            flush_updates()
-            rendered = _user(message) if isinstance(message, UserMessage) else _assistant(message)
-            if rendered is not None:
-                out.append(rendered)
-    flush_updates()
-    return out
+    return chat_messages(turns, user=_user, assistant=_assistant, tool_result=_tool_result)
 
 
 def _thinking(model: Model, options: StreamOptions) -> dict[str, Any] | None:

@@ -77,7 +77,7 @@ from streamfns.kit.errors import (
     retry_hint,
 )
 from streamfns.kit.failure import StreamFailure
-from streamfns.kit.functions import NO_TOOL_OUTPUT, function_call, function_tool
+from streamfns.kit.functions import NO_TOOL_OUTPUT, ChatMessage, chat_messages, function_call, function_tool
 from streamfns.kit.gcloud import (
     CLOUD_PLATFORM_SCOPE,
     GOOGLE_ADC,
@@ -130,6 +130,7 @@ __all__ = [
     "Adapter",
     "ApiKey",
     "Base64Field",
+    "ChatMessage",
     "CompatError",
     "Decoder",
     "DecoderFactory",
@@ -169,6 +170,7 @@ __all__ = [
     "bedrock_region",
     "bedrock_runtime_url",
     "changed",
+    "chat_messages",
     "default_transport",
     "effort_for",
     "encode_message",

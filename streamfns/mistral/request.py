@@ -46,17 +46,15 @@ from normalize import (
     Message,
     Model,
     StreamOptions,
-    SystemMessage,
     TextContent,
     ThinkingContent,
     ToolCall,
     ToolResultMessage,
     UserMessage,
-    system_update_text,
     transcript_for,
 )
 from streamfns.kit import WireRequest, parse_compat, prompt_cache_key
-from streamfns.kit.functions import NO_TOOL_OUTPUT, function_call, function_tool
+from streamfns.kit.functions import NO_TOOL_OUTPUT, chat_messages, function_call, function_tool
 from streamfns.mistral.compat import MistralCompat
 from streamfns.mistral.rules import TOOL_RESULTS_PROCESSED, mistral_tool_call_id
 
@@ -174,40 +172,14 @@ def _tool_result(result: ToolResultMessage, ids: Mapping[str, str]) -> dict[str,
 
 def _messages(turns: Sequence[Message]) -> list[dict[str, Any]]:
     ids = _call_ids(turns)
-    out: list[dict[str, Any]] = []
-    updates: list[str] = []
-
-    def before_user_turn() -> None:
+    out = chat_messages(
+        turns,
+        user=_user,
+        assistant=lambda message: _assistant(message, ids),
+        tool_result=lambda message: _tool_result(message, ids),
         # A user turn (or a system update written as one) may not follow a tool result directly.
-        if out and out[-1]["role"] == "tool":
-            out.append({"role": "assistant", "content": TOOL_RESULTS_PROCESSED})
-
-    def flush_updates() -> None:
-        if updates:
-            before_user_turn()
-            out.extend({"role": "user", "content": f"<system_update>{text}</system_update>"} for text in updates)
-            updates.clear()
-
-    for message in turns:
-        if isinstance(message, SystemMessage):
-            text = system_update_text(message)
-            if text:
-                updates.append(text)
-        elif isinstance(message, ToolResultMessage):
-            # Results answer the assistant turn right before them: updates wait until the batch is over.
-            out.append(_tool_result(message, ids))
-        elif isinstance(message, UserMessage):
-            flush_updates()
-            user = _user(message)
-            if user is not None:
-                before_user_turn()
-                out.append(user)
-        else:
-            flush_updates()
-            assistant = _assistant(message, ids)
-            if assistant is not None:
-                out.append(assistant)
-    flush_updates()
+        bridge=TOOL_RESULTS_PROCESSED,
+    )
     last = out[-1] if out else None
     if last is not None and last["role"] == "assistant" and "tool_calls" not in last:
         last["prefix"] = True  # Mistral serves a last assistant message only as a prefix to continue

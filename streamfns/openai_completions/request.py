@@ -22,18 +22,16 @@ from normalize import (
     Message,
     Model,
     StreamOptions,
-    SystemMessage,
     TextContent,
     ThinkingContent,
     ThinkingLevel,
     ToolCall,
     ToolResultMessage,
     UserMessage,
-    system_update_text,
     transcript_for,
 )
 from streamfns.kit import WireRequest, prompt_cache_key
-from streamfns.kit.functions import NO_TOOL_OUTPUT, function_call, function_tool
+from streamfns.kit.functions import NO_TOOL_OUTPUT, chat_messages, function_call, function_tool
 from streamfns.kit.thinking import DEFAULT_THINKING_BUDGETS, MIN_ANSWER_TOKENS, effort_for, thinking_budget
 from streamfns.mistral.rules import TOOL_RESULTS_PROCESSED, mistral_tool_call_id
 from streamfns.openai_completions.compat import CompletionsCompat, compat_for, profile_name_for
@@ -186,53 +184,30 @@ def _tool_message(result: ToolResultMessage, compat: CompletionsCompat) -> tuple
 
 
 def _convert(messages: Sequence[Message], model: Model, compat: CompletionsCompat) -> list[dict[str, Any]]:
-    out: list[dict[str, Any]] = []
     images: list[ImageContent] = []
-    updates: list[str] = []
 
-    def after_results() -> None:
-        # Tool messages must follow their assistant message directly; images from the results and
-        # mid-conversation system text come after the whole batch.
+    def tool_result(message: ToolResultMessage) -> dict[str, Any]:
+        tool_message, result_images = _tool_message(message, compat)
+        images.extend(result_images)
+        return tool_message
+
+    def results_end(out: list[dict[str, Any]]) -> None:
+        # Tool messages must follow their assistant message directly: the images of the results come
+        # after the whole batch, as a user message of their own.
         if images:
             parts: list[dict[str, Any]] = [{"type": "text", "text": IMAGES_FROM_TOOL_RESULT}]
             parts.extend(_image_part(image) for image in images)
             out.append({"role": "user", "content": parts})
             images.clear()
-        out.extend({"role": "user", "content": f"<system_update>{text}</system_update>"} for text in updates)
-        updates.clear()
 
-    for message in messages:
-        if isinstance(message, SystemMessage):
-            text = system_update_text(message)
-            if text:
-                updates.append(text)
-        elif isinstance(message, ToolResultMessage):
-            tool_message, result_images = _tool_message(message, compat)
-            out.append(tool_message)
-            images.extend(result_images)
-        elif isinstance(message, UserMessage):
-            after_results()
-            user = _user_message(message)
-            if user is not None:
-                out.append(user)
-        else:
-            after_results()
-            assistant = _assistant_message(message, model, compat)
-            if assistant is not None:
-                out.append(assistant)
-    after_results()
-    if compat.requires_assistant_after_tool_result:
-        out = _assistant_between_results_and_user(out)
-    return out
-
-
-def _assistant_between_results_and_user(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    out: list[dict[str, Any]] = []
-    for message in messages:
-        if message["role"] == "user" and out and out[-1]["role"] == "tool":
-            out.append({"role": "assistant", "content": TOOL_RESULTS_PROCESSED})
-        out.append(message)
-    return out
+    return chat_messages(
+        messages,
+        user=_user_message,
+        assistant=lambda message: _assistant_message(message, model, compat),
+        tool_result=tool_result,
+        results_end=results_end,
+        bridge=TOOL_RESULTS_PROCESSED if compat.requires_assistant_after_tool_result else None,
+    )
 
 
 def _has_tool_history(messages: Sequence[Message]) -> bool:
