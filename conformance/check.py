@@ -6,6 +6,11 @@ whole run, every other observation) and returns an :class:`Outcome`. The class d
 troubleshooting text shown to adapter authors. The runner first runs the scenarios of every
 selected check, then evaluates the checks, so a check that looks across the run sees everything.
 
+Each check belongs to a contract level (:data:`~conformance.report.Level`): ``pi``, the contract pi
+states for any StreamFn, or ``streamfns``, what this project adds. A ``pi`` check may find problems
+that only the stricter contract forbids (an error that ends as it should but without an ``ErrorInfo``
+kind): it flags those with ``level="streamfns"``, so the pi verdict does not count them.
+
 An :class:`Outcome` counts the cases it examined: one that examined none is not a pass (the runner
 fails it), so a check can never be satisfied by an adapter that gave it nothing to judge. Evidence
 carries the stream's own ``errorMessage`` (the API key redacted): it usually explains the failure.
@@ -17,7 +22,7 @@ import inspect
 from dataclasses import dataclass, field
 
 from conformance.observe import Observation, Scenario
-from conformance.report import Evidence
+from conformance.report import Evidence, Level
 from conformance.session import API_KEY, Session
 from conformance.target import Need
 from streamfns.kit import redact
@@ -46,8 +51,18 @@ class Outcome:
     problems: list[Evidence] = field(default_factory=list[Evidence])
     checked: int = 0
 
-    def flag(self, obs: Observation, detail: str, *, index: int | None = None, excerpt: str = "") -> None:
-        """Record a problem seen in ``obs``; the excerpt also quotes the stream's ``errorMessage``."""
+    def flag(
+        self,
+        obs: Observation,
+        detail: str,
+        *,
+        index: int | None = None,
+        excerpt: str = "",
+        level: Level | None = None,
+    ) -> None:
+        """Record a problem seen in ``obs``; the excerpt also quotes the stream's ``errorMessage``.
+        ``level``: the contract the problem breaks, when stricter than the check's own (None: the
+        check's level, filled in by the runner)."""
         scenario = obs.scenario
         detail = redact(detail, [API_KEY])  # details quote exception texts, which may carry the key
         quoted = error_excerpt(obs)
@@ -61,14 +76,16 @@ class Outcome:
                 mutation=scenario.mutation,
                 event_index=index,
                 excerpt=excerpt,
+                level=level,
             )
         )
 
-    def expect(self, obs: Observation, condition: bool, detail: str) -> bool:
-        """Count one case; flag ``detail`` unless ``condition`` holds. Returns ``condition``."""
+    def expect(self, obs: Observation, condition: bool, detail: str, *, level: Level | None = None) -> bool:
+        """Count one case; flag ``detail`` (at ``level``, see :meth:`flag`) unless ``condition`` holds.
+        Returns ``condition``."""
         self.checked += 1
         if not condition:
-            self.flag(obs, detail)
+            self.flag(obs, detail, level=level)
         return condition
 
 
@@ -78,6 +95,8 @@ class Check:
     id: str = ""
     title: str = ""
     needs: tuple[Need, ...] = ()
+    #: The contract the check belongs to (see the module docstring).
+    level: Level = "streamfns"
 
     def scenarios(self, session: Session) -> list[Scenario]:
         """The scenarios this check needs run (none by default)."""

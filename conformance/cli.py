@@ -21,6 +21,13 @@ choice applies (the ``STREAMFNS_TRANSPORT`` environment variable, else httpx). A
 aiohttp without the ``streamfns[aiohttp]`` extra, is a usage error (exit 2). The command's own event
 loop is uvloop's when uvloop is installed (:func:`streamfns._loop.run_async`).
 
+``--exec 'COMMAND'`` (instead of a target) judges an adapter written in any language, run as a process
+that speaks the adapter process protocol (docs/process-protocol.md; :mod:`conformance.process`): with
+``--api`` and no capability flags it is declared to have every feature of the api; ``--pool``,
+``--start-timeout``, ``--abort`` and ``--abort-grace`` tune how its processes are run. ``--contract pi``
+judges only the shared contract (the exit status then follows the pi verdict); by default every
+report gives a verdict at both levels.
+
 ``conformance list`` prints the check ids and titles (``--markdown``: the table the conformance guide shows);
 ``conformance explain ID`` prints a check's troubleshooting text.
 """
@@ -41,6 +48,7 @@ from typing import Any
 
 from cassettes import command_line_text
 from conformance.checks import CHECKS, get_check, markdown_table
+from conformance.process import process_target
 from conformance.recordings import NoRecordings
 from conformance.report import Report, report_json_text
 from conformance.runner import run as run_checks
@@ -94,6 +102,8 @@ def _parser(prog: str) -> argparse.ArgumentParser:
             f"{prog} run mypkg.adapter:TARGET --cassettes tests/cassettes --format json --report report.json",
             f"{prog} run mypkg.adapter:TARGET --checks T1 H2 --xfail 'U3=server sends no usage'",
             f"{prog} run streamfns.anthropic:ADAPTER --transport aiohttp",
+            f"{prog} run --exec 'node my_adapter.mjs' --api my-api",
+            f"{prog} run --exec 'node my_adapter.mjs' --api my-api --contract pi",
         ),
         description="TARGET is 'pkg.module:attr': an adapter's streamfns.kit.Adapter declaration, a StreamFn, "
         "a zero-argument factory returning one, or a conformance.Target (a declaration and a Target carry their "
@@ -101,7 +111,39 @@ def _parser(prog: str) -> argparse.ArgumentParser:
         f"it may take {IMPORT_BOUND_S:g} s at most; then, whatever the adapter does, the run ends with a report "
         f"within {Limits().bound_s:g} s (unless the adapter ends the process itself, with os._exit).",
     )
-    run.add_argument("target", help="pkg.module:attr")
+    run.add_argument("target", nargs="?", help="pkg.module:attr (or --exec COMMAND instead)")
+    run.add_argument(
+        "--exec",
+        dest="exec_command",
+        metavar="COMMAND",
+        help="judge an adapter written in any language: COMMAND starts a process that speaks the adapter "
+        "process protocol (docs/process-protocol.md), one per call; give --api; without capability flags "
+        "it is declared to have every feature of the api",
+    )
+    run.add_argument(
+        "--contract",
+        choices=("streamfns", "pi"),
+        default="streamfns",
+        help="what to judge: streamfns (default: every check, a verdict at both levels) or pi (only the "
+        "shared contract pi states for a StreamFn; the exit status follows that verdict)",
+    )
+    run.add_argument("--pool", type=int, default=4, metavar="N", help="with --exec: processes kept started (4)")
+    run.add_argument(
+        "--start-timeout", type=float, default=20.0, metavar="S", help="with --exec: seconds to say ready (20)"
+    )
+    run.add_argument(
+        "--abort",
+        choices=("line", "signal"),
+        default="line",
+        help='with --exec: how an abort is told: a {"type": "abort"} line on stdin (default) or SIGINT',
+    )
+    run.add_argument(
+        "--abort-grace",
+        type=float,
+        default=2.0,
+        metavar="S",
+        help="with --exec: seconds after an abort before a process that has not ended its stream is killed (2)",
+    )
     run.add_argument(
         "--api",
         metavar="API",
@@ -161,6 +203,9 @@ def _parser(prog: str) -> argparse.ArgumentParser:
 
 def _capabilities(args: argparse.Namespace, loaded: Any) -> Capabilities:
     flags = {field: True for option, field in _FLAGS.items() if getattr(args, option)}
+    if args.exec_command and not flags and not args.no_http:
+        # A process adapter declares nothing itself: without flags, a full adapter of the api.
+        return Capabilities.every_feature(args.api)
     if flags.get("parallel_tool_calls"):
         flags["tool_calls"] = True
     if args.no_http:
@@ -245,15 +290,34 @@ def _run(args: argparse.Namespace, program: str) -> int:
         return _run_on_transport(args, program)
 
 
-def _run_on_transport(args: argparse.Namespace, program: str) -> int:
-    # Like ``python -m``: a target in the current directory imports without being installed.
-    if "" not in sys.path and str(Path.cwd()) not in sys.path:
-        sys.path.insert(0, str(Path.cwd()))
+def _process_target(args: argparse.Namespace) -> Any:
+    """The target ``--exec`` names (usage errors for what cannot work)."""
+    if args.target is not None:
+        raise _UsageError("give either a target (pkg.module:attr) or --exec COMMAND, not both")
+    if not args.api:
+        raise _UsageError("--exec needs --api API: the wire api the adapter process speaks (its recordings)")
+    if args.pool < 1:
+        raise _UsageError(f"--pool must be at least 1, not {args.pool}")
     try:
-        loaded = import_target(args.target, within_s=IMPORT_BOUND_S)
-    except ValueError:
-        _explained.add("conformance-import")  # an import that did not finish: its thread is said
-        raise
+        return process_target(
+            args.exec_command,
+            capabilities=_capabilities(args, None),
+            pool_size=args.pool,
+            start_timeout_s=args.start_timeout,
+            abort=args.abort,
+            abort_grace_s=args.abort_grace,
+        )
+    except ValueError as exc:
+        raise _UsageError(f"--exec: {exc}") from None
+
+
+def _run_on_transport(args: argparse.Namespace, program: str) -> int:
+    if args.exec_command is not None:
+        loaded = _process_target(args)
+    elif args.target is None:
+        raise _UsageError("give a target (pkg.module:attr), or --exec COMMAND for an adapter process")
+    else:
+        loaded = _import(args.target)
     groups: list[str] | None = args.checks
     # ``--checks ,`` names no check: it reaches run() as an empty selection, which refuses it, rather
     # than silently meaning "every check".
@@ -261,11 +325,12 @@ def _run_on_transport(args: argparse.Namespace, program: str) -> int:
     report = run_async(
         run_checks(
             loaded,
-            capabilities=_capabilities(args, loaded),
+            capabilities=loaded.capabilities if args.exec_command else _capabilities(args, loaded),
             cassettes=args.cassettes,
             checks=checks,
             xfail=_xfail(args.xfail),
             name=args.name or (args.target if not is_target(loaded) else None),
+            contract=args.contract,
         )
     )
     status = 0 if report.ok else 1
@@ -287,6 +352,17 @@ def _run_on_transport(args: argparse.Namespace, program: str) -> int:
     except BrokenPipeError:
         _quiet_broken_pipe()
     return status
+
+
+def _import(target: str) -> Any:
+    # Like ``python -m``: a target in the current directory imports without being installed.
+    if "" not in sys.path and str(Path.cwd()) not in sys.path:
+        sys.path.insert(0, str(Path.cwd()))
+    try:
+        return import_target(target, within_s=IMPORT_BOUND_S)
+    except ValueError:
+        _explained.add("conformance-import")  # an import that did not finish: its thread is said
+        raise
 
 
 def main(argv: list[str] | None = None, *, prog: str = "conformance", program: bool | None = None) -> int:
@@ -350,7 +426,7 @@ def _main(argv: list[str] | None, prog: str) -> int:
                 sys.stdout.flush()
                 return 0
             for check in CHECKS:
-                sys.stdout.write(f"{check.id:<4} {check.title}\n")
+                sys.stdout.write(f"{check.id:<4} {check.level:<9} {check.title}\n")
             sys.stdout.flush()
             return 0
         if args.command == "explain":

@@ -34,6 +34,7 @@ from typing import Any, Literal, Protocol
 
 from conformance.clock import Later, ThreadClock
 from conformance.loopback import LoopbackServer, ReceivedRequest, Scripted
+from conformance.process.child import ProcessReport
 from conformance.reading import EVENT_TYPES, TERMINAL_TYPES, Unreadable, read_event, read_result
 from conformance.text import class_name, describe_exception, kind_of
 from normalize import (
@@ -173,6 +174,8 @@ class Observation:
     loop_errors: list[str] = field(default_factory=list[str])
     #: Grammar violations, filled in once by the grammar checks.
     violations: list[Violation] | None = None
+    #: What each adapter process of the scenario did (an adapter run as a process: conformance.process).
+    processes: list[ProcessReport] = field(default_factory=list["ProcessReport"])
 
     @property
     def terminal(self) -> DoneEvent | ErrorEvent | None:

@@ -30,7 +30,7 @@ from normalize.content import TextContent, ThinkingContent, ToolCall
 from normalize.events import TERMINAL_EVENT_TYPES, AssistantMessageEvent
 from normalize.usage import Usage
 
-__all__ = ["EVENT_TYPES", "TERMINAL_TYPES", "Read", "Unreadable", "read_event", "read_result"]
+__all__ = ["EVENT_TYPES", "TERMINAL_TYPES", "Read", "Unreadable", "event_from_data", "read_event", "read_result"]
 
 #: The twelve event classes; an event must be exactly one of them (a subclass could run code).
 EVENT_TYPES: tuple[type, ...] = typing.get_args(AssistantMessageEvent)
@@ -224,3 +224,31 @@ def read_result(value: Any) -> tuple[dict[str, Any] | None, str | None]:
     if not plain:
         return None, "the message result() returned holds values that are not plain JSON"
     return data, None
+
+
+#: Each event class by its JSON ``type`` (for events that arrive as JSON: an adapter process's lines).
+_BY_TAG: dict[str, type] = {_tag(cls): cls for cls in EVENT_TYPES}
+
+
+def event_from_data(data: Any, partial: AssistantMessage) -> Any:
+    """An event built from pi JSON that came from outside (a line an adapter process wrote), read as
+    leniently as :func:`read_event` reads an object: a value of the right family is kept as sent, so
+    the grammar rules judge it (an unknown error kind is a G5 violation, not an unreadable line).
+    ``partial`` becomes the event's message (a ``partial`` in the JSON is ignored). Raises
+    ``ValueError`` saying why when ``data`` is not an event at all: not an object, an unknown or
+    missing ``type``, a field of the wrong family, a required field missing."""
+    if type(data) is not dict:
+        raise ValueError(f"an event is a JSON object, not {_SPOKEN[_family_of(data)]}")
+    fields = cast("dict[str, Any]", data)
+    tag = fields.get("type")
+    cls = _BY_TAG.get(tag) if type(tag) is str else None
+    if cls is None:
+        raise ValueError(f"no event has the type {str(tag)[:40]!r}" if "type" in fields else "it has no type field")
+    if _size(fields) < 0:
+        raise ValueError("it holds values that are not JSON")
+    given = {} if cls in TERMINAL_TYPES else {"partial": partial}
+    body = {key: value for key, value in fields.items() if key != "partial"}
+    try:
+        return _copy(cls, body, "", **given)
+    except _Malformed as exc:
+        raise ValueError(f"a {tag} event could not be read: {exc}") from None

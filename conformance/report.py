@@ -7,6 +7,17 @@ recording shows the feature it judges; the reason says which); ``xfail`` (it fai
 and the author declared it would, with a written reason); ``harness-error`` (the harness itself
 could not run the check — a bug to report, never the adapter's pass).
 
+Contract levels: every check belongs to one (:data:`Level`). ``pi`` is the contract pi states for any
+StreamFn — never raise, exactly one terminal, failures as ``error``/``aborted`` with the partial
+content and an ``errorMessage``, never success from a broken stream, abort honoured, no key in what is
+reported — which an adapter in any language can be held to; ``streamfns`` is what this project adds
+(``start`` first, ``ErrorInfo`` kinds and retry hints, idle and progress timeouts, …). Each piece of
+evidence carries the level of the promise it shows broken (a ``pi`` check may also find problems only
+the stricter contract forbids), so a report gives a verdict per level (:meth:`Report.verdict_at`):
+the ``pi`` verdict counts only ``pi`` checks and their ``pi`` evidence; the ``streamfns`` verdict
+counts everything. A run judged at ``contract="pi"`` holds only ``pi`` checks and evidence, and has no
+``streamfns`` verdict.
+
 Verdict: any ``fail`` or ``harness-error``, or no check that was run at all (no result, or every
 one ``unsupported``: nothing was examined) → ``non-conformant``; otherwise any ``xfail`` or any
 ``unsupported`` that marks a missing *feature* → ``conformant-with-limitations``; otherwise
@@ -37,6 +48,7 @@ if TYPE_CHECKING:
 __all__ = [
     "CheckResult",
     "Evidence",
+    "Level",
     "Report",
     "Status",
     "Verdict",
@@ -48,6 +60,10 @@ __all__ = [
 ]
 
 Status = Literal["pass", "fail", "unsupported", "xfail", "harness-error"]
+#: A contract level (see the module docstring).
+Level = Literal["pi", "streamfns"]
+#: The levels, the shared one first.
+LEVELS: tuple[Level, ...] = ("pi", "streamfns")
 Verdict = Literal["conformant", "conformant-with-limitations", "non-conformant"]
 
 
@@ -65,6 +81,8 @@ class Evidence:
     excerpt: str = ""
     #: How to get the bytes the scenario served: a ``cassettes mutate`` command, or what the fault is.
     reproduce: str = ""
+    #: The contract level of the promise this shows broken (None: the check's own level).
+    level: Level | None = None
 
     def __str__(self) -> str:
         where = f" at event {self.event_index}" if self.event_index is not None and self.event_index >= 0 else ""
@@ -81,6 +99,7 @@ class Evidence:
             "excerpt": self.excerpt,
             "detail": self.detail,
             "reproduce": self.reproduce,
+            "level": self.level,
         }
 
 
@@ -98,13 +117,29 @@ class CheckResult:
     limitation: bool = False
     duration_s: float = 0.0
     troubleshooting: str = ""
+    #: The contract level the check belongs to.
+    level: Level = "streamfns"
+
+    def status_at(self, level: Level) -> Status | None:
+        """The status judged at ``level``: the status itself at ``streamfns``; at ``pi``, None for a
+        ``streamfns`` check (not part of that contract) and ``pass`` for a failure whose evidence
+        all shows stricter promises broken."""
+        if level == "streamfns":
+            return self.status
+        if self.level != "pi":
+            return None
+        if self.status in ("fail", "xfail") and self.evidence and all(e.level == "streamfns" for e in self.evidence):
+            return "pass"
+        return self.status
 
     def to_json(self) -> dict[str, Any]:
         """The result as a JSON object (with the troubleshooting text unless it passed)."""
         data: dict[str, Any] = {
             "id": self.id,
             "title": self.title,
+            "level": self.level,
             "status": self.status,
+            "piStatus": self.status_at("pi"),
             "message": self.message,
             "reason": self.reason,
             "limitation": self.limitation,
@@ -116,17 +151,23 @@ class CheckResult:
         return data
 
 
-def verdict_of(results: tuple[CheckResult, ...]) -> Verdict:
-    """The verdict rule (see the module docstring)."""
-    if any(r.status in ("fail", "harness-error") for r in results):
+def verdict_of(results: tuple[CheckResult, ...], level: Level = "streamfns") -> Verdict:
+    """The verdict rule (see the module docstring), judged at ``level``."""
+    judged = [(r, status) for r in results if (status := r.status_at(level)) is not None]
+    if any(status in ("fail", "harness-error") for _r, status in judged):
         return "non-conformant"
-    if all(r.status == "unsupported" for r in results):
+    if all(status == "unsupported" for _r, status in judged):
         # Fail closed: a report that examined nothing (``run`` refuses such selections; a report built
         # by hand may still hold one) must not read as a pass.
         return "non-conformant"
-    if any(r.status == "xfail" or (r.status == "unsupported" and r.limitation) for r in results):
+    if any(status == "xfail" or (status == "unsupported" and r.limitation) for r, status in judged):
         return "conformant-with-limitations"
     return "conformant"
+
+
+def failing_at(results: tuple[CheckResult, ...], level: Level) -> list[str]:
+    """Ids of the checks that fail (or could not run) at ``level``, in report order."""
+    return [r.id for r in results if r.status_at(level) in ("fail", "harness-error")]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -150,11 +191,33 @@ class Report:
     #: :func:`streamfns.kit.default_transport`), which every adapter built on the kit sent its requests
     #: on unless a call chose another; None when the adapter sends no HTTP (``Capabilities.http``).
     transport: str | None = None
+    #: The contract the run judged: ``streamfns`` (both levels) or ``pi`` (only the shared one).
+    contract: Level = "streamfns"
 
     @property
     def verdict(self) -> Verdict:
-        """``conformant``, ``conformant-with-limitations`` or ``non-conformant``."""
-        return verdict_of(self.results)
+        """``conformant``, ``conformant-with-limitations`` or ``non-conformant``, at the contract the
+        run judged (:attr:`contract`)."""
+        return verdict_of(self.results, self.contract)
+
+    def verdict_at(self, level: Level) -> Verdict | None:
+        """The verdict at ``level``; None for ``streamfns`` when the run judged only ``pi``."""
+        if level == "streamfns" and self.contract == "pi":
+            return None
+        return verdict_of(self.results, level)
+
+    @property
+    def levels_text(self) -> str:
+        """``pi: conformant; streamfns: non-conformant (G1, H1)``."""
+        parts: list[str] = []
+        for level in LEVELS:
+            verdict = self.verdict_at(level)
+            if verdict is None:
+                parts.append(f"{level}: not judged (--contract pi)")
+                continue
+            failing = failing_at(self.results, level)
+            parts.append(f"{level}: {verdict}" + (f" ({', '.join(failing)})" if failing else ""))
+        return "; ".join(parts)
 
     @property
     def ok(self) -> bool:
@@ -210,6 +273,9 @@ def report_json(report: Report) -> dict[str, Any]:
         "harnessVersion": report.harness_version,
         "adapter": report.adapter,
         "verdict": report.verdict,
+        "contract": report.contract,
+        "verdicts": {level: report.verdict_at(level) for level in LEVELS},
+        "failing": {level: failing_at(report.results, level) for level in LEVELS if report.verdict_at(level)},
         "capabilities": report.capabilities.to_json(),
         "transport": report.transport,
         "recordings": list(report.recordings),
@@ -269,16 +335,25 @@ def report_text(report: Report) -> str:
     for source in report.features:  # which recording served each feature: a name may not be what it seems
         # Escaped before wrapping: wrap() turns a line break in a cassette's name into a plain space.
         lines.extend(textwrap.wrap(printable(str(source)), _WIDTH, initial_indent="  ", subsequent_indent="      "))
-    lines += ["", f"{'ID':<4} {'STATUS':<13} {'CHECK':<58} DETAIL"]
+    lines += ["", f"{'ID':<4} {'STATUS':<13} {'LEVEL':<9} {'CHECK':<50} DETAIL"]
     for result in report.results:
-        title = textwrap.shorten(result.title, 58, placeholder="…")
-        detail = textwrap.shorten(printable(_detail(result)), 60, placeholder="…") if _detail(result) else ""
-        lines.append(f"{result.id:<4} {_MARK[result.status]:<13} {title:<58} {detail}".rstrip())
+        title = textwrap.shorten(result.title, 50, placeholder="…")
+        detail = _detail(result)
+        if result.status == "fail" and result.status_at("pi") == "pass":
+            detail = f"pi: pass · {detail}"  # only stricter promises broken
+        detail = textwrap.shorten(printable(detail), 60, placeholder="…") if detail else ""
+        line = f"{result.id:<4} {_MARK[result.status]:<13} {result.level:<9} {title:<50} {detail}"
+        lines.append(line.rstrip())
         if result.status in ("fail", "harness-error"):
             for item in result.evidence[:3]:
+                # Within a pi check, say which problems break only the stricter contract.
+                stricter = "[streamfns] " if result.level == "pi" and item.level == "streamfns" else ""
                 lines.extend(
                     textwrap.wrap(
-                        printable(str(item)), _WIDTH, initial_indent="       - ", subsequent_indent="         "
+                        printable(stricter + str(item)),
+                        _WIDTH,
+                        initial_indent="       - ",
+                        subsequent_indent="         ",
                     )
                 )
             if len(result.evidence) > 3:
@@ -295,7 +370,7 @@ def report_text(report: Report) -> str:
         lines += ["", *textwrap.wrap(interrupted, _WIDTH, subsequent_indent="  ")]
     summary = ", ".join(f"{n} {status}" for status, n in sorted(counts.items()))
     timing = f"{report.scenarios} scenarios in {report.duration_s:.1f} s, bound {report.bound_s:g} s"
-    lines += ["", f"verdict: {report.verdict} ({summary}; {timing})"]
+    lines += ["", f"verdict: {report.verdict} ({summary}; {timing})", f"  {report.levels_text}"]
     # Escaped once more line by line: the names and reproduction commands quote the adapter too.
     return "\n".join(printable(line) for line in lines) + "\n"
 
@@ -321,6 +396,8 @@ def report_junit(report: Report) -> str:
         ("api", report.capabilities.api or ""),
         ("transport", report.transport or ""),
         ("verdict", report.verdict),
+        ("contract", report.contract),
+        *((f"verdict.{level}", report.verdict_at(level) or "not judged") for level in LEVELS),
         *((f"feature.{source.feature}", str(source)) for source in report.features),
     ):
         ET.SubElement(properties, "property", {"name": name, "value": printable(value)})
@@ -334,6 +411,9 @@ def report_junit(report: Report) -> str:
                 "time": f"{result.duration_s:.3f}",
             },
         )
+        case_properties = ET.SubElement(case, "properties")
+        ET.SubElement(case_properties, "property", {"name": "level", "value": result.level})
+        ET.SubElement(case_properties, "property", {"name": "pi_status", "value": result.status_at("pi") or "n/a"})
         body = "\n".join(
             printable(str(item)) + (f"\n  reproduce: {printable(item.reproduce)}" if item.reproduce else "")
             for item in result.evidence

@@ -34,6 +34,7 @@ from conformance._version import __version__
 from conformance.check import Check
 from conformance.checks import CHECK_IDS, CHECKS
 from conformance.observe import Scenario
+from conformance.process import ProcessAdapter, ProcessFactory
 from conformance.profile_guard import ProfileFailure, check_profile
 from conformance.recordings import (
     CassetteSource,
@@ -42,7 +43,7 @@ from conformance.recordings import (
     library_recordings,
     load_recordings,
 )
-from conformance.report import CheckResult, Evidence, Report, Status
+from conformance.report import CheckResult, Evidence, Level, Report, Status
 from conformance.session import Session
 from conformance.target import Capabilities, Need, Target, is_adapter, is_target
 from conformance.text import describe_exception
@@ -58,7 +59,11 @@ _NEED_TEXT: dict[str, str] = {
     "(an Ending with a strip function; Target.profile, or an installed adapter declaring Capabilities.api)",
     "stream_error": "needs the api's wire profile to say what an in-stream error frame looks like "
     "(WireApi(stream_error=...); Target.profile, or an installed adapter declaring Capabilities.api)",
+    "process": "judges an adapter run as a process (conformance run --exec)",
 }
+_CONTRACTS: tuple[Level, ...] = ("pi", "streamfns")
+#: The default run budget for an adapter run as a process (seconds; Limits.run_budget_s).
+PROCESS_RUN_BUDGET_S = 240.0
 
 
 def validate_selection(
@@ -113,7 +118,14 @@ def _nothing_runs(chosen: list[Check], session: Session) -> str:
 
 
 def _result(check: Check, status: Status, **fields: Any) -> CheckResult:
-    return CheckResult(id=check.id, title=check.title, status=status, troubleshooting=check.troubleshooting, **fields)
+    return CheckResult(
+        id=check.id,
+        title=check.title,
+        status=status,
+        troubleshooting=check.troubleshooting,
+        level=check.level,
+        **fields,
+    )
 
 
 def _failed(check: Check, problems: list[Evidence], xfail_reason: str | None, spent: float) -> CheckResult:
@@ -158,7 +170,13 @@ def _nothing_examined(session: Session, scenarios: list[Scenario]) -> Evidence:
 
 
 async def _judge(
-    check: Check, session: Session, scenarios: list[Scenario], xfail_reason: str | None, spent: float
+    check: Check,
+    session: Session,
+    scenarios: list[Scenario],
+    xfail_reason: str | None,
+    spent: float,
+    *,
+    contract: Level = "streamfns",
 ) -> CheckResult:
     missing = [scenario for scenario in scenarios if _unfinished_scenario(session, scenario)]
     if missing and session.harness_failure is not None:
@@ -173,7 +191,10 @@ async def _judge(
     except BaseException as exc:  # a harness bug (even an exit or interrupt) is reported, never crashes the run
         return _result(check, "harness-error", message=describe_exception(exc), duration_s=spent)
     spent += time.perf_counter() - started
-    problems = list(outcome.problems)
+    # Each problem at the level of the promise it shows broken (the check's own unless it said).
+    problems = [dataclasses.replace(item, level=item.level or check.level) for item in outcome.problems]
+    if contract == "pi":
+        problems = [item for item in problems if item.level == "pi"]  # the stricter contract is not judged
     if not problems and outcome.checked == 0:
         problems = [_nothing_examined(session, scenarios)]
     if not problems:
@@ -208,6 +229,7 @@ async def run(
     limits: Limits | None = None,
     name: str | None = None,
     profile: WireProfile | None = None,
+    contract: Level = "streamfns",
 ) -> Report:
     """Run the conformance checks against ``target`` and return the report.
 
@@ -222,7 +244,11 @@ async def run(
     the ids to run (default: all). ``xfail``: check id → the written reason it is expected to fail
     (a listed check that passes is reported as ``fail``: remove the entry). ``limits``: the time
     bounds (:class:`~conformance.watchdog.Limits`); the run ends within ``limits.bound_s``. ``name``
-    labels the adapter in the report (default: the target's ``module.qualname``). The report names the
+    labels the adapter in the report (default: the target's ``module.qualname``). ``contract``:
+    ``"streamfns"`` (default) judges every check and gives a verdict at both levels; ``"pi"`` runs only
+    the checks of the shared contract and judges only the problems that break it (see
+    :mod:`conformance.report`). A target run as a process (:func:`conformance.process.process_target`)
+    is also judged by X1 and X2, left out for any other target. The report names the
     kit's process-wide HTTP transport (:func:`streamfns.kit.default_transport`) when the adapter sends
     HTTP: choose it with :func:`streamfns.kit.set_default_transport` before the run.
 
@@ -235,6 +261,9 @@ async def run(
     ``aclose()`` method (one that owns a client) has it awaited once after the last scenario, in
     that loop.
     """
+    if contract not in _CONTRACTS:
+        raise ValueError(f"contract must be 'pi' or 'streamfns', not {contract!r}")
+    explicit = checks is not None
     selected, reasons = validate_selection(checks, xfail)
     if is_adapter(target):
         target = Target.from_adapter(target)
@@ -248,7 +277,10 @@ async def run(
         raise TypeError("run() needs capabilities=Capabilities(...) (or a conformance.Target that carries them)")
     if not callable(target):
         raise TypeError(f"the target must be a StreamFn or a factory, not {type(target).__name__}")
-    limits = limits or Limits()
+    process = isinstance(target, ProcessFactory | ProcessAdapter)
+    # A process adapter's run waits for processes to start (not counted in any scenario, but it
+    # takes time): a wider budget by default.
+    limits = limits or (Limits(run_budget_s=PROCESS_RUN_BUDGET_S) if process else Limits())
     started = time.perf_counter()
     if profile is None:
         profile = profile_for(capabilities.api)
@@ -271,8 +303,18 @@ async def run(
         recordings = []
     # Read once, before the adapter runs: the transport the kit's clients are made on during the run.
     transport = default_transport() if capabilities.http else None
-    session = Session(capabilities, recordings, limits, profile)
+    session = Session(capabilities, recordings, limits, profile, process=process)
     chosen = [check for check in CHECKS if check.id in selected]
+    if not process and not explicit:
+        chosen = [check for check in chosen if "process" not in check.needs]  # nothing of theirs to judge
+    if contract == "pi":
+        stricter = [check.id for check in chosen if check.level != "pi"]
+        chosen = [check for check in chosen if check.level == "pi"]
+        if not chosen:
+            raise ValueError(
+                f"none of the selected checks ({', '.join(stricter)}) belongs to the pi contract: "
+                "--contract pi judges only pi-level checks (see `conformance list`)"
+            )
     runnable = [check for check in chosen if not _missing(check, session)]
     if not runnable:
         # Every selected check would be ``unsupported``: the verdict would rest on nothing examined.
@@ -297,7 +339,7 @@ async def run(
             unplanned = Evidence(scenario="-", detail=f"could not plan its scenarios — {why}")
             results.append(_failed(check, [unplanned], reasons.get(check.id), 0.0))
         else:
-            judged = await _judge(check, session, plan.planned[check.id], reasons.get(check.id), 0.0)
+            judged = await _judge(check, session, plan.planned[check.id], reasons.get(check.id), 0.0, contract=contract)
             results.append(_with_reproduction(judged, session))
     return Report(
         adapter=name or session.adapter or "(the adapter did not give its name in time)",
@@ -311,6 +353,7 @@ async def run(
         bound_s=limits.bound_s,
         interrupted=session.target_failure or session.interrupted,
         transport=transport,
+        contract=contract,
     )
 
 

@@ -33,6 +33,7 @@ from conformance.clock import ThreadClock
 from conformance.loopback import LoopbackServer, ReceivedRequest, Scripted, refused_url
 from conformance.observe import Observation, Running, Scenario, Timing, drive
 from conformance.plans import replay
+from conformance.process.adapter import ProcessAdapter
 from conformance.profile_guard import guarded
 from conformance.recordings import Feature, Recording
 from conformance.target import Capabilities, Need, adapter_name, is_factory
@@ -47,6 +48,9 @@ __all__ = ["API_KEY", "Session"]
 API_KEY = "conformance-test-key-0000"
 
 _HARNESS_TASK_PREFIXES = ("loopback-", "conformance-")
+#: asyncio's own task connecting a new subprocess's pipes (unnamed): in a run of an adapter process,
+#: the harness's process pool starts processes while scenarios run, so such a task is the harness's.
+_SUBPROCESS_PLUMBING = "BaseSubprocessTransport._connect_pipes"
 _QUICK_GRACE_S = 0.05
 #: How often the grace wait looks for tasks the adapter started meanwhile (seconds).
 _SETTLE_POLL_S = 0.05
@@ -71,8 +75,12 @@ class Session:
         recordings: Sequence[Recording],
         limits: Limits,
         profile: WireProfile | None = None,
+        *,
+        process: bool = False,
     ) -> None:
         self.capabilities = capabilities
+        #: True when the adapter runs as a process (``conformance.process``): X1 and X2 apply.
+        self.process = process
         self.recordings = list(recordings)
         self.limits = limits
         #: The api's wire profile as declared: the one given, else the one declared for the api (None:
@@ -129,6 +137,8 @@ class Session:
             return ending is None or ending.strip is None
         if need == "stream_error":
             return self.declared is None or self.declared.stream_error is None
+        if need == "process":
+            return not self.process
         return self.capabilities.lacks(need)
 
     def recording(self, feature: Feature = "text") -> Recording | None:
@@ -259,6 +269,10 @@ class Session:
             raise RuntimeError("start() the session first")
         limits = self.limits
         deadline = limits.deadline_after_hangs(self._hangs)
+        if isinstance(self.fn, ProcessAdapter):
+            # Before the scenario's clock starts: a process's start-up is not the adapter's time.
+            self._step("waiting for a ready adapter process", self.fn.start_timeout_s * 2 + 5.0)
+            await self.fn.prepare()
         self._step(f"scenario {scenario.key}", limits.scenario_bound_s(deadline))
         server: LoopbackServer | None = None
         base_url = scenario.base_url or ""
@@ -301,6 +315,9 @@ class Session:
         if obs.cut_off is not None:
             self._floods += 1
         await self._settle(obs, before)
+        if isinstance(self.fn, ProcessAdapter):
+            # After the grace: what still runs is killed, and what each process did is on record.
+            obs.processes = await self.fn.collect(obs.grace_s)
         if not self._stop:
             self._observed[scenario.key] = obs
         self._running = None
@@ -348,16 +365,20 @@ class Session:
             pending = [
                 task
                 for task in asyncio.all_tasks() - before
-                if not task.done() and not task.get_name().startswith(_HARNESS_TASK_PREFIXES)
+                if not task.done()
+                and not task.get_name().startswith(_HARNESS_TASK_PREFIXES)
+                and not (self.process and _task_label(task).endswith(f"({_SUBPROCESS_PLUMBING})"))
             ]
             open_ = [request for request in obs.requests if not request.connection_closed.is_set()]
+            # An adapter process gets the same grace to exit (see conformance.process).
+            exits = self.fn.settle_waits() if isinstance(self.fn, ProcessAdapter) else []
             remaining = deadline - clock.now()
-            if not (pending or open_) or remaining <= 0:
+            if not (pending or open_ or exits) or remaining <= 0:
                 break
             closes = [loop.create_task(r.connection_closed.wait(), name="conformance-close") for r in open_]
             try:
                 # Bounded by the poll too: the adapter may start tasks while we wait.
-                await asyncio.wait([*pending, *closes], timeout=min(remaining, _SETTLE_POLL_S))
+                await asyncio.wait([*pending, *closes, *exits], timeout=min(remaining, _SETTLE_POLL_S))
             finally:
                 for waiter in closes:
                     waiter.cancel()
@@ -444,6 +465,8 @@ class Session:
         if self.fn is None and self.target_failure is None:
             self.target_failure = reason
         self.interrupted = reason
+        if isinstance(self.fn, ProcessAdapter):
+            self.fn.kill_all()  # signals only: no code of the adapter's, and the stuck loop is not needed
 
     def _hang_note(self) -> str:
         hung = self.hung()

@@ -78,6 +78,7 @@ Need = Literal[
     "usage_in_stream",
     "images",
     "retries",
+    "process",
 ]
 
 
@@ -134,6 +135,8 @@ class Capabilities:
         wire profile's to say (``Session.lacks``); without an api there is none."""
         if need in ("terminal", "stream_error"):
             return self.api is None
+        if need == "process":  # the target's to say (an adapter run as a process), not a declaration's
+            return True
         value: bool = getattr(self, need)
         return not value
 

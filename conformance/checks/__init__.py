@@ -35,6 +35,7 @@ from conformance.checks.faults import (
 )
 from conformance.checks.grammar import GRAMMAR_CHECKS
 from conformance.checks.hygiene import ClosesEveryConnection, LeavesNoTasksBehind, NeverLeaksTheKey
+from conformance.checks.process import ProcessIsWellBehaved, ProcessKeepsTheProtocol
 from conformance.checks.replays import (
     ParallelToolCallsReplay,
     RecordingsReplayToDone,
@@ -53,7 +54,7 @@ from conformance.checks.transport import (
 )
 from conformance.checks.vendor import VendorErrorsKeepTheirKind
 
-__all__ = ["CHECKS", "CHECK_IDS", "get_check", "markdown_table"]
+__all__ = ["CHECKS", "CHECK_IDS", "PROCESS_ONLY", "get_check", "markdown_table"]
 
 #: Every check, in report order.
 CHECKS: tuple[Check, ...] = (
@@ -84,10 +85,15 @@ CHECKS: tuple[Check, ...] = (
     ClosesEveryConnection(),
     LeavesNoTasksBehind(),
     NeverLeaksTheKey(),
+    ProcessKeepsTheProtocol(),
+    ProcessIsWellBehaved(),
 )
 
 #: Every check id, in report order.
 CHECK_IDS: tuple[str, ...] = tuple(check.id for check in CHECKS)
+#: The checks that judge only an adapter run as a process (left out of any other target's report
+#: unless selected by name).
+PROCESS_ONLY: frozenset[str] = frozenset(check.id for check in CHECKS if "process" in check.needs)
 
 
 def get_check(check_id: str) -> Check:
@@ -103,13 +109,15 @@ _NEEDS: dict[str, str] = {
     "http": "HTTP",
     "terminal": "a declared terminal marker",
     "stream_error": "a declared in-stream error",
+    "process": "an adapter run as a process (`--exec`)",
 }
 
 
 def markdown_table() -> str:
-    """The checks as a Markdown table: id, what must hold (the title), and what the check needs."""
-    lines = ["| id | what must hold | needs |", "|---|---|---|"]
+    """The checks as a Markdown table: id, contract level, what must hold (the title), and what the
+    check needs."""
+    lines = ["| id | level | what must hold | needs |", "|---|---|---|---|"]
     for check in CHECKS:
         needs = ", ".join(_NEEDS.get(need, f"`{need}`") for need in check.needs)
-        lines.append(f"| {check.id} | {check.title} | {needs} |")
+        lines.append(f"| {check.id} | {check.level} | {check.title} | {needs} |")
     return "\n".join(lines) + "\n"

@@ -72,19 +72,23 @@ def outcome_list(observations: list[Observation]) -> str:
 
 
 def expect_error(outcome: Outcome, obs: Observation, kinds: tuple[ErrorKind, ...], *, retryable: bool | None) -> None:
-    """Count one case: ``obs`` must end in ``error`` with an ErrorInfo of one of ``kinds`` (and the
-    given ``retryable``, unless None)."""
+    """Count one case: ``obs`` must end in ``error`` (the shared contract, ``pi``: never success from a
+    broken stream) with an ErrorInfo of one of ``kinds`` and the given ``retryable``, unless None
+    (streamfns' stricter contract: those problems are flagged at ``streamfns`` level)."""
     info = obs.error_info
     terminal = obs.terminal
-    if terminal is None or terminal.type != "error" or info is None:
+    if terminal is None or terminal.type != "error":
         outcome.expect(obs, False, f"expected an error ({'/'.join(kinds)}), got {obs.outcome()}")
+        return
+    if info is None:
+        outcome.expect(obs, False, f"expected an error ({'/'.join(kinds)}), got {obs.outcome()}", level="streamfns")
         return
     problems: list[str] = []
     if info.kind not in kinds:
         problems.append(f"kind {info.kind!r}, expected {' or '.join(repr(k) for k in kinds)}")
     if retryable is not None and info.retryable != retryable:
         problems.append(f"retryable={info.retryable}, expected {retryable}")
-    outcome.expect(obs, not problems, f"{obs.outcome()}: {'; '.join(problems)}")
+    outcome.expect(obs, not problems, f"{obs.outcome()}: {'; '.join(problems)}", level="streamfns")
 
 
 # -- comparable events ------------------------------------------------------------------------------------

@@ -58,6 +58,7 @@ class CutBodyIsAnError(Check):
     without it, fail the stream. A cut inside tool-call arguments must never produce ``toolUse``."""
 
     id = "T1"
+    level = "pi"
     title = "a body cut before the terminal marker ends in a retryable error, never done"
     needs = ("http",)
 
@@ -87,6 +88,7 @@ class RechunkingChangesNothing(Check):
     complete SSE events."""
 
     id = "M1"
+    level = "pi"
     title = "re-chunking the bytes (1 byte, random, split CRLF, split UTF-8) never changes the events"
     needs = ("http",)
 
@@ -133,6 +135,7 @@ class MalformedJsonIsAProtocolError(Check):
     exception). Parse each payload strictly and turn a parse failure into a protocol error."""
 
     id = "M3"
+    level = "pi"
     title = "malformed JSON in an event ends in a protocol error"
     needs = ("http",)
 
@@ -165,6 +168,7 @@ class MissingTerminalMarkerIsTruncated(Check):
     whether the marker arrived; at EOF without it, fail."""
 
     id = "M4"
+    level = "pi"
     title = "a body without the api's terminal marker ends in a truncated error"
     needs = ("http", "terminal")
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from conformance.check import Check, Outcome
 from conformance.observe import Observation, Scenario, Unreadable
+from conformance.report import Level
 from conformance.session import Session
 from conformance.text import describe_exception
 from normalize import RULES, AssistantMessageEvent, Violation, validate_events
@@ -20,6 +21,34 @@ from normalize import RULES, AssistantMessageEvent, Violation, validate_events
 __all__ = ["GRAMMAR_CHECKS", "GrammarCheck", "violations"]
 
 _TERMINAL = ("done", "error")
+
+#: The rules of pi's own event protocol (one terminal, last; the block grammar; deltas that add up;
+#: reasons that match; tool calls only when complete): the ``pi`` level. G1 (``start`` first, always)
+#: and G7 (the usage contract, ``result()``) are streamfns' own.
+_PI_RULES = frozenset({"G2", "G3", "G4", "G5", "G6"})
+#: Within a pi rule, the parts only streamfns promises: an ``ErrorInfo`` on every error (G5); tool-call
+#: ids that are never empty and never repeat (pi leaves an id empty when a server sends none), and
+#: arguments that are the strict parse of the deltas (pi repairs them) (G6).
+_STRICTER = ("errorInfo", "empty id", "duplicate id", "strict parse")
+
+
+def violation_level(rule: str, message: str, obs: Observation | None = None) -> Level:
+    """The contract level a violation of ``rule`` described by ``message`` (in ``obs``) breaks. A hang
+    in a scenario that exists to test the idle timeout (a silent server, its own ``idle_timeout_s``,
+    nothing aborted) breaks only streamfns' promise of that timeout — C3's — which pi never made; a
+    hang anywhere else (after an abort, at the end of a body) breaks pi's "exactly one terminal"."""
+    if rule not in _PI_RULES or any(part in message for part in _STRICTER):
+        return "streamfns"
+    if (
+        rule == "G2"
+        and obs is not None
+        and obs.hung
+        and obs.scenario.idle_timeout_s is not None
+        and obs.scenario.abort == "none"
+    ):
+        return "streamfns"
+    return "pi"
+
 
 _TROUBLESHOOTING = {
     "G1": "Emit exactly one `start`, first — also when the request fails before any byte arrives, and "
@@ -86,6 +115,7 @@ class GrammarCheck(Check):
         self.id = rule
         self.title = RULES[rule]
         self._doc = _TROUBLESHOOTING[rule]
+        self.level = "pi" if rule in _PI_RULES else "streamfns"
 
     @property
     def troubleshooting(self) -> str:
@@ -110,7 +140,8 @@ class GrammarCheck(Check):
             for violation in violations(obs):
                 if violation.rule == self.id:
                     index = violation.index if violation.index >= 0 else None
-                    outcome.flag(obs, violation.message, index=index, excerpt=violation.excerpt)
+                    level = violation_level(self.id, violation.message, obs)
+                    outcome.flag(obs, violation.message, index=index, excerpt=violation.excerpt, level=level)
         return outcome
 
 

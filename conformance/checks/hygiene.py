@@ -98,6 +98,7 @@ class NeverLeaksTheKey(Check):
     goes into errorMessage."""
 
     id = "S1"
+    level = "pi"
     title = "the API key never appears in events or error messages, even when the vendor quotes it"
 
     def scenarios(self, session: Session) -> list[Scenario]:
@@ -108,11 +109,12 @@ class NeverLeaksTheKey(Check):
     async def evaluate(self, session: Session, observed: list[Observation]) -> Outcome:
         """Search every event's JSON, the message ``result()`` returned and every recorded error text
         for the key in any spelling ``streamfns.kit.redact`` knows (escaped, URL-encoded, base64 …).
-        A scenario counts as a case examined only when its stream started; a key in an exception
-        message is flagged whatever the scenario gave."""
+        A scenario counts as a case examined only when its stream gave an event (a ``start``, or —
+        from an adapter that keeps only pi's contract — any event); a key in an exception message is
+        flagged whatever the scenario gave."""
         outcome = Outcome()
         for obs in session.observations:
-            outcome.checked += 1 if obs.started else 0
+            outcome.checked += 1 if obs.events else 0
             texts = [obs.call_error, obs.iteration_error, obs.result_problem, *obs.loop_errors]
             if any(text and _leaks(text) for text in texts):
                 outcome.flag(obs, "an error message contains the API key")

@@ -71,6 +71,7 @@ class RecordingsReplayToDone(_GoldenCheck):
     out of ``cassettes`` (or xfail P1 with the reason)."""
 
     id = "P1"
+    level = "pi"
     title = "every successful recording replays to done with content"
 
     async def evaluate(self, session: Session, observed: list[Observation]) -> Outcome:
@@ -98,6 +99,7 @@ class ToolCallsEndToolUse(_FeatureCheck):
     serves both)."""
 
     id = "P2"
+    level = "pi"
     title = "the tool-call recording ends toolUse with its tool calls"
     needs = ("tool_calls",)
     feature = "tool"
@@ -114,6 +116,7 @@ class ParallelToolCallsReplay(_FeatureCheck):
     ``parallel``, or as the api's ``WireApi(recordings=...)`` map names it."""
 
     id = "P3"
+    level = "pi"
     title = "the parallel tool-call recording yields several tool calls"
     needs = ("parallel_tool_calls",)
     feature = "parallel"
@@ -142,6 +145,7 @@ class ThinkingReplays(_FeatureCheck):
     ``thinking``, or as the api's ``WireApi(recordings=...)`` map names it."""
 
     id = "P4"
+    level = "pi"
     title = "the thinking recording yields a thinking block"
     needs = ("thinking",)
     feature = "thinking"
@@ -166,6 +170,7 @@ class ReportsUsage(_GoldenCheck):
     final usage chunk — ask for it with ``stream_options.include_usage`` —, Gemini ``usageMetadata``)."""
 
     id = "U1"
+    level = "pi"
     title = "successful streams report input and output token usage"
     needs = ("usage_in_stream",)
 
@@ -192,6 +197,7 @@ class SendsImages(Check):
     it when ``model.input`` includes ``"image"``."""
 
     id = "I1"
+    level = "pi"
     title = "a user image is sent and the reply streams normally"
     needs = ("http", "images")
 

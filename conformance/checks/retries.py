@@ -93,6 +93,7 @@ class NoRetryAfterOutput(Check):
     body whose cut came before any content event may be retried: such a case is not counted.)"""
 
     id = "R2"
+    level = "pi"
     title = "a failure after output is never retried"
     needs = ("http",)
 
@@ -126,5 +127,6 @@ class NoRetryAfterOutput(Check):
             outcome.expect(obs, len(obs.requests) == 1, f"the server received {len(obs.requests)} requests, expected 1")
             info = obs.error_info
             if info is not None:
-                outcome.expect(obs, info.output_started, "ErrorInfo.output_started is false after content events")
+                detail = "ErrorInfo.output_started is false after content events"
+                outcome.expect(obs, info.output_started, detail, level="streamfns")
         return outcome

@@ -48,6 +48,7 @@ class ErrorStatusesMapToKinds(Check):
     ``normalize.error_kind_for_status`` and refine with the vendor's error type."""
 
     id = "H1"
+    level = "pi"
     title = (
         "HTTP error statuses (400/401/404/429/500/502/503/529) end in errors with the right kind, retryable and status"
     )
@@ -89,18 +90,24 @@ class ErrorStatusesMapToKinds(Check):
             expect_error(outcome, obs, kinds, retryable=retryable)
             info = obs.error_info
             message = obs.message
-            if info is None or message is None:
+            if message is None:
                 continue
-            outcome.expect(obs, info.status == status, f"ErrorInfo.status is {info.status}, expected {status}")
-            if status == 429:
+            if info is not None:
+                detail = f"ErrorInfo.status is {info.status}, expected {status}"
+                outcome.expect(obs, info.status == status, detail, level="streamfns")
+            if info is not None and status == 429:
                 ok = info.retry_after_s is not None and abs(info.retry_after_s - float(_RETRY_AFTER)) < 0.01
-                outcome.expect(obs, ok, f"ErrorInfo.retry_after_s is {info.retry_after_s}, expected {_RETRY_AFTER}")
+                detail = f"ErrorInfo.retry_after_s is {info.retry_after_s}, expected {_RETRY_AFTER}"
+                outcome.expect(obs, ok, detail, level="streamfns")
             # The vendor's message is expected where the api's error body carries it (not in the 502
             # gateway page, nor in a declared body that leaves it out).
             vendor = injected_message(status)
             if vendor.encode() in error_body(status, profile=session.profile).body:
                 outcome.expect(
-                    obs, vendor in (message.error_message or ""), f"errorMessage lacks the vendor's message {vendor!r}"
+                    obs,
+                    vendor in (message.error_message or ""),
+                    f"errorMessage lacks the vendor's message {vendor!r}",
+                    level="streamfns",
                 )
         return outcome
 
@@ -111,6 +118,7 @@ class NonStreamBodiesAreErrors(Check):
     parsing —, and an empty body is ``truncated`` or ``protocol``. Never a ``done`` with no content."""
 
     id = "H2"
+    level = "pi"
     title = "a 200 that is not an event stream (JSON, HTML, empty) ends in an error"
     needs = ("http",)
 
@@ -151,6 +159,7 @@ class ResetIsANetworkError(Check):
     read and map them to ``network`` (timeouts to ``timeout``)."""
 
     id = "C1"
+    level = "pi"
     title = "a reset connection (after the headers, mid-body) ends in a retryable network error, partial content kept"
     needs = ("http",)
 
@@ -170,14 +179,16 @@ class ResetIsANetworkError(Check):
         for obs in observed:
             expect_error(outcome, obs, ("network",), retryable=True)
             info, message = obs.error_info, obs.message
-            if info is None or message is None:
+            if message is None:
                 continue
-            outcome.expect(
-                obs,
-                info.output_started == obs.content_seen,
-                f"ErrorInfo.output_started is {info.output_started} but content events were "
-                f"{'' if obs.content_seen else 'not '}emitted",
-            )
+            if info is not None:
+                outcome.expect(
+                    obs,
+                    info.output_started == obs.content_seen,
+                    f"ErrorInfo.output_started is {info.output_started} but content events were "
+                    f"{'' if obs.content_seen else 'not '}emitted",
+                    level="streamfns",
+                )
             if obs.content_seen:
                 outcome.expect(obs, bool(message.content), "the partial content was dropped")
         return outcome
@@ -188,6 +199,7 @@ class RefusedIsANetworkError(Check):
     retryable, with ``output_started`` false — not an exception from the HTTP library."""
 
     id = "C2"
+    level = "pi"
     title = "a refused connection ends in a retryable network error"
     needs = ("http",)
 
@@ -209,7 +221,8 @@ class RefusedIsANetworkError(Check):
         expect_error(outcome, obs, ("network",), retryable=True)
         info = obs.error_info
         if info is not None:
-            outcome.expect(obs, not info.output_started, "ErrorInfo.output_started is true for a refused connection")
+            detail = "ErrorInfo.output_started is true for a refused connection"
+            outcome.expect(obs, not info.output_started, detail, level="streamfns")
         return outcome
 
 

@@ -32,6 +32,7 @@ class VendorErrorsKeepTheirKind(Check):
     (``ERRORS.from_event``) and raise the failure it builds."""
 
     id = "V1"
+    level = "pi"
     title = "a vendor error mid-stream ends in an error of the vendor's kind and message, partial content kept"
     needs = ("http", "stream_error")
 
@@ -67,12 +68,15 @@ class VendorErrorsKeepTheirKind(Check):
         for obs in observed:
             expect_error(outcome, obs, _VENDOR_KINDS, retryable=None)
             message = obs.message
-            if message is None or obs.error_info is None:
+            if message is None or getattr(obs.terminal, "type", None) != "error":
                 continue
-            outcome.expect(obs, said in (message.error_message or ""), f"errorMessage lacks the vendor's {said!r}")
+            detail = f"errorMessage lacks the vendor's {said!r}"
+            outcome.expect(obs, said in (message.error_message or ""), detail, level="streamfns")
             if obs.content_seen:
                 outcome.expect(obs, bool(message.content), "the content streamed before the error was dropped")
-                outcome.expect(obs, obs.error_info.output_started, "ErrorInfo.output_started is false after content")
+                if obs.error_info is not None:
+                    detail = "ErrorInfo.output_started is false after content"
+                    outcome.expect(obs, obs.error_info.output_started, detail, level="streamfns")
                 requests = len(obs.requests)
                 outcome.expect(obs, requests == 1, f"the server received {requests} requests after output, expected 1")
         return outcome

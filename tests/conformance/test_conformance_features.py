@@ -129,7 +129,7 @@ def test_the_command_line_reports_what_served_each_feature_of_its_cassettes(
     out = capsys.readouterr().out
     assert status == 0  # a limitation, not a failure
     assert "thinking: no recording — the api's recordings map names 'thinking' for it" in out
-    assert "P4   unsupported   the thinking recording yields a thinking block             not examined" in out
+    assert "P4   unsupported   pi        the thinking recording yields a thinking block     not examined" in out
     data = json.loads(written.read_text(encoding="utf-8"))
     assert data["verdict"] == "conformant-with-limitations"
     assert [item["feature"] for item in data["features"]] == ["text", "tool", "parallel", "thinking"]
