@@ -17,7 +17,10 @@ and a verdict, and prints the ``cassettes mutate`` command that reproduces each 
 bytes. Whatever the adapter does, a run ends with a report within ``Limits.bound_s`` — short of
 ending the process itself with ``os._exit`` (see :mod:`conformance.watchdog`). Front ends:
 ``python -m conformance run my_adapter:ADAPTER`` (:mod:`conformance.cli`) and the pytest base class
-:class:`conformance.pytest_support.StreamFnConformance`.
+:class:`conformance.pytest_support.StreamFnConformance`. An adapter written in another language is
+judged as a process (:func:`process_target`; ``conformance run --exec 'node my_adapter.mjs' --api …``),
+and every report gives a verdict at two contract levels, ``pi`` and ``streamfns``
+(:mod:`conformance.report`).
 """
 
 from __future__ import annotations
@@ -30,8 +33,9 @@ if TYPE_CHECKING:
     from conformance.check import Check, Outcome
     from conformance.checks import CHECK_IDS, CHECKS, get_check
     from conformance.loopback import LoopbackServer, ReceivedRequest, Scripted, refused_url
+    from conformance.process import ProcessAdapter, process_target
     from conformance.recordings import FeatureSource, Recording, library_recordings, load_recordings
-    from conformance.report import CheckResult, Evidence, Report, Status, Verdict
+    from conformance.report import CheckResult, Evidence, Level, Report, Status, Verdict
     from conformance.runner import run, run_sync
     from conformance.session import API_KEY
     from conformance.target import Capabilities, CassetteSource, Target, is_factory, load_target
@@ -48,9 +52,11 @@ __all__ = [
     "CheckResult",
     "Evidence",
     "FeatureSource",
+    "Level",
     "Limits",
     "LoopbackServer",
     "Outcome",
+    "ProcessAdapter",
     "ReceivedRequest",
     "Recording",
     "Report",
@@ -64,6 +70,7 @@ __all__ = [
     "library_recordings",
     "load_recordings",
     "load_target",
+    "process_target",
     "refused_url",
     "run",
     "run_sync",
@@ -83,6 +90,7 @@ _MODULES = (
     "conformance.session",
     "conformance.check",
     "conformance.checks",
+    "conformance.process",
     "conformance.runner",
 )
 

@@ -30,7 +30,7 @@ from typing import Any, ClassVar
 import pytest
 
 from conformance.checks import CHECK_IDS
-from conformance.report import Report
+from conformance.report import Level, Report
 from conformance.runner import run_sync
 from conformance.target import Capabilities, CassetteSource, Target
 from conformance.text import printable
@@ -65,6 +65,8 @@ class StreamFnConformance:
     xfail: ClassVar[Mapping[str, str]] = {}
     checks: ClassVar[tuple[str, ...] | None] = None
     limits: ClassVar[Limits | None] = None
+    #: The contract judged: ``"streamfns"`` (every check) or ``"pi"`` (only the shared one).
+    contract: ClassVar[Level] = "streamfns"
 
     @pytest.fixture(scope="class")
     @classmethod
@@ -77,6 +79,7 @@ class StreamFnConformance:
             checks=cls.checks,
             xfail=dict(cls.xfail),
             limits=cls.limits,
+            contract=cls.contract,
         )
         folder: str | None = request.config.getoption("conformance_report_dir", default=None)
         if folder:
