@@ -15,17 +15,29 @@ from conformance.session import Session
 __all__ = ["ProcessIsWellBehaved", "ProcessKeepsTheProtocol"]
 
 
-def _judge(outcome: Outcome, session: Session, check: str) -> None:
-    for obs in session.observations:
-        for report in obs.processes:
-            outcome.checked += 1
-            for fault in report.faults:
-                if fault.check == check:
-                    where = f"process {report.pid}" if report.pid else "no process"
-                    outcome.flag(obs, f"{where} {fault.detail}" if report.pid else fault.detail)
+class _ProcessCheck(Check):
+    """What X1 and X2 share: a plain replay of their own, and every process of the run judged."""
+
+    needs = ("process",)
+
+    def scenarios(self, session: Session) -> list[Scenario]:
+        """A plain replay (every other scenario of the run is judged too)."""
+        return [Scenario(key="x:plain", recording=text_recording_name(session), served=golden_served(session))]
+
+    async def evaluate(self, session: Session, observed: list[Observation]) -> Outcome:
+        """Each process of each scenario is a case; each of its faults this check judges, a problem."""
+        del observed
+        outcome = Outcome()
+        for obs in session.observations:
+            for report in obs.processes:
+                outcome.checked += 1
+                for fault in report.faults:
+                    if fault.check == self.id:
+                        outcome.flag(obs, f"process {report.pid} {fault.detail}" if report.pid else fault.detail)
+        return outcome
 
 
-class ProcessKeepsTheProtocol(Check):
+class ProcessKeepsTheProtocol(_ProcessCheck):
     """The adapter process must speak ``streamfns-process/1`` (docs/process-protocol.md): say
     ``{"type": "ready"}`` once started; write only events on stdout, one JSON object per line; end
     every call with a terminal event before it exits or closes stdout (a crash, an uncaught exception
@@ -36,22 +48,10 @@ class ProcessKeepsTheProtocol(Check):
 
     id = "X1"
     title = "the adapter process speaks the protocol: ready, only events on stdout, a terminal, abort honoured"
-    needs = ("process",)
     level = "pi"
 
-    def scenarios(self, session: Session) -> list[Scenario]:
-        """A plain replay (every other scenario of the run is judged too)."""
-        return [Scenario(key="x:plain", recording=text_recording_name(session), served=golden_served(session))]
 
-    async def evaluate(self, session: Session, observed: list[Observation]) -> Outcome:
-        """Every protocol fault of every process of the run."""
-        del observed
-        outcome = Outcome()
-        _judge(outcome, session, "X1")
-        return outcome
-
-
-class ProcessIsWellBehaved(Check):
+class ProcessIsWellBehaved(_ProcessCheck):
     """The adapter process must behave: nothing on stderr during a run (a warning printed by a
     library counts: silence it, or log to a file), nothing on stdout after its terminal event, exit
     with status 0 once its stdin closes — within the grace the harness gives any adapter after its
@@ -60,15 +60,3 @@ class ProcessIsWellBehaved(Check):
 
     id = "X2"
     title = "the adapter process is well behaved: stderr empty, exits 0 after its terminal, leaves nothing running"
-    needs = ("process",)
-
-    def scenarios(self, session: Session) -> list[Scenario]:
-        """A plain replay (every other scenario of the run is judged too)."""
-        return [Scenario(key="x:plain", recording=text_recording_name(session), served=golden_served(session))]
-
-    async def evaluate(self, session: Session, observed: list[Observation]) -> Outcome:
-        """Every conduct fault of every process of the run."""
-        del observed
-        outcome = Outcome()
-        _judge(outcome, session, "X2")
-        return outcome

@@ -273,7 +273,9 @@ class ProcessStream:
             # Only now: the request is the first line the process reads, an abort comes after it (a
             # signal that had fired already calls back at once, and the request says so as well).
             if call.signal is not None:
-                remove = call.signal.add_callback(lambda _signal: call.send_abort())
+                # The signal may fire in any thread: the abort is sent from this loop.
+                loop = asyncio.get_running_loop()
+                remove = call.signal.add_callback(lambda _signal: _soon(loop, call.send_abort))
             partial = AssistantMessage()
             while (event := await self._next_event(process, partial)) is not None:
                 yield event
@@ -371,6 +373,12 @@ async def _tail(call: _Call) -> None:
             if type(event) in TERMINAL_TYPES:
                 call.late_terminal = True
                 call.stop_abort_timer()
+
+
+def _soon(loop: asyncio.AbstractEventLoop, callback: Callable[[], None]) -> None:
+    """Run ``callback`` on ``loop`` (from any thread); nothing once the loop is closed."""
+    with contextlib.suppress(RuntimeError):
+        loop.call_soon_threadsafe(callback)
 
 
 def _quote(line: bytes) -> str:

@@ -32,7 +32,8 @@ DOCS = ROOT / "docs"
 PAGES = sorted(path for path in DOCS.rglob("*.md") if "_gen" not in path.parts)
 FENCE = re.compile(r"^```(\w*)[^\n]*\n(.*?)^```[ \t]*$", re.MULTILINE | re.DOTALL)
 INCLUDE = re.compile(r'^--8<-- "([^"]+)"$', re.MULTILINE)
-LANGUAGES = {"python", "console", "sh", "text", "toml"}
+#: "js": the wrapper of an adapter process written in JavaScript (docs/other-languages.md), not run here.
+LANGUAGES = {"python", "console", "sh", "text", "toml", "js"}
 BIN = Path(sys.executable).parent
 
 
