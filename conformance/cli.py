@@ -49,6 +49,7 @@ from typing import Any
 from cassettes import command_line_text
 from conformance.checks import CHECKS, get_check, markdown_table
 from conformance.process import process_target
+from conformance.process.adapter import MAX_POOL
 from conformance.recordings import NoRecordings
 from conformance.report import Report, report_json_text
 from conformance.runner import run as run_checks
@@ -296,8 +297,8 @@ def _process_target(args: argparse.Namespace) -> Any:
         raise _UsageError("give either a target (pkg.module:attr) or --exec COMMAND, not both")
     if not args.api:
         raise _UsageError("--exec needs --api API: the wire api the adapter process speaks (its recordings)")
-    if args.pool < 1:
-        raise _UsageError(f"--pool must be at least 1, not {args.pool}")
+    if not 1 <= args.pool <= MAX_POOL:
+        raise _UsageError(f"--pool must be from 1 to {MAX_POOL}, not {args.pool}")
     try:
         return process_target(
             args.exec_command,

@@ -31,6 +31,8 @@ from normalize import AssistantMessage, Context, DoneEvent, ErrorEvent, Model, S
 
 __all__ = ["AbortStyle", "ProcessAdapter", "ProcessStream"]
 
+#: The most processes kept started at once.
+MAX_POOL = 32
 #: How the harness tells a process to abort: a line on stdin, or ``SIGINT``.
 AbortStyle = Literal["line", "signal"]
 
@@ -62,8 +64,8 @@ class ProcessAdapter:
         argv = shlex.split(command) if isinstance(command, str) else [str(part) for part in command]
         if not argv:
             raise ValueError("the adapter command is empty")
-        if pool_size < 1:
-            raise ValueError(f"pool_size must be at least 1, not {pool_size}")
+        if not 1 <= pool_size <= MAX_POOL:
+            raise ValueError(f"pool_size must be from 1 to {MAX_POOL}, not {pool_size}")
         if abort not in ("line", "signal"):
             raise ValueError(f"abort must be 'line' or 'signal', not {abort!r}")
         if not start_timeout_s > 0 or not abort_grace_s > 0:
@@ -123,6 +125,7 @@ class ProcessAdapter:
         processes (and of starts that failed meanwhile)."""
         calls, self._current = self._current, []
         for call in calls:
+            call.stop_abort_timer()  # the scenario is over: the kill below, not the timer, ends it
             process = call.process
             if process is None or not process.running:
                 continue
@@ -155,14 +158,21 @@ class ProcessAdapter:
             if process.running:
                 process.kill_group()
                 report.add("X2", "did not end even when killed")
-            if report.leftover:
+            if report.leftover_count:
                 names = ", ".join(report.leftover[:3])
-                report.add("X2", f"left {len(report.leftover)} process(es) running when it exited, killed: {names}")
+                report.add("X2", f"left {report.leftover_count} process(es) running when it exited, killed: {names}")
             if call.terminal is not None and not process.killed and report.exit_code not in (0, None):
                 report.add("X2", f"ended with {report.exit_text} after its terminal event")
             if call.terminal is not None and not process.killed and report.exit_signal is not None:
                 report.add("X2", f"was {report.exit_text} after its terminal event")
+            report.close()
             reports.append(report)
+            if not process.running:
+                process.release()  # its stream is over: its pipes (and what they buffered) can go
+        # What has ended is forgotten: a run holds what its running processes hold, not every stream.
+        self._all = [process for process in self._all if process.running]
+        if pool is not None:
+            pool.forget_ended()
         return reports
 
     def kill_all(self) -> None:
@@ -206,19 +216,34 @@ class _Call:
         self._abort_timer: asyncio.TimerHandle | None = None
         #: The process wrote its terminal after the reader had left (nobody read it, but it was sent).
         self.late_terminal = False
+        self._written = False
+        #: The process closed its stdout: nothing more can come from it (an abort would be moot).
+        self.stdout_ended = False
 
     def send_abort(self) -> None:
-        """Tell the process to abort (once), and kill it if its stream has not ended within the grace."""
+        """Tell the process to abort (once), and kill it if its stream has not ended within the grace.
+        Until the request is written the abort line waits (the request is the first line a process
+        reads), but the grace starts now: a process that never reads its stdin is killed all the same."""
         process = self.process
         if self.abort_sent or process is None or not process.running:
             return
         self.abort_sent = True
+        if self._written:
+            self._tell_abort(process)
+        grace = self.adapter.abort_grace_s
+        self._abort_timer = asyncio.get_running_loop().call_later(grace, self._abort_expired, grace)
+
+    def request_written(self) -> None:
+        """The request is written: an abort that came meanwhile is told now."""
+        self._written = True
+        if self.abort_sent and self.process is not None and self.process.running:
+            self._tell_abort(self.process)
+
+    def _tell_abort(self, process: AdapterProcess) -> None:
         if self.adapter.abort == "signal":
             process.interrupt()
         else:
             process.write_nowait(ABORT_LINE)
-        grace = self.adapter.abort_grace_s
-        self._abort_timer = asyncio.get_running_loop().call_later(grace, self._abort_expired, grace)
 
     def _abort_expired(self, grace: float) -> None:
         process = self.process
@@ -268,14 +293,14 @@ class ProcessStream:
         adapter._all.append(process)  # pyright: ignore[reportPrivateUsage]
         remove: Callable[[], None] | None = None
         try:
-            if not await process.write(call.request):
-                process.report.add("X1", "closed its stdin before the request was written")
-            # Only now: the request is the first line the process reads, an abort comes after it (a
-            # signal that had fired already calls back at once, and the request says so as well).
             if call.signal is not None:
-                # The signal may fire in any thread: the abort is sent from this loop.
+                # The signal may fire in any thread: the abort is sent from this loop — and while the
+                # request is still being written, its line waits for it (send_abort).
                 loop = asyncio.get_running_loop()
                 remove = call.signal.add_callback(lambda _signal: _soon(loop, call.send_abort))
+            if not await process.write(call.request):
+                process.report.add("X1", "closed its stdin before the request was written")
+            call.request_written()
             partial = AssistantMessage()
             while (event := await self._next_event(process, partial)) is not None:
                 yield event
@@ -285,7 +310,7 @@ class ProcessStream:
         finally:
             if remove is not None:
                 remove()
-            if call.terminal is None and process.running:
+            if call.terminal is None and process.running and not call.stdout_ended:
                 # The reader left (or was cancelled) before the end: the call is over. The process is
                 # told to abort and its stdin closed; it should end its stream and exit.
                 call.send_abort()
@@ -306,6 +331,7 @@ class ProcessStream:
                 process.kill_now()
                 return None
             if line is None:
+                call.stdout_ended = True
                 await asyncio.wait([process.exited], timeout=1.0)
                 process.report.add("X1", f"closed its stdout ({process.report.exit_text}) before its terminal event")
                 return None

@@ -33,6 +33,11 @@ _STDERR_TAIL = 400
 _STDERR_CHUNK = 65536
 #: The environment variable a process can read to know it is spoken to in this protocol.
 PROTOCOL_ENV = "STREAMFNS_PROCESS_PROTOCOL"
+#: The most faults of one kind a report keeps (a process writing a million bad lines is judged on the
+#: first of them; the rest are counted).
+_FAULTS_KEPT = 20
+#: How often the end of the launcher is looked for (seconds: from the first value, doubling, to the last).
+_EXIT_POLL_S = (0.002, 0.05)
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,15 +57,32 @@ class ProcessReport:
     faults: list[Fault] = field(default_factory=list[Fault])
     exit_code: int | None = None
     exit_signal: int | None = None
+    #: The command lines of the processes the launcher had to kill (the first few) and how many.
     leftover: list[str] = field(default_factory=list[str])
+    leftover_count: int = 0
     stderr_bytes: int = 0
     stderr_excerpt: str = ""
+    #: Faults not kept, past :data:`_FAULTS_KEPT` of a check.
+    dropped: dict[str, int] = field(default_factory=dict[str, int])
+    _seen: set[Fault] = field(default_factory=set[Fault], repr=False)
 
     def add(self, check: Literal["X1", "X2"], detail: str) -> None:
-        """Record a fault (once: the same detail twice is one fault)."""
+        """Record a fault: once (the same detail twice is one fault), and only the first
+        :data:`_FAULTS_KEPT` of a check (the others are counted, see :meth:`close`)."""
         fault = Fault(check, detail)
-        if fault not in self.faults:
-            self.faults.append(fault)
+        if fault in self._seen:
+            return
+        if sum(1 for kept in self.faults if kept.check == check) >= _FAULTS_KEPT:
+            self.dropped[check] = self.dropped.get(check, 0) + 1
+            return
+        self._seen.add(fault)
+        self.faults.append(fault)
+
+    def close(self) -> None:
+        """Say how many faults were not kept (once the process is over)."""
+        for check, count in self.dropped.items():
+            self.faults.append(Fault(check, f"… and {count} more such fault(s)"))  # pyright: ignore[reportArgumentType]
+        self.dropped = {}
 
     @property
     def exit_text(self) -> str:
@@ -139,7 +161,10 @@ class AdapterProcess:
             line = await stdout.readuntil(b"\n")
         except asyncio.IncompleteReadError as exc:
             return exc.partial or None
-        except asyncio.LimitOverrunError:
+        except asyncio.LimitOverrunError as exc:
+            # The line is not kept: what was buffered of it is read out and dropped.
+            with contextlib.suppress(Exception):
+                await stdout.read(max(exc.consumed, LINE_LIMIT))
             raise ValueError(f"a line longer than {LINE_LIMIT} bytes") from None
         return line[:-1]
 
@@ -155,7 +180,8 @@ class AdapterProcess:
             data: Any = json.loads(line)
         except (ValueError, RecursionError):
             data = None
-        if data != READY:
+        # Any object whose type is "ready" (fields beyond it are left for later versions of the protocol).
+        if type(data) is not dict or data.get("type") != READY["type"]:  # pyright: ignore[reportUnknownMemberType]
             return f"wrote {_quote(line)} where {json.dumps(READY)} was expected"
         self.ready = True
         return None
@@ -212,22 +238,29 @@ class AdapterProcess:
         return not self._exited.done()
 
     def kill_now(self) -> None:
-        """Make the launcher kill the command and everything it started (``SIGTERM`` to the launcher),
-        and ``SIGKILL`` the process group as well, for what the launcher cannot reach. Signals only:
-        it returns at once, from any thread."""
+        """Make the launcher kill the command and everything it started (``SIGTERM`` to the launcher).
+        Signals only: it returns at once, from any thread; nothing once the launcher was reaped (its
+        pid may belong to another process by then)."""
         self.killed = True
-        pid = self._proc.pid
+        if self._proc.returncode is not None:
+            return
         with contextlib.suppress(ProcessLookupError, OSError):
-            os.kill(pid, signal.SIGTERM)
+            os.kill(self._proc.pid, signal.SIGTERM)
 
     def kill_group(self) -> None:
-        """``SIGKILL`` the process group (the launcher's session): the last resort, and the way a
-        platform without a subreaper ends what the command left behind."""
+        """``SIGKILL`` the launcher's process group: the last resort, and the way a platform without
+        a subreaper ends what the command left behind in it. The group outlives a reaped launcher
+        only while it has members, so its id cannot have been reused while anything is left in it."""
         with contextlib.suppress(ProcessLookupError, PermissionError, OSError):
             os.killpg(self._proc.pid, signal.SIGKILL)
 
     async def _wait_exit(self) -> None:
-        await self._proc.wait()
+        # Not Process.wait(): it returns only once every pipe is closed, which a process the launcher
+        # could not reach (holding stdout) would put off for ever. The return code is set at the exit.
+        delay = _EXIT_POLL_S[0]
+        while self._proc.returncode is None:
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, _EXIT_POLL_S[1])
         status = self._read_status()
         report = self.report
         if status is None:
@@ -241,7 +274,8 @@ class AdapterProcess:
             report.exit_signal = exit_signal if type(exit_signal) is int else None
             leftover = status.get("leftover")
             if type(leftover) is list:
-                report.leftover = [str(name) for name in leftover][:10]  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
+                names = [str(name) for name in leftover]  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
+                report.leftover, report.leftover_count = names[:10], len(names)
             exec_error = status.get("execError")
             if type(exec_error) is str:
                 report.add("X1", f"could not be started: {exec_error[:300]}")
@@ -249,6 +283,16 @@ class AdapterProcess:
         with contextlib.suppress(Exception):
             await asyncio.wait_for(asyncio.shield(self._drain), 1.0)
         self._finish_stderr()
+
+    def release(self) -> None:
+        """Let go of the pipes (their descriptors), whatever still holds their other ends: once
+        nothing more is to be read from the process."""
+        self._drain.cancel()
+        transport = getattr(self._proc, "_transport", None)  # asyncio keeps the pipes on its transport
+        close = getattr(transport, "close", None)
+        if callable(close):
+            with contextlib.suppress(Exception):
+                close()
 
     def _read_status(self) -> dict[str, Any] | None:
         fd, self._status_fd = self._status_fd, -1
@@ -292,13 +336,15 @@ class AdapterProcess:
             report.add("X2", f"wrote to stderr: {report.stderr_excerpt!r}{more}")
 
     async def close(self) -> None:
-        """Kill the process if it still runs and wait (briefly) for the launcher's report."""
+        """Kill the process if it still runs, wait (briefly) for the launcher's report, let go of the
+        pipes."""
         if self.running:
             self.kill_now()
         with contextlib.suppress(Exception):
             await asyncio.wait_for(asyncio.shield(self._exited), 2.0)
         if self.running:
             self.kill_group()
+        self.release()
 
 
 def _quote(line: bytes) -> str:

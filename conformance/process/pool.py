@@ -66,6 +66,9 @@ class ProcessPool:
                 problem = f"could not be started: {exc}"
             else:
                 self.started.append(process)
+                if self._closed:  # closed meanwhile (kill_all, from another thread): not wanted
+                    await process.close()
+                    return
                 try:
                     # asyncio.timeout, not wait_for: no task of its own (which a check could take for
                     # one the adapter left running).
@@ -115,10 +118,16 @@ class ProcessPool:
             await self._changed.wait()
 
     def kill_all(self) -> None:
-        """Kill every process the pool started (signals only; from any thread)."""
+        """Kill every process the pool started and start no more (signals and a flag only: from any
+        thread)."""
+        self._closed = True
         for process in list(self.started):
             if process.running:
                 process.kill_now()
+
+    def forget_ended(self) -> None:
+        """Drop the processes that have ended (what they buffered goes with them)."""
+        self.started = [process for process in self.started if process.running]
 
     async def close(self) -> None:
         """Stop starting processes and kill the ready ones."""

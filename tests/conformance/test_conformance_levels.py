@@ -219,7 +219,7 @@ def test_every_check_states_its_level_in_the_listing(capsys: pytest.CaptureFixtu
         (["run", "--exec", "node a.mjs"], "--exec needs --api API"),
         (["run"], "give a target"),
         (["run", "--exec", "", "--api", "x"], "the adapter command is empty"),
-        (["run", "--exec", "node a.mjs", "--api", "x", "--pool", "0"], "--pool must be at least 1"),
+        (["run", "--exec", "node a.mjs", "--api", "x", "--pool", "0"], "--pool must be from 1 to 32"),
     ],
 )
 def test_exec_usage_errors_are_told_in_one_line(

@@ -165,13 +165,25 @@ async def test_a_child_that_lingers_after_its_terminal_is_killed() -> None:
     assert report.levels_text == "pi: conformant; streamfns: non-conformant (X2)"
 
 
-async def test_a_grandchild_that_left_the_process_group_is_found_and_killed(tmp_path: Path) -> None:
-    pid_file = tmp_path / "grandchild.pid"
-    report, _ = await _run("daemon", ["X2"], env={**os.environ, "HOSTILE_PID_FILE": str(pid_file)})
-    grandchild = int(pid_file.read_text())
+@pytest.mark.parametrize("namespace", ["1", "0"], ids=["pid-namespace", "subreaper-fallback"])
+async def test_a_grandchild_that_left_the_process_group_is_found_and_killed(tmp_path: Path, namespace: str) -> None:
+    # Its command line carries the token: _run finds none left (in the namespace, or swept by the
+    # launcher as a subreaper where namespaces are not allowed).
+    env = {
+        **os.environ,
+        "HOSTILE_PID_FILE": str(tmp_path / "grandchild.pid"),
+        "STREAMFNS_LAUNCHER_NAMESPACE": namespace,
+    }
+    report, _ = await _run("daemon", ["X2"], env=env)
+    assert (tmp_path / "grandchild.pid").exists()
     assert "left 1 process(es) running when it exited, killed" in _evidence(report, "X2")
-    with pytest.raises(ProcessLookupError):
-        os.kill(grandchild, 0)
+
+
+@pytest.mark.parametrize("mode", ["crash", "linger", "ignore-abort"])
+async def test_the_fallback_without_a_pid_namespace_leaves_nothing_either(mode: str) -> None:
+    env = {**os.environ, "STREAMFNS_LAUNCHER_NAMESPACE": "0"}
+    report, _ = await _run(mode, ["A2", "G2", "X1", "X2"], env=env, abort_grace_s=1.0)
+    assert report.verdict == "non-conformant"
 
 
 async def test_a_connection_left_open_after_the_terminal_is_what_l1_sees() -> None:
