@@ -12,13 +12,14 @@ from __future__ import annotations
 import ctypes
 import json
 import os
-import select
 import signal
 import socket
 import sys
 import time
 from typing import Any
 from urllib.parse import urlsplit
+
+from _scripted import emit, finish_unless_aborted, message  # beside this script (run by path)
 
 MODE = sys.argv[1]
 TOKEN = sys.argv[2]
@@ -27,34 +28,9 @@ ARG = int(sys.argv[3]) if len(sys.argv) > 3 else 0
 _PR_SET_PDEATHSIG = 1
 
 
-def emit(event: dict[str, Any]) -> None:
-    sys.stdout.write(json.dumps(event) + "\n")
-    sys.stdout.flush()
-
-
 def raw(data: bytes) -> None:
     sys.stdout.buffer.write(data)
     sys.stdout.buffer.flush()
-
-
-def message(text: str, stop: str) -> dict[str, Any]:
-    return {
-        "role": "assistant",
-        "content": [{"type": "text", "text": text}] if text else [],
-        "api": "conformance",
-        "provider": "conformance",
-        "model": "scripted",
-        "usage": {
-            "input": 3,
-            "output": 2,
-            "cacheRead": 0,
-            "cacheWrite": 0,
-            "totalTokens": 5,
-            "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0},
-        },
-        "stopReason": stop,
-        "timestamp": 0,
-    }
 
 
 def note_pid() -> None:
@@ -69,26 +45,12 @@ def play(request: dict[str, Any]) -> None:
     """start, a text block, then done — or an aborted error when an abort line comes first."""
     if request.get("aborted"):
         emit({"type": "start"})
-        aborted = message("", "aborted")
-        aborted["errorMessage"] = "aborted"
-        aborted["errorInfo"] = {"kind": "aborted", "retryable": False, "outputStarted": False}
-        emit({"type": "error", "reason": "aborted", "error": aborted})
+        emit({"type": "error", "reason": "aborted", "error": message("", "aborted", "aborted", "aborted")})
         return
     emit({"type": "start"})
     emit({"type": "text_start", "contentIndex": 0})
     emit({"type": "text_delta", "contentIndex": 0, "delta": "Hel"})
-    ready, _, _ = select.select([sys.stdin], [], [], 0.3)
-    if ready:
-        line = sys.stdin.readline()
-        if line.strip() and json.loads(line).get("type") == "abort":
-            aborted = message("Hel", "aborted")
-            aborted["errorMessage"] = "aborted by the caller"
-            aborted["errorInfo"] = {"kind": "aborted", "retryable": False, "outputStarted": True}
-            emit({"type": "error", "reason": "aborted", "error": aborted})
-            return
-    emit({"type": "text_delta", "contentIndex": 0, "delta": "lo"})
-    emit({"type": "text_end", "contentIndex": 0, "content": "Hello"})
-    emit({"type": "done", "reason": "stop", "message": message("Hello", "stop")})
+    finish_unless_aborted()
 
 
 def escape_and_kill_launcher(sig: int) -> None:
@@ -124,9 +86,7 @@ def main() -> None:
         while time.monotonic() < deadline and not interrupted:
             time.sleep(0.01)
         if interrupted:
-            aborted = message("Hel", "aborted")
-            aborted["errorMessage"] = "aborted by the caller"
-            aborted["errorInfo"] = {"kind": "aborted", "retryable": False, "outputStarted": True}
+            aborted = message("Hel", "aborted", "aborted by the caller", "aborted")
             emit({"type": "error", "reason": "aborted", "error": aborted})
             return
         emit({"type": "text_delta", "contentIndex": 0, "delta": "lo"})

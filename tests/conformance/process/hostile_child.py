@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import select
 import signal
 import socket
 import sys
@@ -18,46 +17,10 @@ import time
 from typing import Any
 from urllib.parse import urlsplit
 
+from _scripted import emit, finish_unless_aborted, message  # beside this script (run by path)
+
 MODE = sys.argv[1]
 TOKEN = sys.argv[2]
-
-
-def emit(event: dict[str, Any]) -> None:
-    sys.stdout.write(json.dumps(event) + "\n")
-    sys.stdout.flush()
-
-
-def message(text: str, stop: str, error: str | None = None, kind: str | None = None) -> dict[str, Any]:
-    msg: dict[str, Any] = {
-        "role": "assistant",
-        "content": [{"type": "text", "text": text}] if text else [],
-        "api": "conformance",
-        "provider": "conformance",
-        "model": "scripted",
-        "usage": {
-            "input": 3,
-            "output": 2,
-            "cacheRead": 0,
-            "cacheWrite": 0,
-            "totalTokens": 5,
-            "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0},
-        },
-        "stopReason": stop,
-        "timestamp": 0,
-    }
-    if error is not None:
-        msg["errorMessage"] = error
-        msg["errorInfo"] = {"kind": kind, "retryable": False, "outputStarted": bool(text)}
-    return msg
-
-
-def stdin_line(timeout: float) -> dict[str, Any] | None:
-    """The next stdin line within ``timeout`` seconds (None: none came, or stdin closed)."""
-    ready, _, _ = select.select([sys.stdin], [], [], timeout)
-    if not ready:
-        return None
-    line = sys.stdin.readline()
-    return json.loads(line) if line.strip() else None
 
 
 def play(request: dict[str, Any], *, ignore_abort: bool = False) -> None:
@@ -72,19 +35,7 @@ def play(request: dict[str, Any], *, ignore_abort: bool = False) -> None:
     if ignore_abort:
         while True:  # deaf to the abort line (stdin is never read again)
             time.sleep(0.05)
-    said = stdin_line(0.3)
-    if said is not None and said.get("type") == "abort":
-        emit(
-            {
-                "type": "error",
-                "reason": "aborted",
-                "error": message("Hel", "aborted", "aborted by the caller", "aborted"),
-            }
-        )
-        return
-    emit({"type": "text_delta", "contentIndex": 0, "delta": "lo"})
-    emit({"type": "text_end", "contentIndex": 0, "content": "Hello"})
-    emit({"type": "done", "reason": "stop", "message": message("Hello", "stop")})
+    finish_unless_aborted()
 
 
 def main() -> None:

@@ -35,6 +35,7 @@ import conformance
 from conformance import Capabilities, Limits, Report
 from conformance.process import ProcessAdapter, process_target
 from normalize import AbortController, Context, Model, StreamOptions, UserMessage
+from tests.conformance.process._procs import processes_with
 
 HERE = Path(__file__).parent
 ATTACK = str(HERE / "attack_child.py")
@@ -47,29 +48,13 @@ ROOMY = Limits(abort_bound_s=2.0, scenario_deadline_s=8.0, hang_deadline_s=3.0, 
 BRIEF = Limits(abort_bound_s=2.0, scenario_deadline_s=8.0, hang_deadline_s=3.0, grace_s=0.3)
 
 
-def _leftovers(token: str) -> list[int]:
-    """Pids of processes (not zombies) whose command line carries ``token``."""
-    found: list[int] = []
-    for name in os.listdir("/proc"):
-        if not name.isdigit():
-            continue
-        try:
-            cmdline = Path(f"/proc/{name}/cmdline").read_bytes()
-            state = Path(f"/proc/{name}/stat").read_bytes().rsplit(b")", 1)[1].split()[0]
-        except OSError:
-            continue
-        if token.encode() in cmdline and state != b"Z":
-            found.append(int(name))
-    return found
-
-
 async def _gone(token: str, seconds: float = 5.0) -> list[int]:
     """Wait (up to ``seconds``) for the processes carrying ``token`` to end; those still running."""
     for _ in range(round(seconds / 0.05)):
-        if not _leftovers(token):
+        if not processes_with(token):
             break
         await asyncio.sleep(0.05)
-    return _leftovers(token)
+    return processes_with(token)
 
 
 def _fds() -> int:

@@ -20,28 +20,13 @@ import pytest
 import conformance
 from conformance import Capabilities, Limits, Report
 from conformance.process import process_target
+from tests.conformance.process._procs import processes_with
 
 CHILD = str(Path(__file__).with_name("hostile_child.py"))
 #: A scripted adapter without HTTP: only the checks that need none run.
 SCRIPTED = Capabilities(api=None, http=False)
 #: Bounds generous enough that a loaded machine cannot make a good child fail them.
 ROOMY = Limits(abort_bound_s=2.0, scenario_deadline_s=8.0, hang_deadline_s=3.0, grace_s=1.0)
-
-
-def _leftovers(token: str) -> list[str]:
-    """Command lines of processes that still carry ``token`` (zombies are gone, not left)."""
-    found: list[str] = []
-    for name in os.listdir("/proc"):
-        if not name.isdigit():
-            continue
-        try:
-            cmdline = Path(f"/proc/{name}/cmdline").read_bytes()
-            state = Path(f"/proc/{name}/stat").read_bytes().rsplit(b")", 1)[1].split()[0]
-        except OSError:
-            continue
-        if token.encode() in cmdline and state != b"Z":
-            found.append(cmdline.replace(b"\0", b" ").decode(errors="replace"))
-    return found
 
 
 async def _run(mode: str, checks: list[str], **options: object) -> tuple[Report, str]:
@@ -52,10 +37,10 @@ async def _run(mode: str, checks: list[str], **options: object) -> tuple[Report,
     report = await conformance.run(target, checks=checks, limits=limits)  # pyright: ignore[reportArgumentType]
     assert time.monotonic() - started < report.bound_s + 10, "the run outlived its own bound"
     for _ in range(100):  # up to 5 s: the last kill may still be landing
-        if not _leftovers(token):
+        if not processes_with(token):
             break
         await asyncio.sleep(0.05)
-    assert _leftovers(token) == [], f"{mode}: processes left behind"
+    assert processes_with(token) == [], f"{mode}: processes left behind"
     return report, token
 
 
@@ -196,7 +181,7 @@ async def test_a_connection_left_open_after_the_terminal_is_what_l1_sees() -> No
     assert "still open" in _evidence(report, "L1")
     # (after the first leak the harness gives later scenarios only a short grace)
     assert "s after its terminal event; killed" in _evidence(report, "X2")
-    assert _leftovers(token) == []
+    assert processes_with(token) == []
 
 
 async def test_a_command_that_does_not_exist_is_reported_not_raised() -> None:
