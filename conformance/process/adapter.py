@@ -133,7 +133,7 @@ class ProcessAdapter:
                 process.report.add("X2", f"still running {grace_s:g} s after its terminal event; killed")
             elif call.abort_sent:
                 process.report.add(
-                    "X1", f"ignored the abort: still running {grace_s:g} s after the stream ended; killed"
+                    "X1", f"ignored the abort: no terminal and still running {grace_s:g} s after it; killed"
                 )
             else:
                 process.report.add("X2", f"still running {grace_s:g} s after its stream ended; killed")
@@ -144,7 +144,9 @@ class ProcessAdapter:
         reports: list[ProcessReport] = []
         pool = self._pool
         if pool is not None:
-            reports.extend(pool.failed_starts)
+            for report in pool.failed_starts:
+                report.close()
+                reports.append(report)
             pool.failed_starts = []
         for call in calls:
             process = call.process
