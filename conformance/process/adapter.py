@@ -8,11 +8,13 @@ a stream that ends without one; a line that is not an event is left out of the s
 Everything the process does wrong is a :class:`~conformance.process.child.Fault` in its report, for
 the checks X1 and X2 (:mod:`conformance.checks.process`).
 
-What the pipe does guarantee is that nothing the process does can hold the caller: a stream ends at
-the process's terminal, at the end of its stdout, or — after an abort the process ignores — when the
-abort grace is over and the process is killed. After the stream ended the harness gives the process
-its grace to exit (:meth:`ProcessAdapter.settle_waits`), then :meth:`ProcessAdapter.collect` kills
-whatever still runs, the process and everything it started, and hands over the reports.
+What the pipe does guarantee is that an abort always ends a stream: a stream ends at the process's
+terminal, at the end of its stdout, or — after an abort the process ignores — when the abort grace is
+over and the process is killed. (A process that just goes silent is the caller's to bound, as any
+StreamFn's silence is: the harness's scenario deadline cancels the reader, which aborts the call.)
+After the stream ended the harness gives the process its grace to exit
+(:meth:`ProcessAdapter.settle_waits`), then :meth:`ProcessAdapter.collect` kills whatever still runs,
+the process and everything it started, and hands over the reports.
 """
 
 from __future__ import annotations
