@@ -20,7 +20,6 @@ from normalize import (
     Message,
     Model,
     StreamOptions,
-    SystemMessage,
     TextContent,
     ThinkingContent,
     Tool,
@@ -28,10 +27,9 @@ from normalize import (
     ToolResultMessage,
     UserMessage,
     sanitize_surrogates,
-    system_update_text,
     transcript_for,
 )
-from streamfns.kit import WireRequest, parse_compat
+from streamfns.kit import WireRequest, chat_messages, parse_compat
 from streamfns.kit.thinking import DEFAULT_THINKING_BUDGETS, MIN_ANSWER_TOKENS, effort_for, thinking_budget
 
 __all__ = [
@@ -169,39 +167,23 @@ def _merge_user_turns(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def _convert_messages(messages: Sequence[Message], allow_empty_signature: bool) -> list[dict[str, Any]]:
-    out: list[dict[str, Any]] = []
-    results: list[dict[str, Any]] = []
-    updates: list[str] = []
+    # Each tool result its own user turn here; _merge_user_turns then joins a batch of them (and the
+    # system updates after it) into the one user turn the API wants.
+    def user(message: UserMessage) -> dict[str, Any] | None:
+        content = _user_content(message)
+        return None if content is None else {"role": "user", "content": content}
 
-    def flush() -> None:
-        if results:
-            out.append({"role": "user", "content": list(results)})
-            results.clear()
-        # Mid-conversation system text waits until the tool results in flight are delivered.
-        out.extend(
-            {"role": "user", "content": [{"type": "text", "text": f"<system_update>{text}</system_update>"}]}
-            for text in updates
-        )
-        updates.clear()
+    def assistant(message: AssistantMessage) -> dict[str, Any] | None:
+        blocks = _assistant_content(message, allow_empty_signature)
+        return {"role": "assistant", "content": blocks} if blocks else None
 
-    for message in messages:
-        if isinstance(message, SystemMessage):
-            text = system_update_text(message)
-            if text:
-                updates.append(text)
-        elif isinstance(message, ToolResultMessage):
-            results.append(_tool_result_block(message))
-        elif isinstance(message, UserMessage):
-            flush()
-            content = _user_content(message)
-            if content is not None:
-                out.append({"role": "user", "content": content})
-        else:
-            flush()
-            blocks = _assistant_content(message, allow_empty_signature)
-            if blocks:
-                out.append({"role": "assistant", "content": blocks})
-    flush()
+    out = chat_messages(
+        messages,
+        user=user,
+        assistant=assistant,
+        tool_result=lambda message: {"role": "user", "content": [_tool_result_block(message)]},
+        update=lambda wrapped: {"role": "user", "content": [{"type": "text", "text": wrapped}]},
+    )
     return _merge_user_turns(out)
 
 

@@ -66,6 +66,7 @@ def chat_messages(
     tool_result: Callable[[ToolResultMessage], ChatMessage],
     results_end: Callable[[list[ChatMessage]], None] | None = None,
     bridge: str | None = None,
+    update: Callable[[str], ChatMessage] | None = None,
 ) -> list[ChatMessage]:
     """``turns`` (the system prompt already taken out) as chat messages, each rendered by the adapter's
     ``user``, ``assistant`` and ``tool_result`` (a turn rendered as None is left out).
@@ -76,15 +77,17 @@ def chat_messages(
     turn (or at the end). ``results_end`` runs at each such point, before those updates, to append what
     must follow a batch of results (images a tool returned). ``bridge``, for an api that refuses a user
     message right after a tool message (Mistral's rule), is the text of an assistant message put between
-    the two, wherever they meet.
+    the two, wherever they meet. ``update`` renders a system update's wrapped text as a message (default:
+    a user message whose content is that text).
     """
     out: list[ChatMessage] = []
     updates: list[str] = []
+    render_update: Callable[[str], ChatMessage] = update or (lambda wrapped: {"role": "user", "content": wrapped})
 
     def settle() -> None:
         if results_end is not None:
             results_end(out)
-        out.extend({"role": "user", "content": f"<system_update>{text}</system_update>"} for text in updates)
+        out.extend(render_update(f"<system_update>{text}</system_update>") for text in updates)
         updates.clear()
 
     for message in turns:
