@@ -36,28 +36,14 @@ __all__ = [
 
 @dataclass(frozen=True, slots=True)
 class ProcessFactory:
-    """A zero-argument factory of :class:`ProcessAdapter` s of one command (a target's ``stream_fn``:
-    each run gets processes of its own)."""
+    """A zero-argument factory of :class:`ProcessAdapter` s like ``template`` (a target's
+    ``stream_fn``: each run gets processes of its own)."""
 
-    argv: tuple[str, ...]
-    pool_size: int = 4
-    start_timeout_s: float = 20.0
-    abort: AbortStyle = "line"
-    abort_grace_s: float = 2.0
-    env: dict[str, str] | None = None
-    cwd: str | None = None
+    template: ProcessAdapter
 
     def __call__(self) -> ProcessAdapter:
         """A new adapter (its processes start on the first call)."""
-        return ProcessAdapter(
-            self.argv,
-            pool_size=self.pool_size,
-            start_timeout_s=self.start_timeout_s,
-            abort=self.abort,
-            abort_grace_s=self.abort_grace_s,
-            env=self.env,
-            cwd=self.cwd,
-        )
+        return self.template.fresh()
 
 
 def process_target(
@@ -81,9 +67,14 @@ def process_target(
         capabilities = Capabilities.every_feature(api)
     elif api is not None and capabilities.api != api:
         raise ValueError(f"api {api!r} and capabilities.api {capabilities.api!r} disagree")
-    # Built once here so that a bad command or bound is refused now, not in the run.
-    probe = ProcessAdapter(
-        command, pool_size=pool_size, start_timeout_s=start_timeout_s, abort=abort, abort_grace_s=abort_grace_s
+    # Built here, so that a bad command or bound is refused now, not in the run; never called itself.
+    template = ProcessAdapter(
+        command,
+        pool_size=pool_size,
+        start_timeout_s=start_timeout_s,
+        abort=abort,
+        abort_grace_s=abort_grace_s,
+        env=env,
+        cwd=cwd,
     )
-    factory = ProcessFactory(tuple(probe.argv), pool_size, start_timeout_s, abort, abort_grace_s, env, cwd)
-    return Target(factory, capabilities, name=name or f"process: {probe.command}")
+    return Target(ProcessFactory(template), capabilities, name=name or f"process: {template.command}")

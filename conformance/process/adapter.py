@@ -73,7 +73,7 @@ class ProcessAdapter:
         if not start_timeout_s > 0 or not abort_grace_s > 0:
             raise ValueError("start_timeout_s and abort_grace_s must be positive")
         self.argv = argv
-        self.abort = abort
+        self.abort: AbortStyle = abort
         self.abort_grace_s = abort_grace_s
         self._pool_size = pool_size
         self._start_timeout_s = start_timeout_s
@@ -83,6 +83,18 @@ class ProcessAdapter:
         #: The processes of the calls since the last :meth:`collect`.
         self._current: list[_Call] = []
         self._all: list[AdapterProcess] = []
+
+    def fresh(self) -> ProcessAdapter:
+        """A new adapter of the same command and settings, with no process of its own yet."""
+        return ProcessAdapter(
+            self.argv,
+            pool_size=self._pool_size,
+            start_timeout_s=self._start_timeout_s,
+            abort=self.abort,
+            abort_grace_s=self.abort_grace_s,
+            env=self._env,
+            cwd=self._cwd,
+        )
 
     @property
     def command(self) -> str:
