@@ -4,9 +4,9 @@ A :class:`Phase` names one stack, its HTTP library and its load; :func:`drive` r
 process and returns its :class:`LoadFigure`. The stacks:
 
 - ``ours``: a built-in adapter on the kit's own client of the phase's transport
-  (``StreamOptions(transport=...)``), as a user who passes no client gets it: each call makes its
-  client, holds its one connection while its stream lasts and closes it with the stream, so no
-  connection pool is shared between streams (the client's set-up is in the CPU figure);
+  (``StreamOptions(transport=...)``), as a user who passes no client gets it: each call holds its one
+  connection while its stream lasts and closes it with the stream; on httpx each call makes its
+  client (its set-up is in the CPU figure), on aiohttp the calls in flight share the kit's session;
 - ``bare``: the transport alone on one client with no connection limit and no idle connection kept
   — httpx ``client.stream("POST")`` + ``aiter_raw()``, or aiohttp ``session.post()`` with
   ``auto_decompress=False`` + ``readchunk()`` — reading each HTTP chunk as the kit does and finding

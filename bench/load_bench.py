@@ -6,8 +6,9 @@
 bare transport, then through the anthropic SDK's ``messages.stream()``. The streams are driven from
 ``--processes P`` client processes (default 1), ``N/P`` streams each, on the event loop ``--loop``
 (``uvloop`` or ``asyncio``; default uvloop when installed), ours on the kit's own client of
-``--transport`` (``aiohttp`` or ``httpx``; default aiohttp when installed): a client per call, no
-connection pool shared between streams, as a user who passes no ``http_client`` gets it. ``all``
+``--transport`` (``aiohttp`` or ``httpx``; default aiohttp when installed), as a user who passes no
+``http_client`` gets it: httpx a client per call, aiohttp one session per loop shared by the calls in
+flight, no idle connection kept. ``all``
 runs every transport, or every loop, in turn. See ``bench/_load_stacks.py`` for the stacks. For each
 phase it prints:
 

@@ -504,7 +504,7 @@ def main(argv: list[str] | None = None) -> int:
         "--transport",
         choices=TRANSPORTS,
         default=TRANSPORTS[0],
-        help="the HTTP library every request goes out on (the kit's own client of it, one per call)",
+        help="the HTTP library every request goes out on (the kit's own client of it)",
     )
     args = parser.parse_args(argv)
     _check_transport(parser, args.transport)

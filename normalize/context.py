@@ -170,8 +170,9 @@ class StreamOptions:
     ``signal`` aborts the call. ``http_client`` is the caller's own HTTP client, whose connection pool
     the call shares and which the adapter never closes: an ``httpx.AsyncClient`` (cassettes pass one),
     an ``httpx2.AsyncClient``, an ``aiohttp.ClientSession`` or a ``streamfns.kit.Transport``. Without
-    one, ``transport`` names the HTTP library of the client made for the call (``"httpx"`` or
-    ``"aiohttp"``; None: the process-wide choice, ``streamfns.kit.set_default_transport``). The bounds,
+    one, ``transport`` names the HTTP library of the kit's own client (``"httpx"``: one made for the
+    call; ``"aiohttp"``: one session per event loop, shared by the calls in flight; None: the
+    process-wide choice, ``streamfns.kit.set_default_transport``). The bounds,
     in seconds (adapters on the kit honour them all, on every transport):
 
     - ``timeout``, the idle timeout: the longest wait for the next bytes (None: 120 s);

@@ -593,7 +593,7 @@ class _Reading:
         "_next_piece",
         "_progress",
         "_raw_read",
-        "_wait",
+        "_scope",
         "failure",
         "head",
         "seen",
@@ -615,7 +615,7 @@ class _Reading:
         # BodyReader frame per read; a read longer than a piece goes to the reader to be cut.
         self._raw_read = body.raw_read
         self._body = body
-        self._wait = scope.read
+        self._scope = scope
         self._feed: Callable[[bytes], Sequence[Any]] = framer.feed
         self._decoder = decoder
         self._builder = builder
@@ -646,7 +646,16 @@ class _Reading:
             while True:
                 stage = "read"
                 if raw_read is not None:
-                    chunk = await self._wait(raw_read())
+                    # The scope's read inline (no coroutine of its own): this runs once per event.
+                    scope = self._scope
+                    scope.begin_read()
+                    try:
+                        chunk = await raw_read()
+                    except asyncio.CancelledError:
+                        scope.landed()
+                        raise
+                    finally:
+                        scope.end_read()
                     if len(chunk) > PIECE_BYTES:
                         # Rare (a body held in memory): the reader cuts it, and reads the rest itself.
                         self._body.cut(chunk)

@@ -140,6 +140,54 @@ class Scope:
         finally:
             self._reading_since = None
 
+    def begin_read(self) -> None:
+        """Start a wait on the server that the caller awaits itself — :meth:`read` without a coroutine
+        of its own, for the steady state's one read per event. Raises what already happened. The
+        caller then awaits the read, calls :meth:`landed` if that raises ``CancelledError``, and
+        :meth:`end_read` in any case::
+
+            scope.begin_read()
+            try:
+                chunk = await response.read()
+            except asyncio.CancelledError:
+                scope.landed()
+                raise
+            finally:
+                scope.end_read()
+        """
+        signal = self._signal
+        if self._fired is not None or (signal is not None and signal.aborted) or self._deadline is not None:
+            pending = self._pending()
+            if pending is not None:
+                raise pending
+        idle = self._idle_s
+        if idle is not None:
+            loop = self._loop
+            self._reading_since = since = loop.time()
+            self._wait_id += 1
+            deadline = since + idle
+            timer = self._idle_timer
+            if timer is None or deadline < self._idle_timer_at:
+                if timer is not None:
+                    timer.cancel()
+                self._idle_timer = loop.call_at(deadline, self._check_idle)
+                self._idle_timer_at = deadline
+        self._task = asyncio.current_task(self._loop)
+
+    def landed(self) -> None:
+        """In a wait begun with :meth:`begin_read` that was cancelled: raise what fired (an abort, a
+        deadline, a clock) when the cancellation was the scope's own, taken back from the task;
+        return (the caller re-raises) when it was somebody else's."""
+        fired = self._fired
+        task = self._task
+        if fired is not None and task is not None and task.uncancel() == 0:
+            raise fired from None
+
+    def end_read(self) -> None:
+        """End a wait begun with :meth:`begin_read`."""
+        self._reading_since = None
+        self._task = None
+
     def _raise_pending(self, awaitable: Awaitable[Any]) -> None:
         """Raise what already happened (an abort, the deadline, a clock that ran out), closing ``awaitable``."""
         pending = self._pending()

@@ -26,8 +26,11 @@ client of the kit's own, made for the call and closed with it, of the transport 
 variable, else ``"httpx"``).
 
 The kit's own clients keep no idle connection and set no connection limit: each call holds its one
-connection for as long as its stream lasts, and closing the stream closes it. An application that
-wants connections kept alive across calls passes its own client.
+connection for as long as its stream lasts, and closing the stream closes it. The httpx transport
+makes a client per call; the aiohttp transport shares one session among the calls in flight on an
+event loop (made by the first, closed by the last; its cookie jar keeps nothing), which spares each
+call a session's set-up and its objects. An application that wants connections kept alive across
+calls passes its own client.
 """
 
 from __future__ import annotations
