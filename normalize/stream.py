@@ -285,37 +285,49 @@ class AssistantMessageEventStream:
             self._abandon("the stream was cancelled while reading")
             raise
         except Exception as exc:  # the never-raise contract: an escaping exception becomes an event
-            if relay is not None:
-                # A relay broke its promise: the producer behind it is still suspended, and owns a
-                # response to close.
-                await self._close_source()
-            self._source = None
-            self._ended = True
-            self._synthesize(classify_exception(exc), f"{type(exc).__name__}: {exc}")
+            await self._producer_failed(exc, relay is not None)
             return
         finally:
             self._filling = False
-            if self._read_waiters:  # rare: another task waited for this read (result() beside a loop)
-                waiters, self._read_waiters = self._read_waiters, []
-                for ready in waiters:
-                    if not ready.done():
-                        ready.set_result(None)
+            if self._read_waiters:
+                self._release_readers()
+        if self._take(batch):
+            await self._close_source()
+
+    def _take(self, batch: Sequence[AssistantMessageEvent]) -> bool:
+        """Queue one read's events for the consumer; True when they held the terminal (the producer is
+        then to be closed: whatever it would send after is ignored, and an adapter's finally, closing
+        its HTTP response, runs at the terminal, not later)."""
         if not batch:
-            return  # a read that produced no event (a keep-alive, an empty delta): nothing to take
+            return False  # a read that produced no event (a keep-alive, an empty delta): nothing to take
         if self._started and CONTENT_EVENT_TYPES.issuperset(map(type, batch)):
             # The common batch (one network read of content events): taken whole, at C speed.
             self._pending.extend(batch)
             self._partial = batch[-1].partial
             self._content_seen = True
-        else:
-            for event in batch:
-                if self._terminal is not None:
-                    break
-                self._accept(event)
-        if self._terminal is not None:
-            # Whatever the producer would send after its terminal is ignored: close it now, so an
-            # adapter's finally (closing its HTTP response) runs at the terminal, not later.
+            return False
+        for event in batch:
+            if self._terminal is not None:
+                break
+            self._accept(event)
+        return self._terminal is not None
+
+    async def _producer_failed(self, exc: Exception, relayed: bool) -> None:
+        """An exception escaped the producer (or a relay broke its promise never to raise): it becomes
+        the stream's error event (the never-raise contract)."""
+        if relayed:
+            # The producer behind the relay is still suspended, and owns a response to close.
             await self._close_source()
+        self._source = None
+        self._ended = True
+        self._synthesize(classify_exception(exc), f"{type(exc).__name__}: {exc}")
+
+    def _release_readers(self) -> None:
+        """Wake the tasks that waited for a read to end (rare: result() beside an ``async for``)."""
+        waiters, self._read_waiters = self._read_waiters, []
+        for ready in waiters:
+            if not ready.done():
+                ready.set_result(None)
 
     def _wake(self) -> None:
         wakeup = self._wakeup
@@ -408,7 +420,29 @@ class _Cursor:
             if self._finished or stream._terminal is not None:
                 self._finished = True
                 raise StopAsyncIteration
-            await stream._fill()
+            relay = stream._relay
+            if relay is None or stream._filling:
+                await stream._fill()
+                continue
+            # The steady state, one read per event: _fill's relay branch inline, so each event resumes
+            # one coroutine less (the same steps, in the same order, as there).
+            stream._filling = True
+            try:
+                batch = await relay()
+            except asyncio.CancelledError:
+                stream._abandon("the stream was cancelled while reading")
+                raise
+            except Exception as exc:  # a relay that broke its promise never to raise
+                await stream._producer_failed(exc, True)
+                continue
+            finally:
+                stream._filling = False
+                if stream._read_waiters:
+                    stream._release_readers()
+            if batch is None:
+                stream._relay = None  # the relay is done: the next read resumes the producer
+            elif stream._take(batch):
+                await stream._close_source()
 
     async def aclose(self) -> None:
         """Close the stream (see :meth:`AssistantMessageEventStream.aclose`)."""
