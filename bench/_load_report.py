@@ -351,8 +351,8 @@ def report(run: LoadRun) -> list[str]:
             "consumer event; memory from a tracemalloc pass"
         ),
         (
-            "  ours: the kit's own client (StreamOptions(transport=…): httpx one per call, aiohttp one session per loop "
-            "shared by the calls in flight), no idle connection kept; "
+            "  ours: the kit's own client (StreamOptions(transport=…): httpx one per call, aiohttp one session per "
+            "loop shared by the calls in flight), no idle connection kept; "
             "bare: the transport alone, one client, no connection limit, reading each HTTP chunk"
         ),
     ]
