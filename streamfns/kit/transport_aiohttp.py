@@ -8,11 +8,12 @@ stream's CPU. What it keeps of the kit's promises (see :mod:`streamfns.kit.trans
   decoder and its caps apply;
 - the kit's own session verifies TLS with the kit's context (httpx's default: certifi, or
   ``SSL_CERT_FILE``/``SSL_CERT_DIR``) and takes its proxy from the environment as httpx does
-  (``HTTPS_PROXY``, ``HTTP_PROXY``, ``ALL_PROXY``, ``NO_PROXY``, read per request); it never reads
-  ``~/.netrc`` (httpx's default does not either: a netrc password is not sent to a vendor);
+  (``HTTPS_PROXY``, ``HTTP_PROXY``, ``ALL_PROXY``, ``NO_PROXY``, read when the session is made, as an
+  httpx client reads them when it is made); it never reads ``~/.netrc`` (httpx's default does not
+  either: a netrc password is not sent to a vendor);
 - the kit's own session is **one per event loop, shared by the calls in flight on it**, made by the
-  first and closed by the last as it ends (a session per call costs ~9 µs an event at 1,000 streams:
-  its objects spread every stream's hot state over more memory); its connector sets no connection
+  first and closed by the last as it ends (a session per call would cost each call its set-up and its
+  objects, and its reading of the environment's proxies); its connector sets no connection
   limit and keeps no idle connection (each call's connection closes with the call), and its cookie
   jar keeps nothing (a cookie one vendor set never rides along on another call);
 - only connecting has an aiohttp timeout (``connect`` and ``sock_connect``); ``sock_read``, which
@@ -50,11 +51,14 @@ _SENDABLE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz01234
 class _Lease:
     """The kit's own session on one event loop and how many calls hold it."""
 
-    __slots__ = ("holders", "session")
+    __slots__ = ("holders", "proxies", "session")
 
     def __init__(self, session: aiohttp.ClientSession) -> None:
         self.session = session
         self.holders = 0
+        #: The environment's proxy settings, read once for the session (reading them walks the whole
+        #: environment: a tenth of a call's own CPU).
+        self.proxies: dict[str, str] = urllib.request.getproxies_environment()
 
 
 #: The kit's own session of each loop, while some call holds it (weak: a loop that is gone takes its
@@ -97,10 +101,9 @@ class AiohttpTransport(Transport):
 
     name = "aiohttp"
 
-    __slots__ = ("_lease", "_owned", "_session")
+    __slots__ = ("_lease", "_session")
 
     def __init__(self, session: aiohttp.ClientSession | None) -> None:
-        self._owned = session is None
         self._session: aiohttp.ClientSession | None = session
         self._lease: _Lease | None = None
 
@@ -114,7 +117,7 @@ class AiohttpTransport(Transport):
         timeout = aiohttp.ClientTimeout(total=None, connect=connect, sock_connect=connect, sock_read=None)
         try:
             url = _exact_url(request.url)
-            proxy = _environment_proxy(url) if self._owned else None
+            proxy = _environment_proxy(url, self._lease.proxies) if self._lease is not None else None
             response = await session.request(
                 "POST",
                 url,
@@ -195,10 +198,9 @@ def _exact_url(url: str) -> URL:
         raise ValueError(str(exc)) from None
 
 
-def _environment_proxy(url: URL) -> str | None:
-    """The proxy httpx's default client would use for ``url``: ``<scheme>_proxy`` or ``all_proxy`` from
-    the environment (either case), unless ``no_proxy`` names the host."""
-    proxies = urllib.request.getproxies_environment()
+def _environment_proxy(url: URL, proxies: dict[str, str]) -> str | None:
+    """The proxy httpx's default client would use for ``url``: ``<scheme>_proxy`` or ``all_proxy`` of
+    ``proxies`` (the environment's, either case), unless its ``no_proxy`` names the host."""
     if not proxies:
         return None
     target = url
