@@ -124,6 +124,14 @@ class Scope:
         signal = self._signal
         if self._fired is not None or (signal is not None and signal.aborted) or self._deadline is not None:
             self._raise_pending(awaitable)
+        self._start_idle_clock(idle, allowance)
+        try:
+            return await self._landing(awaitable)
+        finally:
+            self._reading_since = None
+
+    def _start_idle_clock(self, idle: float, allowance: float) -> None:
+        """A wait on the server begins now: the idle clock runs from now plus ``allowance``."""
         loop = self._loop
         self._reading_since = since = loop.time() + allowance
         self._wait_id += 1
@@ -135,10 +143,6 @@ class Scope:
                 timer.cancel()
             self._idle_timer = loop.call_at(deadline, self._check_idle)
             self._idle_timer_at = deadline
-        try:
-            return await self._landing(awaitable)
-        finally:
-            self._reading_since = None
 
     def begin_read(self) -> None:
         """Start a wait on the server that the caller awaits itself — :meth:`read` without a coroutine
@@ -162,16 +166,7 @@ class Scope:
                 raise pending
         idle = self._idle_s
         if idle is not None:
-            loop = self._loop
-            self._reading_since = since = loop.time()
-            self._wait_id += 1
-            deadline = since + idle
-            timer = self._idle_timer
-            if timer is None or deadline < self._idle_timer_at:
-                if timer is not None:
-                    timer.cancel()
-                self._idle_timer = loop.call_at(deadline, self._check_idle)
-                self._idle_timer_at = deadline
+            self._start_idle_clock(idle, 0.0)
         self._task = asyncio.current_task(self._loop)
 
     def landed(self) -> None:
