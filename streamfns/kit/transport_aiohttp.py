@@ -89,9 +89,11 @@ async def _give_back(lease: _Lease) -> None:
     lease.holders -= 1
     if lease.holders > 0:
         return
-    for loop, held in list(_leases.items()):
-        if held is lease:
-            del _leases[loop]
+    # The running loop is the lease's (a session belongs to one loop), and no other loop's entry is
+    # touched: the table is shared by the loops of every thread.
+    loop = asyncio.get_running_loop()
+    if _leases.get(loop) is lease:
+        del _leases[loop]
     await lease.session.close()
 
 

@@ -134,3 +134,21 @@ async def test_no_ending_of_a_call_leaves_a_session_open() -> None:
     assert unclosed == [], unclosed
     resource = [str(warning.message) for warning in caught if issubclass(warning.category, ResourceWarning)]
     assert not any("session" in message or "connector" in message for message in resource), resource
+
+
+async def test_each_threads_loop_has_a_session_of_its_own() -> None:
+    # A sync caller may run each call under asyncio.run in a worker thread: every loop leases and closes
+    # its own session, and no thread's bookkeeping touches another's.
+    async with LoopbackServer(Scripted(chunks=_SLOW)) as server:
+
+        def in_a_thread() -> tuple[str, bool]:
+            async def call() -> tuple[str, bool]:
+                reason = await _stop_reason(server.base_url)
+                return reason, _lease_of_this_loop() is None
+
+            return asyncio.run(call())
+
+        outcomes = await asyncio.gather(*(asyncio.to_thread(in_a_thread) for _ in range(4)))
+        assert outcomes == [("stop", True)] * 4
+        assert _lease_of_this_loop() is None
+        assert await server.all_connections_closed(timeout=2.0)
