@@ -20,7 +20,7 @@ Which transport a call uses (:func:`streamfns.kit.transports.transport_for`): th
 ``StreamOptions.http_client`` holds one — an ``httpx.AsyncClient``, an ``httpx2.AsyncClient``
 (anything with httpx's ``build_request``/``send``), an ``aiohttp.ClientSession``, or a
 :class:`Transport` — whose pool the application shares and which the kit never closes; otherwise a
-client of the kit's own, made for the call and closed with it, of the transport named by
+client of the kit's own (see below) of the transport named by
 ``StreamOptions.transport``, else the process-wide choice
 (:func:`~streamfns.kit.transports.set_default_transport`, else the ``STREAMFNS_TRANSPORT`` environment
 variable, else ``"httpx"``).
