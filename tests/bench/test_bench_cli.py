@@ -8,7 +8,7 @@ import asyncio
 import pytest
 
 from bench.__main__ import _split, suites  # pyright: ignore[reportPrivateUsage]
-from bench._load_server import framer_for
+from bench._load_server import COUNT_HOLES, FRAMERS, TEXT_HOLE, _Template, framer_for  # pyright: ignore[reportPrivateUsage]
 from bench.load_bench import LoadFigure, _phase, _record  # pyright: ignore[reportPrivateUsage]
 
 pytestmark = pytest.mark.parallel
@@ -73,3 +73,24 @@ def test_a_cancelled_phase_is_not_swallowed() -> None:
     figure = LoadFigure("x", "ours", streams=2, rate=1.0, expected=0)
     with pytest.raises(asyncio.CancelledError):
         asyncio.run(_phase(figure, one, spread_s=0.0))
+
+
+@pytest.mark.parametrize("path", list(FRAMERS))
+def test_a_delta_from_the_template_is_the_delta_encoded(path: str) -> None:
+    filled, encoded = framer_for(path), framer_for(path)
+    assert filled is not None
+    assert encoded is not None
+    for text in ("1764921600123456789 ", "7 ", "12 34 "):
+        assert filled.delta(text) == encoded.encoded_delta(text)
+    # Text that JSON must escape is encoded, never put in a template as it is.
+    hostile = 'a"b\\c\n\u2028 '
+    assert filled.delta(hostile) == encoded.encoded_delta(hostile)
+    assert b'a\\"b\\\\c\\n' in filled.delta(hostile) or path in {"/converse-stream", "/invoke-with-response-stream"}
+
+
+def test_a_template_refuses_a_hole_it_does_not_hold() -> None:
+    with pytest.raises(ValueError, match="no"):
+        _Template(b'{"text":"x"}', TEXT_HOLE)
+    assert (
+        _Template(b'{"n":"\\u0001","t":"\\u0000"}', COUNT_HOLES[0], TEXT_HOLE).fill(b"3", b"hi") == b'{"n":3,"t":"hi"}'
+    )
