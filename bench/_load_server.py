@@ -512,8 +512,9 @@ class _Connection(asyncio.Protocol):
 
     A stream is driven by the server's :class:`_Ticker` (no task, no sleep, no drain coroutine per
     delta): the server shares the machine with the clients it measures, so each delta costs it a heap
-    entry, the framing and one write. Its deltas keep their absolute schedule; while the client's socket is full (the
-    transport paused writing) the due delta waits and goes out when it drains, as a slow client's would.
+    entry, the framing and one write. Its deltas keep their absolute schedule; while the client's
+    socket is full (the transport paused writing) the due delta waits and goes out when it drains, as
+    it would to a slow client.
     """
 
     def __init__(self, stats: _Stats, ticker: _Ticker) -> None:
