@@ -118,6 +118,19 @@ def _event_name(raw: bytes) -> str:
     return name
 
 
+#: The bytes a lone event of each name starts with (see :meth:`SSEDecoder.lone`).
+_LEADS: Final[dict[str, bytes]] = {"message": b"data: "}
+
+
+def _lead(event: str) -> bytes:
+    lead = _LEADS.get(event)
+    if lead is None:
+        lead = b"event: " + event.encode("utf-8", "surrogatepass") + b"\ndata: "
+        if len(_LEADS) < _CACHE_ENTRIES and len(lead) <= _CACHE_KEY_BYTES:
+            _LEADS[event] = lead
+    return lead
+
+
 def _event_line(line: bytes) -> str:
     """The event name for a whole ``event: NAME`` line."""
     name = _event_name(line[7:])
@@ -292,6 +305,30 @@ class SSEDecoder:
         if tail:
             self._hold(tail, out)
         return out
+
+    def lone(self, chunk: bytes, event: str) -> bytes | None:
+        """The data of ``chunk`` when it is exactly one event named ``event``, written the usual way, and
+        the decoder holds nothing: then feeding it would dispatch that one event (with the stream's
+        last event ID, no retry) and leave the decoder as it is, so a caller that only needs the data
+        may skip :meth:`feed`. None otherwise (feed it).
+
+        The usual way: an ``event: NAME`` line (none for ``message``), one ``data: `` line, a blank
+        line, every line ending in LF, within ``max_event_bytes``; the decoder at an event boundary,
+        past the stream's start and any CR the last chunk ended in. A name that does not encode back
+        to the bytes it came from, an ``id:`` or ``retry:`` line, a comment, CRLF: all are fed."""
+        if self._edge or self._partial or self._size or chunk.__class__ is not bytes:
+            return None
+        lead = _LEADS.get(event) or _lead(event)
+        lead_len = len(lead)
+        if (
+            chunk[:lead_len] != lead
+            or chunk[-2:] != b"\n\n"
+            or len(chunk) > self._max
+            or 13 in chunk  # b"\r"
+            or chunk.count(b"\n", lead_len) != 2  # the data line's end and the blank line, no other
+        ):
+            return None
+        return chunk[lead_len:-2]
 
     def flush(self) -> list[ServerSentEvent]:
         """End of stream: returns the pending event, if it has data, as if a blank line followed.

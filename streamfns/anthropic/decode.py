@@ -31,6 +31,7 @@ from streamfns.kit import (
     ErrorTable,
     EventShape,
     ServerSentEvent,
+    Shortcut,
     StopTable,
     StreamFailure,
     int_or_none,
@@ -74,7 +75,16 @@ _NO_DELTA: dict[str, Any] = {}
 class AnthropicDecoder(Decoder[ServerSentEvent]):
     """Feeds one response's events to a :class:`MessageBuilder` (see the module docstring)."""
 
-    __slots__ = ("_builder", "_kinds", "_learns", "_message_started", "_shape", "_shape_index", "_shape_sink")
+    __slots__ = (
+        "_builder",
+        "_kinds",
+        "_learns",
+        "_message_started",
+        "_shape",
+        "_shape_index",
+        "_shape_sink",
+        "shortcut",
+    )
 
     #: The table an ``event: error`` is typed by (a cloud serving Claude answers in its own shapes too).
     errors: ClassVar[ErrorTable] = ERRORS
@@ -91,6 +101,8 @@ class AnthropicDecoder(Decoder[ServerSentEvent]):
         self._shape_index: Hashable = -1
         self._shape_sink: Callable[[Hashable, str], None] = builder.text_delta
         self._learns = SHAPE_LEARNS
+        #: The shape, for the kit (its path here depends on nothing but the event's name and bytes).
+        self.shortcut: Shortcut | None = None
 
     def on_event(self, sse: ServerSentEvent) -> None:
         """Apply one server-sent event; raises :class:`StreamFailure` for vendor errors."""
@@ -102,7 +114,7 @@ class AnthropicDecoder(Decoder[ServerSentEvent]):
             if pieces is not None:
                 self._shape_sink(self._shape_index, pieces[0])
                 return
-            self._shape = None
+            self._shape = self.shortcut = None
             self._learns += shape.hits > 0  # a learn that paid is given back (kit.SHAPE_LEARNS)
         data = load_event(sse.data, "Anthropic")
         kind = data.get("type", sse.event)
@@ -128,6 +140,7 @@ class AnthropicDecoder(Decoder[ServerSentEvent]):
                     self._learns -= 1
                     self._shape = EventShape.learn(sse.data, data, (("delta", field),))
                     self._shape_index, self._shape_sink = index, sink
+                    self.shortcut = Shortcut.of(sse.event, self._shape, sink, index)
             elif delta_type == "signature_delta" and block_kind == _THINKING:
                 builder.block_signature(index, text(delta.get("signature")))
             elif delta_type in ("text_delta", "input_json_delta", "thinking_delta", "signature_delta"):

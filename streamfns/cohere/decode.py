@@ -60,6 +60,7 @@ from streamfns.kit import (
     Decoder,
     EventShape,
     ServerSentEvent,
+    Shortcut,
     StopTable,
     StreamFailure,
     load_event,
@@ -146,6 +147,7 @@ class CohereDecoder(Decoder[ServerSentEvent]):
         "_shape_key",
         "_shape_sink",
         "_started",
+        "shortcut",
     )
 
     def __init__(self, builder: MessageBuilder, model: Model | None = None) -> None:
@@ -163,10 +165,11 @@ class CohereDecoder(Decoder[ServerSentEvent]):
         self._shape_key: Hashable = None
         self._shape_sink: Callable[[Hashable, str], None] = builder.text_delta
         self._learns = SHAPE_LEARNS
+        self.shortcut: Shortcut | None = None
 
     def _learn(
         self,
-        data: bytes,
+        frame: ServerSentEvent,
         value: dict[str, Any],
         path: tuple[str, ...],
         key: Hashable,
@@ -175,8 +178,10 @@ class CohereDecoder(Decoder[ServerSentEvent]):
         """Remember the layout of a delta just read whole, while learns remain (kit.SHAPE_LEARNS)."""
         if self._learns:
             self._learns -= 1
-            self._shape = EventShape.learn(data, value, (path,))
+            self._shape = EventShape.learn(frame.data, value, (path,))
             self._shape_key, self._shape_sink = key, sink
+            # For the kit too: the shape path here depends on nothing but the event's name and bytes.
+            self.shortcut = Shortcut.of(frame.event, self._shape, sink, key)
 
     def on_event(self, frame: ServerSentEvent, /) -> None:
         """Apply one event; raises :class:`StreamFailure` for a vendor error or a malformed event."""
@@ -186,7 +191,7 @@ class CohereDecoder(Decoder[ServerSentEvent]):
             if pieces is not None:
                 self._shape_sink(self._shape_key, pieces[0])
                 return
-            self._shape = None
+            self._shape = self.shortcut = None
             self._learns += shape.hits > 0  # a learn that paid is given back (kit.SHAPE_LEARNS)
         raw = frame.data
         if raw.endswith(b"]") and raw.strip() == _DONE:
@@ -214,7 +219,7 @@ class CohereDecoder(Decoder[ServerSentEvent]):
                 key = ("content", index)
                 sink = builder.text_delta if block == _TEXT else builder.thinking_delta
                 sink(key, piece)
-                self._learn(frame.data, data, path, key, sink)
+                self._learn(frame, data, path, key, sink)
             elif piece is not None:
                 raise _not_a_string("content-delta", path, piece)
             elif isinstance(_piece(data, _THINKING_PATH if block == _TEXT else _TEXT_PATH, "content-delta"), str):
@@ -231,7 +236,7 @@ class CohereDecoder(Decoder[ServerSentEvent]):
             if fragment.__class__ is str:
                 key = ("call", index)
                 builder.tool_call_delta(key, fragment)
-                self._learn(frame.data, data, _ARGUMENTS_PATH, key, builder.tool_call_delta)
+                self._learn(frame, data, _ARGUMENTS_PATH, key, builder.tool_call_delta)
             elif fragment is not None:
                 raise _not_a_string("tool-call-delta", _ARGUMENTS_PATH, fragment)
             return
@@ -241,7 +246,7 @@ class CohereDecoder(Decoder[ServerSentEvent]):
                 if plan:
                     key = self._open_plan()
                     builder.thinking_delta(key, plan)
-                    self._learn(frame.data, data, _PLAN_PATH, key, builder.thinking_delta)
+                    self._learn(frame, data, _PLAN_PATH, key, builder.thinking_delta)
             elif plan is not None:
                 raise _not_a_string("tool-plan-delta", _PLAN_PATH, plan)
             return

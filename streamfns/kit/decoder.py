@@ -8,9 +8,12 @@ Neither of those modules imports the other for it.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Generic, TypeAlias, TypeVar
+from typing import TYPE_CHECKING, Generic, TypeAlias, TypeVar
 
 from normalize import MessageBuilder, Model
+
+if TYPE_CHECKING:
+    from streamfns.kit.shapes import Shortcut
 
 __all__ = ["Decoder", "DecoderFactory"]
 
@@ -29,6 +32,11 @@ class Decoder(Generic[FrameT_contra]):
     """
 
     __slots__ = ()
+
+    #: The decoder's :class:`~streamfns.kit.Shortcut` while it holds one (a subclass that keeps one
+    #: declares a ``shortcut`` slot): the kit applies a read holding only such a frame without
+    #: ``on_event``. None (this default): every frame goes to ``on_event``.
+    shortcut: Shortcut | None = None
 
     def on_event(self, frame: FrameT_contra, /) -> None:
         """Apply one frame: content to the builder, ``builder.stop(...)`` for the vendor's stop reason,

@@ -74,6 +74,7 @@ from streamfns.kit.failure import StreamFailure
 from streamfns.kit.hooks import call_hook
 from streamfns.kit.keys import redact_message
 from streamfns.kit.scope import Aborted, Expired, Idle, Scope, Stalled
+from streamfns.kit.shapes import Shortcut
 from streamfns.kit.signing import Signature
 from streamfns.kit.transport import HttpRequest, HttpResponse, Transport, TransportError
 from streamfns.kit.transports import TransportChoiceError, transport_for
@@ -590,6 +591,7 @@ class _Reading:
         "_call",
         "_decoder",
         "_feed",
+        "_lone",
         "_next_piece",
         "_progress",
         "_raw_read",
@@ -617,6 +619,8 @@ class _Reading:
         self._body = body
         self._scope = scope
         self._feed: Callable[[bytes], Sequence[Any]] = framer.feed
+        #: The framing's test for a read that is one whole frame (SSE's), for the decoder's shortcut.
+        self._lone: Callable[[bytes, str], bytes | None] | None = getattr(framer, "lone", None)
         self._decoder = decoder
         self._builder = builder
         self._call = call
@@ -672,22 +676,35 @@ class _Reading:
                     # Past the first frame too: a page whose first line is a frame is still quoted whole.
                     self.head += chunk[: _HEAD_BYTES - len(self.head)]
                 stage = "feed"
-                frames = self._feed(chunk)
-                if frames:
+                shortcut = self._decoder.shortcut
+                pieces = None
+                if shortcut is not None and self._lone is not None:
+                    # The usual read of real traffic: one frame the decoder's shape reads (see Shortcut).
+                    data = self._lone(chunk, shortcut.event)
+                    if data is not None:
+                        pieces = shortcut.shape.match(data)
+                if pieces is not None and shortcut is not None:
+                    self.seen = True
+                    stage = "deliver"
+                    _take_shortcut(shortcut, pieces, self._call, self._decoder, builder)
+                else:
+                    frames = self._feed(chunk)
+                    if not frames:
+                        continue
                     self.seen = True
                     stage = "deliver"
                     _deliver(frames, self._call, self._decoder, builder)
-                    if builder.events:
-                        # Content: the progress clock restarts when the consumer asks for more (the
-                        # top of this method), so its own time in between is not counted either.
-                        if builder.finished:
-                            # Vendor text may reach the terminal message without a StreamFailure.
-                            _scrub(builder, self._call)
-                            self.stopped = "finished"
-                        return builder.drain()
+                if builder.events:
+                    # Content: the progress clock restarts when the consumer asks for more (the
+                    # top of this method), so its own time in between is not counted either.
                     if builder.finished:
+                        # Vendor text may reach the terminal message without a StreamFailure.
+                        _scrub(builder, self._call)
                         self.stopped = "finished"
-                        return None
+                    return builder.drain()
+                if builder.finished:
+                    self.stopped = "finished"
+                    return None
         except Exception as exc:  # settled by _read_events, where the generator chain resumes
             self.stopped = stage
             self.failure = exc
@@ -774,6 +791,22 @@ def _deliver(frames: Sequence[Any], call: StreamCall, decoder: Decoder[Any], bui
     except StreamFailure:
         raise
     except Exception as exc:  # a decoder bug or a value it did not expect must not lose the stream
+        raise _decoder_failure(call, exc) from None
+
+
+def _take_shortcut(
+    shortcut: Shortcut, pieces: list[Any], call: StreamCall, decoder: Decoder[Any], builder: MessageBuilder
+) -> None:
+    """:func:`_deliver` for one frame the decoder's shortcut reads: what its ``on_event`` would do."""
+    try:
+        try:
+            shortcut.sink(*shortcut.args, pieces[0])
+        finally:
+            if not builder.finished:
+                decoder.on_batch_end()
+    except StreamFailure:
+        raise
+    except Exception as exc:  # as in _deliver
         raise _decoder_failure(call, exc) from None
 
 

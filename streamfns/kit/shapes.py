@@ -29,12 +29,12 @@ import copy
 import itertools
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Final, TypeAlias
 
 import jiter
 
-__all__ = ["MAX_SHAPE_BYTES", "SHAPE_LEARNS", "EventShape", "HolePath", "changed"]
+__all__ = ["MAX_SHAPE_BYTES", "SHAPE_LEARNS", "EventShape", "HolePath", "Shortcut", "changed"]
 
 MAX_SHAPE_BYTES: Final = 8 * 1024
 """The largest event a shape is learned from. Learning walks the event with a regex and parses it twice:
@@ -341,3 +341,30 @@ def _locate(data: bytes, value: Any, path: HolePath) -> tuple[int, int, type] | 
                 return None  # two members of that name hold the value: which one is the hole is unclear
             found = (span.start(), span.end(), kind)
     return found
+
+
+class Shortcut:
+    """A decoder's word to the kit, for as long as it holds one (its ``shortcut`` attribute): a frame of
+    event ``event`` whose data has ``shape`` is applied by ``sink(*args, piece)``, ``piece`` being the
+    shape's first hole, and by nothing else — exactly what its ``on_event`` does with such a frame.
+
+    With one event per network read (real traffic), the kit then applies a read that holds only such
+    a frame straight away: no framing, no frame object, no ``on_event``
+    (:meth:`normalize.wire.SSEDecoder.lone` says when a read is one). That is about a tenth of a
+    stream's CPU at many streams. A decoder whose shape path depends on more than the event's bytes
+    and name (on its own state, on a padding it strips first) keeps no shortcut; one that does keeps
+    it in step with its shape: set when it learns one, None when it drops it.
+    """
+
+    __slots__ = ("args", "event", "shape", "sink")
+
+    def __init__(self, event: str, shape: EventShape, sink: Callable[..., None], *args: object) -> None:
+        self.event = event
+        self.shape = shape
+        self.sink = sink
+        self.args = args
+
+    @classmethod
+    def of(cls, event: str, shape: EventShape | None, sink: Callable[..., None], *args: object) -> Shortcut | None:
+        """The shortcut of ``shape`` (None for no shape)."""
+        return None if shape is None else cls(event, shape, sink, *args)

@@ -94,6 +94,9 @@ class MistralDecoder(CompletionsDecoder):
     _errors: ClassVar[ErrorTable] = ERRORS
     _stop_table: ClassVar[StopTable] = STOPS
     _done_hint: ClassVar[str] = ""
+    #: Its shape is of a chunk without its padding, which on_event strips first: the kit's shortcut,
+    #: which matches a chunk's own bytes, would never read one.
+    _SHORTCUTS: ClassVar[bool] = False
 
     __slots__ = ("_pads",)
 

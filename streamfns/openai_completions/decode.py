@@ -96,6 +96,7 @@ from streamfns.kit import (
     EventShape,
     HolePath,
     ServerSentEvent,
+    Shortcut,
     StopTable,
     StreamFailure,
     VendorError,
@@ -217,6 +218,11 @@ class CompletionsDecoder(Decoder[ServerSentEvent]):
         " (set the model's compat finish_reason_reliable=false for a server that never sends one)"
     )
 
+    #: Whether the shape path of :meth:`on_event` depends on nothing but the event's name and bytes,
+    #: so the kit may take it itself (see :class:`~streamfns.kit.Shortcut`); a subclass that reads a
+    #: chunk otherwise first (Mistral strips a padding) says False.
+    _SHORTCUTS: ClassVar[bool] = True
+
     __slots__ = (
         "_block",
         "_builder",
@@ -242,6 +248,7 @@ class CompletionsDecoder(Decoder[ServerSentEvent]):
         "_stops",
         "_usage_expected",
         "_usage_seen",
+        "shortcut",
     )
 
     def __init__(self, builder: MessageBuilder, model: Model) -> None:
@@ -286,6 +293,8 @@ class CompletionsDecoder(Decoder[ServerSentEvent]):
         self._shape_call: _Call | None = None
         self._shape_value: Any = None
         self._learns = SHAPE_LEARNS
+        #: The shape, for the kit (see _SHORTCUTS).
+        self.shortcut: Shortcut | None = None
 
     # -- what a subclass may change -----------------------------------------------------------------
 
@@ -330,7 +339,7 @@ class CompletionsDecoder(Decoder[ServerSentEvent]):
             if pieces is not None:
                 self._shape_sink(pieces[0])
                 return
-            self._shape = None
+            self._shape = self.shortcut = None
             self._learns += shape.hits > 0  # a learn that paid is given back (kit.SHAPE_LEARNS)
         if (not data or data[0] != _OPEN_BRACE) and data.strip() == _DONE:  # not an object: [DONE]?
             self._on_done()
@@ -388,6 +397,8 @@ class CompletionsDecoder(Decoder[ServerSentEvent]):
             and self._finish is None
         ):
             self._learn(data, chunk, cast("dict[str, Any]", delta))
+            if self._SHORTCUTS:
+                self.shortcut = Shortcut.of(event, self._shape, self._shape_sink)
 
     def on_eof(self) -> None:
         """The body ended without ``[DONE]``: a stream whose choice finished is complete, unless the

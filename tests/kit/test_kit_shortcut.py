@@ -1,0 +1,342 @@
+"""The kit's shortcut (``Decoder.shortcut``, ``SSEDecoder.lone``): a read that holds exactly one frame the
+decoder's shape reads is applied without framing it or calling ``on_event``, and gives exactly what the
+full path gives.
+
+- ``lone`` promises that feeding the chunk would dispatch that one event and leave the decoder as it
+  was: checked against ``feed`` on random streams of every form SSE allows (names, ids, retries,
+  comments, CRLF, several data lines, a BOM), cut at event ends and at random;
+- on every bundled recording of the decoders that keep a shortcut (Anthropic, Chat Completions, Cohere),
+  read one event per read as real traffic comes, the events are those of the full path, and the
+  shortcut did run;
+- a read the shortcut must not take (a ping shaped like a delta, an ``id:`` line, CRLF, two events,
+  the shape's bytes in another event's name) goes to the full path.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from dataclasses import replace
+from typing import Any, ClassVar
+
+import pytest
+
+from cassettes import library
+from normalize import MessageBuilder, Model
+from normalize.wire import ServerSentEvent
+from normalize.wire.sse import SSEDecoder, SSEEventTooLarge
+from streamfns.kit import EventShape, Shortcut, http
+from tests.adapters import ANTHROPIC, OPENAI_COMPLETIONS, AdapterUnderTest, first_text, reads_client, response_of
+from tests.cohere._cohere import COHERE
+from tests.kit._fake import CONTEXT, WIRE, EchoDecoder, model, options, sse
+from tests.kit.test_kit_shapes_decoders import normalized
+
+pytestmark = pytest.mark.parallel  # in-process transports only
+
+ADAPTERS = [ANTHROPIC, OPENAI_COMPLETIONS, COHERE]
+CASES = [(adapter, name) for adapter in ADAPTERS for name in adapter.stream_names()]
+
+
+# -- SSEDecoder.lone against feed ----------------------------------------------------------------------
+
+
+def test_a_lone_event_gives_its_data() -> None:
+    decoder = SSEDecoder()
+    assert decoder.feed(b"event: start\ndata: {}\n\n")[0].event == "start"  # past the stream's start
+    assert decoder.lone(b'event: content_block_delta\ndata: {"a":1}\n\n', "content_block_delta") == b'{"a":1}'
+    assert decoder.lone(b'data: {"a":1}\n\n', "message") == b'{"a":1}'
+    assert decoder.lone(b"data: \n\n", "message") == b""
+
+
+@pytest.mark.parametrize(
+    ("held", "chunk", "event"),
+    [
+        (b"", b"data: x\n\n", "message"),  # the stream's start: a BOM may still come
+        (b"data: a\n\ndata: b", b"data: x\n\n", "message"),  # a line held
+        (b"data: a\n\nevent: e\n", b"data: x\n\n", "message"),  # a field of a pending event
+        (b"data: a\n\ndata: b\r", b"\ndata: x\n\n", "message"),  # a CR that may begin a CRLF
+        (b"data: a\n\n", b"event: ping\ndata: x\n\n", "content_block_delta"),  # another name
+        (b"data: a\n\n", b"event: e\ndata: x\n\n", "message"),  # named, not message
+        (b"data: a\n\n", b"data: x\n\n", "e"),
+        (b"data: a\n\n", b"id: 7\ndata: x\n\n", "message"),
+        (b"data: a\n\n", b"retry: 9\ndata: x\n\n", "message"),
+        (b"data: a\n\n", b": keep-alive\ndata: x\n\n", "message"),
+        (b"data: a\n\n", b"data: x\r\n\r\n", "message"),
+        (b"data: a\n\n", b"data: x\ndata: y\n\n", "message"),
+        (b"data: a\n\n", b"data: x\n\ndata: y\n\n", "message"),
+        (b"data: a\n\n", b"data: x\n\n\n", "message"),
+        (b"data: a\n\n", b"data: x\n", "message"),
+        (b"data: a\n\n", b"data:x\n\n", "message"),
+        (b"data: a\n\n", b"event:e\ndata: x\n\n", "e"),
+        (b"data: a\n\n", b"data: x\rx\n\n", "message"),
+    ],
+)
+def test_anything_but_a_lone_event_at_a_boundary_is_fed(held: bytes, chunk: bytes, event: str) -> None:
+    decoder = SSEDecoder()
+    decoder.feed(held)
+    assert decoder.lone(chunk, event) is None
+
+
+def test_an_event_over_the_size_limit_is_fed() -> None:
+    for size in range(4, 20):
+        chunk = b"data: " + b"x" * size + b"\n\n"
+        quick, full = SSEDecoder(max_event_bytes=16), SSEDecoder(max_event_bytes=16)
+        quick.feed(b"data: a\n\n")
+        full.feed(b"data: a\n\n")
+        data = quick.lone(chunk, "message")
+        try:
+            fed = full.feed(chunk)
+        except SSEEventTooLarge:
+            assert data is None  # feed refuses it: so does lone
+            continue
+        if data is not None:
+            assert fed == [ServerSentEvent("message", data, None, None)]
+    past_start = SSEDecoder(max_event_bytes=16)
+    past_start.feed(b"data: a\n\n")
+    assert past_start.lone(b"data: " + b"x" * 20 + b"\n\n", "message") is None
+
+
+_NAMES = ["message", "content_block_delta", "ping", "e\u00e9", "error"]
+
+
+def _random_event(rng: random.Random) -> bytes:
+    lines: list[bytes] = []
+    kind = rng.random()
+    name = rng.choice(_NAMES)
+    if kind < 0.6:  # the usual shapes
+        if name != "message" or rng.random() < 0.3:
+            lines.append(f"event: {name}".encode())
+        lines.append(b"data: " + rng.choice([b'{"t":"a b"}', b"[DONE]", b"", b" lead", b"x:y"]))
+    else:  # everything else SSE allows
+        lines.extend(
+            rng.choice(
+                [
+                    b": comment",
+                    b"id: " + str(rng.randint(0, 9)).encode(),
+                    b"retry: 100",
+                    b"data: " + rng.choice([b"1", b"2 2", b""]),
+                    b"data:tight",
+                    f"event: {name}".encode(),
+                    b"event:" + name.encode(),
+                    b"unknown: field",
+                ]
+            )
+            for _ in range(rng.randint(1, 4))
+        )
+    end = rng.choice([b"\n", b"\n", b"\n", b"\r\n", b"\r"])
+    return b"".join(line + end for line in lines) + end
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_lone_never_says_other_than_feed(seed: int) -> None:
+    rng = random.Random(seed)
+    events = [_random_event(rng) for _ in range(60)]
+    body = (b"\xef\xbb\xbf" if rng.random() < 0.3 else b"") + b"".join(events)
+    # Half the runs one event per read (where lone applies), half cut anywhere.
+    per_read = rng.random() < 0.5
+    chunks: list[bytes] = []
+    if per_read:
+        chunks = [body[: len(body) - sum(len(e) for e in events[1:])], *events[1:]]
+    else:
+        at = 0
+        while at < len(body):
+            step = rng.randint(1, 80)
+            chunks.append(body[at : at + step])
+            at += step
+    full, quick = SSEDecoder(), SSEDecoder()
+    expected: list[ServerSentEvent] = []
+    got: list[ServerSentEvent] = []
+    took = 0
+    for chunk in chunks:
+        expected += full.feed(chunk)
+        for name in _NAMES:
+            data = quick.lone(chunk, name)
+            if data is not None:
+                got.append(ServerSentEvent(name, data, quick.last_event_id, None))
+                took += 1
+                break
+        else:
+            got += quick.feed(chunk)
+    expected += full.flush()
+    got += quick.flush()
+    assert got == expected
+    assert quick.last_event_id == full.last_event_id
+    assert quick.reconnection_time == full.reconnection_time
+    if per_read:
+        assert took > 0  # the comparison covered reads lone took, not only reads it passed on
+
+
+# -- the kit: one event per read, with and without the shortcut -------------------------------------------
+
+
+def per_event(body: bytes) -> list[bytes]:
+    """``body`` cut after every blank line (LF or CRLF framed): one event per read."""
+    reads: list[bytes] = []
+    start = 0
+    at = 0
+    while True:
+        lf = body.find(b"\n\n", at)
+        crlf = body.find(b"\r\n\r\n", at)
+        ends = [end + size for end, size in ((lf, 2), (crlf, 4)) if end >= 0]
+        if not ends:
+            break
+        at = min(ends)
+        reads.append(body[start:at])
+        start = at
+    if start < len(body):
+        reads.append(body[start:])
+    return reads
+
+
+class Taken:
+    """Counts the reads the kit applied through a decoder's shortcut."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.count = 0
+        take = http._take_shortcut  # pyright: ignore[reportPrivateUsage]
+
+        def counted(*args: Any) -> None:
+            self.count += 1
+            take(*args)
+
+        monkeypatch.setattr(http, "_take_shortcut", counted)
+
+
+def without_shortcuts(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(Shortcut, "of", classmethod(lambda cls, *args: None))  # pyright: ignore
+
+
+async def _both_ways(
+    adapter: AdapterUnderTest, reads: list[bytes], monkeypatch: pytest.MonkeyPatch, **fields: Any
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], int]:
+    target = adapter.model(**fields)
+    with monkeypatch.context() as patch:
+        without_shortcuts(patch)
+        expected = normalized((await adapter.run_reads(reads, target=target))[0])
+    with monkeypatch.context() as patch:
+        taken = Taken(patch)
+        got = normalized((await adapter.run_reads(reads, target=target))[0])
+    return got, expected, taken.count
+
+
+@pytest.mark.parametrize(("adapter", "name"), CASES, ids=[f"{a.api}:{n}" for a, n in CASES])
+async def test_every_recording_read_one_event_at_a_time_gives_the_full_paths_events(
+    adapter: AdapterUnderTest, name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cassette = library.load(name)
+    fields = adapter.replay_fields(cassette)
+    reads = per_event(b"".join(chunk.data for chunk in response_of(name).chunks))
+    got, expected, _ = await _both_ways(adapter, reads, monkeypatch, **fields)
+    assert got == expected
+
+
+@pytest.mark.parametrize("adapter", ADAPTERS, ids=[a.api for a in ADAPTERS])
+async def test_the_shortcut_runs_on_the_recordings(adapter: AdapterUnderTest, monkeypatch: pytest.MonkeyPatch) -> None:
+    taken = 0
+    for name in adapter.stream_names():
+        fields = adapter.replay_fields(library.load(name))
+        reads = per_event(b"".join(chunk.data for chunk in response_of(name).chunks))
+        taken += (await _both_ways(adapter, reads, monkeypatch, **fields))[2]
+    assert taken > 0
+
+
+def _anthropic_delta(text: str, index: int = 0) -> bytes:
+    data = f'{{"type":"content_block_delta","index":{index},"delta":{{"type":"text_delta","text":"{text}"}}}}'
+    return f"event: content_block_delta\ndata: {data}\n\n".encode()
+
+
+_ANTHROPIC_HEAD = (
+    b'event: message_start\ndata: {"type":"message_start","message":{"id":"msg_1","type":"message",'
+    b'"role":"assistant","model":"claude-haiku-4-5","content":[],"stop_reason":null,"stop_sequence":null,'
+    b'"usage":{"input_tokens":3,"output_tokens":1}}}\n\n'
+    b'event: content_block_start\ndata: {"type":"content_block_start","index":0,'
+    b'"content_block":{"type":"text","text":""}}\n\n'
+)
+_ANTHROPIC_TAIL = (
+    b'event: content_block_stop\ndata: {"type":"content_block_stop","index":0}\n\n'
+    b'event: message_delta\ndata: {"type":"message_delta","delta":{"stop_reason":"end_turn",'
+    b'"stop_sequence":null},"usage":{"output_tokens":9}}\n\n'
+    b'event: message_stop\ndata: {"type":"message_stop"}\n\n'
+)
+
+
+@pytest.mark.parametrize(
+    "odd",
+    [
+        _anthropic_delta("ping? ").replace(b"event: content_block_delta", b"event: ping"),  # ignored
+        b"id: 4\n" + _anthropic_delta("with an id "),
+        _anthropic_delta("crlf ").replace(b"\n", b"\r\n"),
+        _anthropic_delta("one ") + _anthropic_delta("two "),
+        _anthropic_delta("renamed ").replace(b"event: content_block_delta", b"event: content_block_deltb"),
+        _anthropic_delta("other block ", index=1),  # a block that never started: a protocol error
+        _anthropic_delta('quote \\" and \\\\ '),
+        b": a comment\n" + _anthropic_delta("after a comment "),
+    ],
+)
+async def test_reads_the_shortcut_must_not_take_give_the_full_paths_events(
+    odd: bytes, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    deltas = [_anthropic_delta(f"{i} ") for i in range(4)]
+    reads = [_ANTHROPIC_HEAD, *deltas, odd, *deltas, _ANTHROPIC_TAIL]
+    got, expected, taken = await _both_ways(ANTHROPIC, reads, monkeypatch)
+    assert got == expected
+    assert taken > 0  # the deltas around it did take it
+
+
+# -- a third party's decoder, over a real socket on each transport -------------------------------------
+
+
+class _Shortcutting(EchoDecoder):
+    """Echo's decoder with a shape for its text events, kept as a shortcut, counting what the kit calls."""
+
+    made: ClassVar[list[_Shortcutting]] = []
+
+    def __init__(self, builder: MessageBuilder, the_model: Model) -> None:
+        super().__init__(builder, the_model)
+        self.shape: EventShape | None = None
+        self.batch_ends = 0
+        self.events = 0
+        _Shortcutting.made.append(self)
+
+    def on_event(self, event: ServerSentEvent) -> None:
+        self.events += 1
+        shape = self.shape
+        if shape is not None:
+            pieces = shape.match(event.data)
+            if pieces is not None:
+                self.builder.text_delta("text", pieces[0])
+                return
+            self.shape = self.shortcut = None
+        super().on_event(event)
+        if event.data.startswith(b'{"type": "text"'):
+            self.shape = EventShape.learn(event.data, json.loads(event.data), (("text",),))
+            self.shortcut = Shortcut.of(event.event, self.shape, self.builder.text_delta, "text")
+
+    def on_batch_end(self) -> None:
+        self.batch_ends += 1
+
+
+async def test_a_third_party_decoders_shortcut_reads_as_its_on_event_and_ends_each_batch(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    wire = replace(WIRE, decoder=_Shortcutting)
+    words = [f"w{i} " for i in range(12)]
+    texts = [sse({"type": "text", "text": word}) for word in words]
+    reads = [*texts, sse({"type": "stop", "reason": "end"}), sse("[END]")]
+    runs: list[tuple[str, int]] = []
+    for shortcuts in (False, True):
+        _Shortcutting.made = []
+        with monkeypatch.context() as patch:
+            if not shortcuts:
+                without_shortcuts(patch)
+            taken = Taken(patch)
+            async with reads_client(reads) as client:
+                result = await wire.stream_fn(model(), CONTEXT, options(http_client=client)).result()
+        (decoder,) = _Shortcutting.made
+        assert result.stop_reason == "stop"
+        assert first_text(result) == "".join(words)
+        runs.append((first_text(result), decoder.batch_ends))
+        # Past the first text event (which taught the shape), each text read took the shortcut.
+        assert taken.count == (len(texts) - 1 if shortcuts else 0)
+        assert decoder.events + taken.count == len(reads)  # every event read one way or the other
+    assert runs[1] == runs[0]  # the same text, and on_batch_end after each read whichever way it was read
