@@ -675,19 +675,23 @@ class _Reading:
                 if len(self.head) < _HEAD_BYTES:
                     # Past the first frame too: a page whose first line is a frame is still quoted whole.
                     self.head += chunk[: _HEAD_BYTES - len(self.head)]
-                stage = "feed"
                 shortcut = self._decoder.shortcut
                 pieces = None
                 if shortcut is not None and self._lone is not None:
                     # The usual read of real traffic: one frame the decoder's shape reads (see Shortcut).
-                    data = self._lone(chunk, shortcut.event)
-                    if data is not None:
-                        pieces = shortcut.shape.match(data)
+                    # What fails here is the decoder's (its shortcut) or the kit's own: reported as
+                    # the decoder's failure, with the events built so far.
+                    stage = "deliver"
+                    try:
+                        data = self._lone(chunk, shortcut.event)
+                        pieces = None if data is None else shortcut.shape.match(data)
+                    except Exception as exc:
+                        raise _decoder_failure(self._call, exc) from None
                 if pieces is not None and shortcut is not None:
                     self.seen = True
-                    stage = "deliver"
                     _take_shortcut(shortcut, pieces, self._call, self._decoder, builder)
                 else:
+                    stage = "feed"
                     frames = self._feed(chunk)
                     if not frames:
                         continue

@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import random
 from dataclasses import replace
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 import pytest
 
@@ -340,3 +340,29 @@ async def test_a_third_party_decoders_shortcut_reads_as_its_on_event_and_ends_ea
         assert taken.count == (len(texts) - 1 if shortcuts else 0)
         assert decoder.events + taken.count == len(reads)  # every event read one way or the other
     assert runs[1] == runs[0]  # the same text, and on_batch_end after each read whichever way it was read
+
+
+class _BrokenShape:
+    def match(self, data: bytes) -> list[Any] | None:
+        raise ZeroDivisionError("a shape that breaks")
+
+
+class _BrokenShortcut(_Shortcutting):
+    """A decoder whose shortcut raises when the kit uses it."""
+
+    def on_event(self, event: ServerSentEvent) -> None:
+        super().on_event(event)
+        if self.shortcut is not None:
+            self.shortcut = Shortcut(event.event, cast("EventShape", _BrokenShape()), self.builder.text_delta, "text")
+
+
+async def test_a_shortcut_that_raises_ends_the_stream_as_the_decoders_failure_with_what_it_built() -> None:
+    wire = replace(WIRE, decoder=_BrokenShortcut)
+    reads = [sse({"type": "text", "text": "kept "}), sse({"type": "text", "text": "lost"}), sse("[END]")]
+    async with reads_client(reads) as client:
+        result = await wire.stream_fn(model(), CONTEXT, options(http_client=client)).result()
+    assert result.stop_reason == "error"
+    assert result.error_info is not None
+    assert result.error_info.kind == "protocol"
+    assert "decoder failed: ZeroDivisionError: a shape that breaks" in (result.error_message or "")
+    assert first_text(result) == "kept "
