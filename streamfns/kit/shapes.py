@@ -350,10 +350,11 @@ class Shortcut:
 
     With one event per network read (real traffic), the kit then applies a read that holds only such
     a frame straight away: no framing, no frame object, no ``on_event``
-    (:meth:`normalize.wire.SSEDecoder.lone` says when a read is one). That is about a tenth of a
-    stream's CPU at many streams. A decoder whose shape path depends on more than the event's bytes
-    and name (on its own state, on a padding it strips first) keeps no shortcut; one that does keeps
-    it in step with its shape: set when it learns one, None when it drops it.
+    (:meth:`normalize.wire.SSEDecoder.lone` says when a read is one). At 1,000 streams that saves
+    about 4% of a stream's CPU (1.1 µs an event of 29.8, measured interleaved). A decoder whose
+    shape path depends on more than the event's bytes and name (on its own state, on a padding it
+    strips first) keeps no shortcut; one that does keeps it in step with its shape: set when it
+    learns one, None when it drops it.
     """
 
     __slots__ = ("args", "event", "shape", "sink")
