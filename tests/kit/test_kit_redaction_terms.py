@@ -1,0 +1,93 @@
+"""The redactor's search terms are cached per secret (``keys._search_terms``): every stream ends by
+redacting its message with its key, and for a real key computing them cost about 80 µs a call.
+
+The cache must change nothing but the cost: the terms it hands back are those computed afresh, for
+keys of any shape (non-ASCII, a lone surrogate, base64 and URL metacharacters), a second redaction
+with the same key finds every echo the first did, and a key leaving the cache is found all the same.
+Planted keys are obviously fake and built at run time.
+"""
+
+from __future__ import annotations
+
+import base64
+
+import pytest
+
+from normalize import AssistantMessageEventStream, StreamOptions, validate_events
+from normalize.secret_forms import needles
+from streamfns.kit import keys as kit_keys
+from streamfns.kit import redact
+from tests.adapters import ANTHROPIC, CONTEXT
+
+KEYS = [
+    "PLANTED-" + "terms-key-" + "0123456789abcdef",
+    "sk-PLANTED-" + "x1Y2" * 22,  # the length of a real Anthropic key
+    "PLANTED-" + "clé-ünïcode-" + "ключ",
+    "PLANTED-" + "surrogate-\udc80-key",
+    "PLANTED-" + 'a+b/c=d&e%f"g\\h',
+]
+
+
+@pytest.mark.parametrize("key", KEYS)
+def test_cached_terms_are_those_computed_afresh(key: str) -> None:
+    encoded = key.encode("utf-8", "surrogatepass")
+    fresh = (
+        tuple(needle for needle, _ in needles(encoded)),
+        tuple(form.encode("utf-8", "surrogatepass") for form in kit_keys.secret_forms(key)),
+    )
+    first = kit_keys._search_terms(key)  # pyright: ignore[reportPrivateUsage]
+    again = kit_keys._search_terms(key)  # pyright: ignore[reportPrivateUsage]
+    assert again is first  # served from the cache
+    assert set(first[0]) == set(fresh[0])
+    assert len(first[0]) == len(fresh[0])
+    assert set(first[1]) == set(fresh[1])
+    assert len(first[1]) == len(fresh[1])
+
+
+@pytest.mark.parametrize("key", KEYS)
+def test_every_echo_is_found_on_every_call(key: str) -> None:
+    encoded = key.encode("utf-8", "surrogatepass")
+    echoes = [
+        f"raw {key} end",
+        f"upper {encoded.upper().decode('utf-8', 'surrogatepass')} end",  # re-cased as bytes: ASCII letters
+        f"base64 {base64.b64encode(encoded).decode()} end",
+        f"hex {encoded.hex()} end",
+    ]
+    for _ in range(3):  # the first call fills the cache, the others read it
+        for text in echoes:
+            redacted = redact(text, [key])
+            assert redacted == f"{text.split(' ', 1)[0]} [redacted] end", text
+
+
+def test_a_key_pushed_out_of_the_cache_is_still_found() -> None:
+    kit_keys._search_terms.cache_clear()  # pyright: ignore[reportPrivateUsage]
+    first = KEYS[0]
+    assert redact(f"a {first} b", [first]) == "a [redacted] b"
+    # More keys than the cache holds: the first is pushed out, then computed again when it is wanted.
+    for n in range(kit_keys._TERMS_CACHED + 1):  # pyright: ignore[reportPrivateUsage]
+        other = f"PLANTED-other-key-{n:04d}-padding"
+        assert redact(f"x {other} y", [other]) == "x [redacted] y"
+    info = kit_keys._search_terms.cache_info()  # pyright: ignore[reportPrivateUsage]
+    assert info.currsize == kit_keys._TERMS_CACHED  # pyright: ignore[reportPrivateUsage]
+    misses = info.misses
+    assert redact(f"a {first} b", [first]) == "a [redacted] b"
+    assert kit_keys._search_terms.cache_info().misses == misses + 1  # pyright: ignore[reportPrivateUsage]
+
+
+async def test_a_key_with_a_lone_surrogate_ends_its_stream_as_auth_with_a_clear_message() -> None:
+    # An environment variable holding a byte that is not UTF-8 reads back with a lone surrogate
+    # (surrogateescape). Spelling such a key for redaction once raised UnicodeEncodeError, and the
+    # stream ended "protocol" quoting that exception instead of saying what was wrong with the key.
+    key = "sk-PLANTED-" + "\udc80" + "-0123456789"
+    assert redact(f"a {key} b", [key]) == "a [redacted] b"
+    model = ANTHROPIC.model(base_url="http://127.0.0.1:9")  # never reached: the key cannot be sent
+    stream = ANTHROPIC.adapter.stream_fn(model, CONTEXT, StreamOptions(api_key=key))
+    assert isinstance(stream, AssistantMessageEventStream)
+    events = [event async for event in stream]
+    validate_events(events)
+    message = await stream.result()
+    assert message.stop_reason == "error"
+    assert message.error_info is not None
+    assert message.error_info.kind == "auth"
+    assert message.error_message is not None
+    assert "key contains characters that cannot be sent" in message.error_message
