@@ -41,7 +41,8 @@ class Leaks:
 @dataclass(slots=True)
 class Combination:
     """Everything measured on one transport × loop: ours per api (``--matrix``: the Anthropic adapter
-    per load), the bare transport per load, and ours (Anthropic) at the loads tried for the SDK."""
+    per load), the stacks without the kit per load (``bare``: the bare transport, then the floor where
+    it ran), and ours (Anthropic) at the loads tried for the SDK."""
 
     transport: str
     loop: str
@@ -176,6 +177,14 @@ def pairs(figures: list[LoadFigure]) -> list[tuple[LoadFigure, LoadFigure]]:
     return found
 
 
+def floor_of(ours: LoadFigure, figures: list[LoadFigure]) -> LoadFigure | None:
+    """The floor figure at ``ours``'s transport, loop, streams and processes, if one ran."""
+    key = (ours.transport, ours.loop, ours.streams, ours.processes)
+    return next(
+        (f for f in figures if f.stack == "floor" and (f.transport, f.loop, f.streams, f.processes) == key), None
+    )
+
+
 def _overhead(pair: tuple[LoadFigure, LoadFigure]) -> float:
     return pair[0].cpu_us_per_event - pair[1].cpu_us_per_event
 
@@ -216,10 +225,10 @@ def _sections(run: LoadRun) -> list[str]:
         combos = [c for c in run.combinations if c.loop == loop]
         for combo in combos:
             lines.append(f"  -- {combo.transport} × {loop}")
-            if run.matrix:  # ours then bare at each load
-                lines += [
-                    line for both in zip(combo.figures, combo.bare, strict=True) for f in both for line in f.lines()
-                ]
+            if run.matrix:  # ours, then the stacks without the kit, at each load
+                for ours in combo.figures:
+                    same = [f for f in combo.bare if f.streams == ours.streams]
+                    lines += [line for f in [ours, *same] for line in f.lines()]
             else:
                 lines += [line for f in [*combo.figures, *combo.bare] for line in f.lines()]
                 extra = [t for t in combo.ours_tries if all(t is not f for f in combo.figures)]
@@ -250,16 +259,24 @@ def _sections(run: LoadRun) -> list[str]:
     return lines
 
 
-def _overhead_lines(found: list[tuple[LoadFigure, LoadFigure]]) -> list[str]:
+def _overhead_lines(found: list[tuple[LoadFigure, LoadFigure]], every: list[LoadFigure]) -> list[str]:
     if not found:
         return []
     lines = [f"  ours − bare transport, CPU µs per event ({ANTHROPIC}, same load; budget ≤ {_BUDGET_OVERHEAD_US:g}):"]
     for ours, bare in found:
         difference = _overhead((ours, bare))
+        floor = floor_of(ours, every)
+        split = (
+            f"  = parse and build {floor.cpu_us_per_event - bare.cpu_us_per_event:5.1f} (floor "
+            f"{floor.cpu_us_per_event:.1f} − bare) + kit {ours.cpu_us_per_event - floor.cpu_us_per_event:5.1f} "
+            "(ours − floor)"
+            if floor is not None
+            else ""
+        )
         lines.append(
             f"    {_where(ours):<18} {ours.streams:>5,} streams: ours {ours.cpu_us_per_event:6.1f}  bare "
             f"{bare.cpu_us_per_event:6.1f}  ours − bare {difference:6.1f}   "
-            f"{'within' if difference <= _BUDGET_OVERHEAD_US else 'OVER'}"
+            f"{'within' if difference <= _BUDGET_OVERHEAD_US else 'OVER'}{split}"
         )
     return lines
 
@@ -274,7 +291,14 @@ def _budget_lines(verdicts: list[Budget]) -> list[str]:
     return lines
 
 
-def _record(run: LoadRun, found: list[tuple[LoadFigure, LoadFigure]], verdicts: list[Budget]) -> None:
+def _rounded_floor(ours: LoadFigure, every: list[LoadFigure]) -> float | None:
+    floor = floor_of(ours, every)
+    return None if floor is None else round(floor.cpu_us_per_event, 3)
+
+
+def _record(
+    run: LoadRun, found: list[tuple[LoadFigure, LoadFigure]], verdicts: list[Budget], every: list[LoadFigure]
+) -> None:
     """The ``--json`` record: the first (default) transport × loop under the keys the perf page reads,
     then every combination, the ours − bare pairs and the budgets."""
     first = run.combinations[0] if run.combinations else None
@@ -319,6 +343,7 @@ def _record(run: LoadRun, found: list[tuple[LoadFigure, LoadFigure]], verdicts: 
                     "ours_cpu_us_per_event": round(ours.cpu_us_per_event, 3),
                     "bare_cpu_us_per_event": round(bare.cpu_us_per_event, 3),
                     "difference_us": round(_overhead((ours, bare)), 3),
+                    "floor_cpu_us_per_event": _rounded_floor(ours, every),
                 }
                 for ours, bare in found
             ],
@@ -353,13 +378,14 @@ def report(run: LoadRun) -> list[str]:
         (
             "  ours: the kit's own client (StreamOptions(transport=…): httpx one per call, aiohttp one session per "
             "loop shared by the calls in flight), no idle connection kept; "
-            "bare: the transport alone, one client, no connection limit, reading each HTTP chunk"
+            "bare: the transport alone, one client, no connection limit, reading each HTTP chunk; floor: bare "
+            "with the adapter's own framing, decoder and builder on each read, none of the rest of the kit"
         ),
     ]
     if run.sdk_client:
         lines.append(f"  SDK: {run.sdk_client}")
     lines += _sections(run)
-    lines += _overhead_lines(found)
+    lines += _overhead_lines(found, every)
     lines += _budget_lines(verdicts)
     leaks = run.leaks
     lines.append(
@@ -367,5 +393,5 @@ def report(run: LoadRun) -> list[str]:
         f"unfinished responses {leaks.unfinished_responses}, streams without exactly their events "
         f"{leaks.failed_streams}   {'ok' if leaks.total() == 0 else 'MUST BE 0'}"
     )
-    _record(run, found, verdicts)
+    _record(run, found, verdicts, every)
     return lines

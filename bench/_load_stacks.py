@@ -12,6 +12,10 @@ process and returns its :class:`LoadFigure`. The stacks:
   ``auto_decompress=False`` + ``readchunk()`` — reading each HTTP chunk as the kit does and finding
   the stamp in the Anthropic body's bytes, recorded by the same :func:`record` as ours: what a
   stream costs before any parsing, for the "ours − bare" figure;
+- ``floor``: the bare transport with the Anthropic adapter's own framing, decoder and message builder
+  applied to each read as the kit applies them, and nothing else of the kit (:class:`_Floor`): what
+  parsing and building cost (floor − bare), and so what the kit's read path, event stream and
+  per-call set-up add (ours − floor);
 - ``sdk``: the anthropic SDK's ``messages.stream()`` in its best configuration (:func:`sdk_client`).
 
 :class:`Pool` holds ``P`` client processes (``multiprocessing`` spawn) on one event loop, splits a
@@ -171,7 +175,7 @@ class LoadFigure:
             "" if self.server_cpu_s is None or not self.wall_s else f"  server {self.server_cpu_s / self.wall_s:4.0%}"
         )
         return (
-            f"  {self.api:<23} {self.label:<12} {self.streams:>5} streams: {self.events:>8,} events "
+            f"  {self.api:<23} {self.label:<13} {self.streams:>5} streams: {self.events:>8,} events "
             f"({self.events / self.wall_s if self.wall_s else 0:,.0f}/s)  CPU {self.cpu_us_per_event:6.1f} µs/event  "
             f"latency p50 {self.latency_ms(0.5):6.2f} ms p99 {self.latency_ms(0.99):7.2f} ms  "
             f"memory {_kib(self.memory_kib_per_stream)} KiB/stream{server}  "
@@ -325,59 +329,138 @@ async def _ours(phase: Phase, base_url: str) -> AsyncGenerator[One]:
     yield one
 
 
-@asynccontextmanager
-async def _bare_httpx(phase: Phase, base_url: str) -> AsyncGenerator[One]:
-    import httpx
+class _Scan:
+    """The bare stacks' consumer of one stream's reads: :func:`scan` for the stamps, a delta cut between
+    two reads carried to the next."""
 
-    # No connection limit, and no idle connection kept (the kit's own clients keep none either; and
-    # httpcore's pool costs O(idle × connections) per request and release, encode/httpcore#1035).
-    limits = httpx.Limits(max_connections=None, max_keepalive_connections=0)
-    async with httpx.AsyncClient(limits=limits, timeout=TIMEOUT_S, trust_env=False) as client:
+    __slots__ = ("_carry", "_figure", "received")
 
-        async def one(figure: LoadFigure) -> bool:
-            headers = {"content-type": "application/json", **_headers(figure.expected, figure.rate)}
-            received, carry = 0, b""
-            async with client.stream("POST", f"{base_url}/v1/messages", content=_BODY, headers=headers) as response:
-                if response.status_code != 200:
-                    return False
-                async for chunk in response.aiter_raw():
-                    counted, carry = scan(figure, carry + chunk)
-                    received += counted
-            return received == figure.expected
+    def __init__(self, figure: LoadFigure) -> None:
+        self._figure = figure
+        self._carry = b""
+        self.received = 0
 
-        yield one
+    def take(self, data: bytes) -> None:
+        counted, self._carry = scan(self._figure, self._carry + data)
+        self.received += counted
+
+    def ok(self) -> bool:
+        return self.received == self._figure.expected
 
 
-@asynccontextmanager
-async def _bare_aiohttp(phase: Phase, base_url: str) -> AsyncGenerator[One]:
-    import aiohttp
+class _Floor:
+    """The floor stacks' consumer of one stream's reads: the Anthropic adapter's own framing, decoder and
+    message builder, as the kit applies them to a read (the decoder's shortcut when the read is one
+    event it reads, else framed, each frame to ``on_event``, then ``on_batch_end``), with none of the
+    kit around them: no event stream, no read path, no timers, no request building. Ours − floor is
+    what the kit adds to the parse and build; floor − bare is what parsing and building cost."""
 
-    # As the kit's own aiohttp client: no connection limit, no idle connection kept, no decoding,
-    # no per-read timer (sock_read None).
-    connector = aiohttp.TCPConnector(limit=0, force_close=True)
-    timeout = aiohttp.ClientTimeout(total=None, connect=TIMEOUT_S, sock_read=None)
-    async with aiohttp.ClientSession(
-        connector=connector, auto_decompress=False, timeout=timeout, trust_env=False
-    ) as session:
+    __slots__ = ("_builder", "_decoder", "_figure", "_framer", "received")
 
-        async def one(figure: LoadFigure) -> bool:
-            headers = {"content-type": "application/json", **_headers(figure.expected, figure.rate)}
-            received, carry = 0, b""
-            async with session.post(f"{base_url}/v1/messages", data=_BODY, headers=headers) as response:
-                if response.status != 200:
-                    return False
-                content = response.content
-                while True:
-                    data, chunk_ended = await content.readchunk()  # one HTTP chunk (or what came of it)
-                    if not data:
-                        if chunk_ended:
-                            continue
-                        break
-                    counted, carry = scan(figure, carry + data)
-                    received += counted
-            return received == figure.expected
+    def __init__(self, figure: LoadFigure) -> None:
+        from normalize import MessageBuilder, Model
+        from normalize.wire.sse import SSEDecoder
+        from streamfns.anthropic.decode import AnthropicDecoder
 
-        yield one
+        model = Model(id="claude-load", api=ANTHROPIC, provider="load", base_url="http://load")
+        self._figure = figure
+        self._builder = MessageBuilder(model)
+        self._decoder = AnthropicDecoder(self._builder, model)
+        self._framer = SSEDecoder()
+        self._builder.start()
+        self._builder.drain()
+        self.received = 0
+
+    def take(self, data: bytes) -> None:
+        builder, decoder = self._builder, self._decoder
+        if builder.finished:
+            return
+        shortcut = decoder.shortcut
+        one = self._framer.lone(data, shortcut.event) if shortcut is not None else None
+        pieces = shortcut.shape.match(one) if shortcut is not None and one is not None else None
+        if shortcut is not None and pieces is not None:
+            shortcut.sink(*shortcut.args, pieces[0])
+        else:
+            for frame in self._framer.feed(data):
+                decoder.on_event(frame)
+                if builder.finished:
+                    break
+        if not builder.finished:
+            decoder.on_batch_end()
+        for event in builder.drain():
+            if event.type == "text_delta":
+                self.received += record(self._figure, event.delta)
+
+    def ok(self) -> bool:
+        message = self._builder.message
+        expected = self._figure.expected
+        return message.stop_reason == "stop" and self.received == expected == _text_count(message)
+
+
+_Consumer: TypeAlias = Callable[[LoadFigure], "_Scan | _Floor"]
+
+
+def _raw_httpx(consumer: _Consumer) -> Callable[[Phase, str], Any]:
+    """A stack of httpx alone, its reads given to ``consumer`` (bare: :class:`_Scan`; floor: :class:`_Floor`)."""
+
+    @asynccontextmanager
+    async def stack(phase: Phase, base_url: str) -> AsyncGenerator[One]:
+        import httpx
+
+        # No connection limit, and no idle connection kept (the kit's own clients keep none either; and
+        # httpcore's pool costs O(idle × connections) per request and release, encode/httpcore#1035).
+        limits = httpx.Limits(max_connections=None, max_keepalive_connections=0)
+        async with httpx.AsyncClient(limits=limits, timeout=TIMEOUT_S, trust_env=False) as client:
+
+            async def one(figure: LoadFigure) -> bool:
+                headers = {"content-type": "application/json", **_headers(figure.expected, figure.rate)}
+                reads = consumer(figure)
+                async with client.stream("POST", f"{base_url}/v1/messages", content=_BODY, headers=headers) as response:
+                    if response.status_code != 200:
+                        return False
+                    async for chunk in response.aiter_raw():
+                        reads.take(chunk)
+                return reads.ok()
+
+            yield one
+
+    return stack
+
+
+def _raw_aiohttp(consumer: _Consumer) -> Callable[[Phase, str], Any]:
+    """A stack of aiohttp alone, its reads given to ``consumer`` (as :func:`_raw_httpx`)."""
+
+    @asynccontextmanager
+    async def stack(phase: Phase, base_url: str) -> AsyncGenerator[One]:
+        import aiohttp
+
+        # As the kit's own aiohttp client: no connection limit, no idle connection kept, no decoding,
+        # no per-read timer (sock_read None).
+        connector = aiohttp.TCPConnector(limit=0, force_close=True)
+        timeout = aiohttp.ClientTimeout(total=None, connect=TIMEOUT_S, sock_read=None)
+        async with aiohttp.ClientSession(
+            connector=connector, auto_decompress=False, timeout=timeout, trust_env=False
+        ) as session:
+
+            async def one(figure: LoadFigure) -> bool:
+                headers = {"content-type": "application/json", **_headers(figure.expected, figure.rate)}
+                reads = consumer(figure)
+                async with session.post(f"{base_url}/v1/messages", data=_BODY, headers=headers) as response:
+                    if response.status != 200:
+                        return False
+                    content = response.content
+                    while True:
+                        data, chunk_ended = await content.readchunk()  # one HTTP chunk (or what came of it)
+                        if not data:
+                            if chunk_ended:
+                                continue
+                            break
+                        reads.take(data)
+                return reads.ok()
+
+            yield one
+
+    return stack
 
 
 def sdk_client() -> str:
@@ -427,14 +510,21 @@ async def _sdk(phase: Phase, base_url: str) -> AsyncGenerator[One]:
 
 
 _STACKS: dict[str, Callable[[Phase, str], Any]] = {"ours": _ours, "sdk": _sdk}
-_BARE: dict[str, Callable[[Phase, str], Any]] = {"httpx": _bare_httpx, "aiohttp": _bare_aiohttp}
+#: The stacks without the kit, per transport: the transport alone (bare), and with the adapter's own
+#: parse and build (floor).
+_RAW: dict[tuple[str, str], Callable[[Phase, str], Any]] = {
+    ("bare", "httpx"): _raw_httpx(_Scan),
+    ("bare", "aiohttp"): _raw_aiohttp(_Scan),
+    ("floor", "httpx"): _raw_httpx(_Floor),
+    ("floor", "aiohttp"): _raw_aiohttp(_Floor),
+}
 
 
 async def drive(phase: Phase, base_url: str, loop: str) -> LoadFigure:
     """Run ``phase`` against the server at ``base_url`` in this process (one warm-up stream first, its
     figures thrown away: the first call imports modules and fills caches, a cost no later stream pays),
     measuring this process's CPU time and, for a memory pass, the peak of traced memory per stream."""
-    stack = _BARE[phase.transport] if phase.stack == "bare" else _STACKS[phase.stack]
+    stack = _RAW.get((phase.stack, phase.transport)) or _STACKS[phase.stack]
     transport = "" if phase.stack == "sdk" else phase.transport
     figure = LoadFigure(
         phase.api, phase.stack, phase.streams, phase.rate, phase.events, transport, loop, sustain_ms=phase.sustain_ms

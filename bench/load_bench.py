@@ -26,11 +26,14 @@ phase it prints:
 
 **Ours − bare**: the bare transport (its library alone, reading each HTTP chunk and finding the stamp
 in the bytes, recorded the same way) runs at the same load; the difference of CPU per event is what
-the adapter and the kit add. Ours (the Anthropic adapter) and the SDK are then each driven at
+the adapter and the kit add. The **floor** (the bare transport with the Anthropic adapter's own framing,
+decoder and builder applied to each read, none of the rest of the kit) runs at the same load too and
+splits that difference: floor − bare is parsing and building, ours − floor the kit's read path, event
+stream and per-call set-up. Ours (the Anthropic adapter) and the SDK are then each driven at
 ``N/2``, ``N/4``, … streams until they sustain the load, and ours runs once more at the SDK's largest
 sustained load if it has not: the per-event comparison is made at the same load, where both keep up.
 
-``--matrix`` instead runs the Anthropic adapter, its bare transport and the SDK at 250, 500, 1,000 and
+``--matrix`` instead runs the Anthropic adapter, its bare transport, the floor and the SDK at 250, 500, 1,000 and
 2,000 streams (``--streams`` is ignored), on every transport × loop unless ``--transport``/``--loop``
 name one, for ``--seconds`` (default 10 with ``--matrix``) per phase: about ten minutes. The SDK stops
 at the first load it does not sustain.
@@ -144,13 +147,14 @@ def _fill_memory(driver: _Driver, figures: list[LoadFigure], streams: int) -> No
 def _run_loop(
     driver: _Driver, transports: list[str], apis: list[str], streams: int, sdk: bool
 ) -> tuple[list[Combination], list[LoadFigure]]:
-    """The default run on one loop: every api and the bare transport per transport, then the halving
+    """The default run on one loop: every api, the bare transport and the floor per transport, then the halving
     tries of ours and the SDK, then the memory pass."""
     loop = driver.pool.loop
     combos: list[Combination] = []
     for transport in transports:
         figures = [driver.run("ours", transport, streams, api) for api in apis]
-        combos.append(Combination(transport, loop, figures, [driver.run("bare", transport, streams)]))
+        without_kit = [driver.run(stack, transport, streams) for stack in ("bare", "floor")]
+        combos.append(Combination(transport, loop, figures, without_kit))
     sdk_tries: list[LoadFigure] = []
     if sdk:
         for combo in combos:
@@ -167,7 +171,7 @@ def _run_loop(
 
 
 def _run_matrix(driver: _Driver, transports: list[str], sdk: bool) -> tuple[list[Combination], list[LoadFigure]]:
-    """``--matrix`` on one loop: ours (Anthropic) and the bare transport at each load per transport,
+    """``--matrix`` on one loop: ours (Anthropic), the bare transport and the floor at each load per transport,
     the SDK at each load until it does not sustain one, then the memory pass."""
     loop = driver.pool.loop
     combos: list[Combination] = []
@@ -176,7 +180,7 @@ def _run_matrix(driver: _Driver, transports: list[str], sdk: bool) -> tuple[list
         bare: list[LoadFigure] = []
         for streams in MATRIX_STREAMS:
             ours.append(driver.run("ours", transport, streams))
-            bare.append(driver.run("bare", transport, streams))
+            bare += [driver.run(stack, transport, streams) for stack in ("bare", "floor")]
         combos.append(Combination(transport, loop, ours, bare, list(ours)))
     sdk_tries: list[LoadFigure] = []
     for streams in MATRIX_STREAMS if sdk else ():

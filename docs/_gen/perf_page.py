@@ -264,7 +264,7 @@ def _combination_table(load: dict[str, Any], combo: dict[str, Any]) -> str:
     tries = [t for t in combo.get("ours_tries", []) if t not in ours]
     every = [*ours, *combo["bare"], *tries, *sdk]
     if load.get("matrix"):
-        order = {"ours": 0, "bare": 1, "sdk": 2}
+        order = {"ours": 0, "bare": 1, "floor": 2, "sdk": 3}
         every.sort(key=lambda row: (row["streams"], order.get(row["stack"], 3)))
     header = (
         "api",
@@ -326,6 +326,7 @@ def _overhead_table(load: dict[str, Any]) -> str:
     if not found:
         return "_This run measured no bare transport, so no ours − bare figure._"
     processes = any(pair.get("processes", 1) != 1 for pair in found)
+    floors = any(pair.get("floor_cpu_us_per_event") is not None for pair in found)
     rows = [
         (
             f"{pair['transport']} × {pair['loop']}",
@@ -334,6 +335,7 @@ def _overhead_table(load: dict[str, Any]) -> str:
             f"{pair['ours_cpu_us_per_event']:.1f}",
             f"{pair['bare_cpu_us_per_event']:.1f}",
             f"{pair['difference_us']:.1f}",
+            *(_split(pair) if floors else ()),
         )
         for pair in found
     ]
@@ -344,13 +346,29 @@ def _overhead_table(load: dict[str, Any]) -> str:
         "ours µs/event",
         "bare µs/event",
         "ours − bare µs",
+        *(["of which parse and build (floor − bare)", "of which the kit (ours − floor)"] if floors else []),
     )
     intro = (
         f"Client CPU per event of the `{_ANTHROPIC}` body, ours against its HTTP library alone at the same "
         "transport, loop and load: what the adapter and the kit add to reading the bytes. Budget (d) below "
         "judges the largest."
     )
-    return intro + "\n\n" + _table(header, rows, align="lrrrrr" if processes else "lrrrr")
+    if floors:
+        intro += (
+            " The floor (the same library with the adapter's own framing, decoder and message builder applied "
+            "to each read, and nothing else of the kit) splits the difference into what parsing and building "
+            "cost and what the kit's read path, event stream and per-call set-up add."
+        )
+    align = "lr" + ("r" if processes else "") + "rrr" + ("rr" if floors else "")
+    return intro + "\n\n" + _table(header, rows, align=align)
+
+
+def _split(pair: dict[str, Any]) -> tuple[str, str]:
+    """(floor − bare, ours − floor) of one ours − bare pair, or dashes where no floor ran."""
+    floor = pair.get("floor_cpu_us_per_event")
+    if floor is None:
+        return ("—", "—")
+    return (f"{floor - pair['bare_cpu_us_per_event']:.1f}", f"{pair['ours_cpu_us_per_event'] - floor:.1f}")
 
 
 def _said(verdict: str) -> str:

@@ -181,6 +181,7 @@ def test_the_report_lines_and_the_json_record(monkeypatch: pytest.MonkeyPatch) -
             "ours_cpu_us_per_event": 30.0,
             "bare_cpu_us_per_event": 25.0,
             "difference_us": 5.0,
+            "floor_cpu_us_per_event": None,
         }
     ]
     assert {b["key"]: b["verdict"] for b in record["budgets"]} == {
@@ -193,12 +194,42 @@ def test_the_report_lines_and_the_json_record(monkeypatch: pytest.MonkeyPatch) -
 
 
 @pytest.mark.parallel
+def test_the_floor_splits_ours_minus_bare_into_parse_and_build_and_the_kit(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_report, "_results", {})
+    monkeypatch.setattr(_report, "_suite", "load")
+    ours, bare, floor = (
+        _figure("ours", 1000, cpu_us=30),
+        _figure("bare", 1000, cpu_us=20),
+        _figure("floor", 1000, cpu_us=26),
+    )
+    # a floor of another load is no partner: its pair says nothing of a split
+    other = _figure("floor", 500, cpu_us=99)
+    combo = load_bench.Combination("aiohttp", "uvloop", [ours], [bare, floor, other], [ours])
+    run = load_bench.LoadRun([combo], {}, load_bench.Leaks(), 10.0, 1000, 20.0, 1, "", False)
+    lines = load_bench.report(run)
+    expected = (
+        "    aiohttp × uvloop   1,000 streams: ours   30.0  bare   20.0  ours − bare   10.0   within"
+        "  = parse and build   6.0 (floor 26.0 − bare) + kit   4.0 (ours − floor)"
+    )
+    assert expected in lines
+    (record,) = _report.results()["load"]["load"]
+    (pair,) = record["ours_minus_bare"]
+    assert pair["floor_cpu_us_per_event"] == 26.0
+    assert [row["stack"] for row in record["bare"]] == ["bare", "floor", "floor"]
+    # without a floor at that load the line ends at the verdict, and the record says None
+    combo.bare = [bare, other]
+    lines = load_bench.report(run)
+    assert "    aiohttp × uvloop   1,000 streams: ours   30.0  bare   20.0  ours − bare   10.0   within" in lines
+    assert _report.results()["load"]["load"][-1]["ours_minus_bare"][0]["floor_cpu_us_per_event"] is None
+
+
+@pytest.mark.parallel
 def test_a_matrix_report_pairs_ours_and_bare_at_each_load(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(_report, "_results", None)
     lines = load_bench.report(_run(matrix=True))
     assert lines[0].startswith("load matrix: anthropic-messages at 250, 500, 1,000, 2,000 streams × 20 events/s")
-    ours_at, bare_at = (next(i for i, line in enumerate(lines) if f" {stack} " in line) for stack in ("ours", "bare"))
-    assert bare_at == ours_at + 1
+    figures = [line.split()[1] for line in lines if line.startswith(f"  {ANTHROPIC} ")]
+    assert figures == ["ours", "bare", "sdk", "sdk"]  # at each load, ours and then the stacks without the kit
 
 
 @pytest.mark.slow
@@ -209,8 +240,9 @@ def test_two_client_processes_on_aiohttp_and_uvloop_receive_exactly_their_events
     assert {figure.api for figure in run.figures} == _APIS
     assert len(run.figures) == len(_APIS)
     (combo,) = run.combinations
-    (bare,) = combo.bare
-    for figure in [*run.figures, bare]:
+    bare, floor = combo.bare
+    assert (bare.stack, floor.stack) == ("bare", "floor")
+    for figure in [*run.figures, bare, floor]:
         assert (figure.streams, figure.expected, figure.processes) == (4, 20, 2), figure.label
         assert (figure.transport, figure.loop) == ("aiohttp", "uvloop")
         assert figure.events == 4 * 20, figure.api
@@ -218,7 +250,10 @@ def test_two_client_processes_on_aiohttp_and_uvloop_receive_exactly_their_events
         assert figure.ok_streams == 4, figure.api
         assert [(part.streams, part.events, part.ok_streams) for part in figure.parts] == [(2, 40, 2), (2, 40, 2)]
         assert figure.memory_kib_per_stream is not None  # from the tracemalloc pass
-    assert {(f.stack, f.api) for f in [*run.figures, bare]} == {("ours", api) for api in _APIS} | {("bare", ANTHROPIC)}
+    assert {(f.stack, f.api) for f in [*run.figures, bare, floor]} == {("ours", api) for api in _APIS} | {
+        ("bare", ANTHROPIC),
+        ("floor", ANTHROPIC),
+    }
     assert run.sdk_tries, "the SDK ran"
     assert run.ours_tries[0] is next(f for f in run.figures if f.api == ANTHROPIC)  # ours at the full load
     for tried in [*run.ours_tries, *run.sdk_tries]:  # halved only while a level is not sustained
@@ -233,6 +268,9 @@ def test_two_client_processes_on_aiohttp_and_uvloop_receive_exactly_their_events
     assert lines[0].startswith("load: 4 streams × 40 events/s × 0.5 s per phase, 2 client processes")
     assert "  -- aiohttp × uvloop" in lines
     assert any(line.startswith("      process 2/2: 2 streams, 40 events") for line in lines)
+    (split,) = [line for line in lines if line.startswith("    aiohttp × uvloop") and "ours − bare" in line]
+    assert "= parse and build" in split
+    assert "+ kit" in split
     assert lines[-1].endswith("   ok")
 
 
@@ -259,7 +297,7 @@ def test_python_m_bench_load_passes_its_arguments_and_writes_json(tmp_path: Path
         assert {row["api"] for row in combination["adapters"]} == _APIS
         assert all(row["events"] == 2 * 10 and row["ok_streams"] == 2 for row in rows)
         assert all(row["memory_kib_per_stream"] is not None for row in rows)
-        assert [row["stack"] for row in combination["bare"]] == ["bare"]
+        assert [row["stack"] for row in combination["bare"]] == ["bare", "floor"]
     assert [(p["transport"], p["streams"]) for p in load["ours_minus_bare"]] == [(t, 2) for t in transports]
     assert load["sdk_tries"] == []
     assert load["ours_tries"] == []

@@ -428,3 +428,31 @@ def test_the_load_chart_is_deterministic_svg_with_a_line_per_transport_and_loop(
     charts: dict[str, str] = perf_page.charts(document)
     assert charts == {perf_page.CHART_PATH: perf_page.chart_svg(document), perf_page.LOAD_CHART_PATH: svg}
     assert list(perf_page.charts(_document())) == [perf_page.CHART_PATH]
+
+
+def test_a_load_run_with_a_floor_splits_ours_minus_bare_into_parse_and_build_and_the_kit(tmp_path: Path) -> None:
+    entry = _matrix_load(("aiohttp",))
+    combination = entry["combinations"][0]
+    for bare in list(combination["bare"]):
+        floor = {**bare, "stack": "floor", "cpu_us_per_event": bare["cpu_us_per_event"] + 6.0}
+        combination["bare"].append(floor)
+    pairs = entry["ours_minus_bare"]
+    pairs[0]["floor_cpu_us_per_event"] = pairs[0]["bare_cpu_us_per_event"] + 6.0
+    pairs[1]["floor_cpu_us_per_event"] = None  # a pair with no floor at its load: dashes, not a figure
+    section = _page(tmp_path, _with_load(entry))
+    assert (
+        "| transport × loop | streams | ours µs/event | bare µs/event | ours − bare µs | of which parse and build "
+        "(floor − bare) | of which the kit (ours − floor) |"
+    ) in section
+    first, second = pairs[0], pairs[1]
+    kit = first["ours_cpu_us_per_event"] - first["bare_cpu_us_per_event"] - 6.0
+    assert (
+        f"| aiohttp × uvloop | 250 | {first['ours_cpu_us_per_event']:.1f} | {first['bare_cpu_us_per_event']:.1f} | "
+        f"{first['difference_us']:.1f} | 6.0 | {kit:.1f} |"
+    ) in section
+    assert f"| aiohttp × uvloop | 500 | {second['ours_cpu_us_per_event']:.1f} |" in section
+    assert f"| {second['difference_us']:.1f} | — | — |" in section
+    # the floor's rows sit after the bare transport's at each load
+    table = section[section.index("#### aiohttp × uvloop\n") :]
+    assert table.index("| floor aiohttp | 250 |") > table.index("| bare aiohttp | 250 |")
+    assert table.index("| floor aiohttp | 250 |") < table.index("| ours | 500 |")
