@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import re
 from collections.abc import Iterable
 from typing import Final, NamedTuple
@@ -142,6 +143,11 @@ _SIGNED_HEADERS = re.compile(r"(?<![A-Za-z0-9_.-])SignedHeaders\s*=\s*[A-Za-z0-9
 _AUTH_PARAM = re.compile(r'\s*([A-Za-z_][A-Za-z0-9_.-]*)\s*=\s*("[^"]*"|[^\s,;"]*)')
 
 
+#: How many headers' secrets :func:`header_secrets` keeps (a process's key headers in use, and room
+#: for headers that change each call).
+_HEADERS_CACHED = 512
+
+
 class HeaderSecret(NamedTuple):
     """One secret a request header carries: the header's lower-case ``name``, which ``part`` of its
     value (``""`` for the whole value or the token after the auth scheme; an auth parameter's name;
@@ -220,15 +226,25 @@ def header_secrets(headers: Iterable[tuple[str, str]]) -> list[HeaderSecret]:
     """Every secret the request headers ``headers`` carry, by the fail-closed rule of the module
     docstring: each value (and part) of a header not in :data:`PUBLIC_HEADERS` that is worth guarding
     (:func:`guarded`), in order, without repeats. Never includes a value of a public header."""
-    found: dict[tuple[str, str, str], None] = {}
+    found: dict[HeaderSecret, None] = {}
     for name, value in headers:
-        lower = name.lower()
-        if public_header(lower):
-            continue
-        for part, text in secret_parts(value, cookie=lower == "cookie"):
-            if guarded(text):
-                found.setdefault((lower, part, text.strip()), None)
-    return [HeaderSecret(*key) for key in found]
+        found.update(dict.fromkeys(_secrets_of_header(name.lower(), value)))
+    return list(found)
+
+
+@functools.lru_cache(maxsize=_HEADERS_CACHED)
+def _secrets_of_header(lower: str, value: str) -> tuple[HeaderSecret, ...]:
+    """:func:`header_secrets` of one header (``lower``: its name in lower case). Cached: a process sends
+    the same key headers call after call, and reading them cost several µs a header a call; a header
+    that changes each call (a signature) only churns the cache. It holds the secrets of the last
+    :data:`_HEADERS_CACHED` headers, which the process sent anyway."""
+    if public_header(lower):
+        return ()
+    found: dict[HeaderSecret, None] = {}
+    for part, text in secret_parts(value, cookie=lower == "cookie"):
+        if guarded(text):
+            found.setdefault(HeaderSecret(lower, part, text.strip()), None)
+    return tuple(found)
 
 
 def query_secrets(url: str) -> list[tuple[str, str]]:
@@ -238,11 +254,17 @@ def query_secrets(url: str) -> list[tuple[str, str]]:
     ``?code=…``) with its parts (:func:`secret_parts`), kept when :func:`guarded`. Query values are
     found by name, not fail-closed: the rest of a URL is stored in a recording and quoted in messages.
     An unparsable URL has none."""
+    return list(_query_secrets(url))
+
+
+@functools.lru_cache(maxsize=_HEADERS_CACHED)
+def _query_secrets(url: str) -> tuple[tuple[str, str], ...]:
+    """:func:`query_secrets`, cached: a process calls the same URLs again and again."""
     try:
         parts = urlsplit(url)
         userinfo = [unquote(part) for part in parts.netloc.rpartition("@")[0].split(":") if "@" in parts.netloc]
     except ValueError:
-        return []
+        return ()
     found = [("URL user info", value) for value in userinfo]
     for name, value in parse_qsl(parts.query, keep_blank_values=True):
         lower = name.lower()
@@ -250,4 +272,4 @@ def query_secrets(url: str) -> list[tuple[str, str]]:
             found += [
                 (f"query parameter {name}" + (f", {part}" if part else ""), text) for part, text in secret_parts(value)
             ]
-    return list(dict.fromkeys((where, value) for where, value in found if guarded(value)))
+    return tuple(dict.fromkeys((where, value) for where, value in found if guarded(value)))

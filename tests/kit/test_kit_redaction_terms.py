@@ -15,6 +15,7 @@ import pytest
 
 from normalize import AssistantMessageEventStream, StreamOptions, validate_events
 from normalize.secret_forms import needles
+from normalize.wire.tags import HeaderSecret, header_secrets, query_secrets
 from streamfns.kit import keys as kit_keys
 from streamfns.kit import redact
 from tests.adapters import ANTHROPIC, CONTEXT
@@ -91,3 +92,26 @@ async def test_a_key_with_a_lone_surrogate_ends_its_stream_as_auth_with_a_clear_
     assert message.error_info.kind == "auth"
     assert message.error_message is not None
     assert "key contains characters that cannot be sent" in message.error_message
+
+
+def test_the_header_and_url_caches_answer_each_value_afresh_and_hand_out_copies() -> None:
+    first, second = "PLANTED-" + "header-one-0123456789", "PLANTED-" + "header-two-0123456789"
+    assert header_secrets([("Authorization", f"Bearer {first}")]) == [
+        HeaderSecret("authorization", "", f"Bearer {first}"),
+        HeaderSecret("authorization", "", first),
+    ]
+    # the same header with another value: its own secrets, never the cached ones of the first
+    assert {s.value for s in header_secrets([("authorization", f"Bearer {second}")])} == {f"Bearer {second}", second}
+    # a public header holds none, whatever its value; a name that says credential is never public
+    assert header_secrets([("anthropic-version", first)]) == []
+    assert [s.value for s in header_secrets([("x-stainless-api-key", first)])] == [first]
+    # a caller changing the list it was given changes nothing the next caller gets
+    given = header_secrets([("x-api-key", first)])
+    given.clear()
+    assert [s.value for s in header_secrets([("x-api-key", first)])] == [first]
+    url = f"https://example.test/v1?key={first}"
+    found = query_secrets(url)
+    assert found == [("query parameter key", first)]
+    found.clear()
+    assert query_secrets(url) == [("query parameter key", first)]
+    assert query_secrets(f"https://example.test/v1?key={second}") == [("query parameter key", second)]
