@@ -329,25 +329,6 @@ async def _ours(phase: Phase, base_url: str) -> AsyncGenerator[One]:
     yield one
 
 
-class _Scan:
-    """The bare stacks' consumer of one stream's reads: :func:`scan` for the stamps, a delta cut between
-    two reads carried to the next."""
-
-    __slots__ = ("_carry", "_figure", "received")
-
-    def __init__(self, figure: LoadFigure) -> None:
-        self._figure = figure
-        self._carry = b""
-        self.received = 0
-
-    def take(self, data: bytes) -> None:
-        counted, self._carry = scan(self._figure, self._carry + data)
-        self.received += counted
-
-    def ok(self) -> bool:
-        return self.received == self._figure.expected
-
-
 class _Floor:
     """The floor stacks' consumer of one stream's reads: the Anthropic adapter's own framing, decoder and
     message builder, as the kit applies them to a read (the decoder's shortcut when the read is one
@@ -397,11 +378,9 @@ class _Floor:
         return message.stop_reason == "stop" and self.received == expected == _text_count(message)
 
 
-_Consumer: TypeAlias = Callable[[LoadFigure], "_Scan | _Floor"]
-
-
-def _raw_httpx(consumer: _Consumer) -> Callable[[Phase, str], Any]:
-    """A stack of httpx alone, its reads given to ``consumer`` (bare: :class:`_Scan`; floor: :class:`_Floor`)."""
+def _raw_httpx(floor: bool) -> Callable[[Phase, str], Any]:
+    """A stack of httpx alone: bare (each read scanned for its stamps, with :func:`scan`, in the loop
+    itself: no call more per read than the library's own), or the floor (each read to a :class:`_Floor`)."""
 
     @asynccontextmanager
     async def stack(phase: Phase, base_url: str) -> AsyncGenerator[One]:
@@ -414,21 +393,27 @@ def _raw_httpx(consumer: _Consumer) -> Callable[[Phase, str], Any]:
 
             async def one(figure: LoadFigure) -> bool:
                 headers = {"content-type": "application/json", **_headers(figure.expected, figure.rate)}
-                reads = consumer(figure)
+                received, carry = 0, b""
+                reads = _Floor(figure) if floor else None
                 async with client.stream("POST", f"{base_url}/v1/messages", content=_BODY, headers=headers) as response:
                     if response.status_code != 200:
                         return False
+                    if reads is not None:  # the bare loop below, each read given to the floor
+                        async for chunk in response.aiter_raw():
+                            reads.take(chunk)
+                        return reads.ok()
                     async for chunk in response.aiter_raw():
-                        reads.take(chunk)
-                return reads.ok()
+                        counted, carry = scan(figure, carry + chunk)
+                        received += counted
+                return received == figure.expected
 
             yield one
 
     return stack
 
 
-def _raw_aiohttp(consumer: _Consumer) -> Callable[[Phase, str], Any]:
-    """A stack of aiohttp alone, its reads given to ``consumer`` (as :func:`_raw_httpx`)."""
+def _raw_aiohttp(floor: bool) -> Callable[[Phase, str], Any]:
+    """A stack of aiohttp alone, bare or the floor (as :func:`_raw_httpx`)."""
 
     @asynccontextmanager
     async def stack(phase: Phase, base_url: str) -> AsyncGenerator[One]:
@@ -444,19 +429,30 @@ def _raw_aiohttp(consumer: _Consumer) -> Callable[[Phase, str], Any]:
 
             async def one(figure: LoadFigure) -> bool:
                 headers = {"content-type": "application/json", **_headers(figure.expected, figure.rate)}
-                reads = consumer(figure)
+                received, carry = 0, b""
+                reads = _Floor(figure) if floor else None
                 async with session.post(f"{base_url}/v1/messages", data=_BODY, headers=headers) as response:
                     if response.status != 200:
                         return False
                     content = response.content
+                    if reads is not None:  # the bare loop below, each read given to the floor
+                        while True:
+                            data, chunk_ended = await content.readchunk()
+                            if not data:
+                                if chunk_ended:
+                                    continue
+                                break
+                            reads.take(data)
+                        return reads.ok()
                     while True:
                         data, chunk_ended = await content.readchunk()  # one HTTP chunk (or what came of it)
                         if not data:
                             if chunk_ended:
                                 continue
                             break
-                        reads.take(data)
-                return reads.ok()
+                        counted, carry = scan(figure, carry + data)
+                        received += counted
+                return received == figure.expected
 
             yield one
 
@@ -513,10 +509,10 @@ _STACKS: dict[str, Callable[[Phase, str], Any]] = {"ours": _ours, "sdk": _sdk}
 #: The stacks without the kit, per transport: the transport alone (bare), and with the adapter's own
 #: parse and build (floor).
 _RAW: dict[tuple[str, str], Callable[[Phase, str], Any]] = {
-    ("bare", "httpx"): _raw_httpx(_Scan),
-    ("bare", "aiohttp"): _raw_aiohttp(_Scan),
-    ("floor", "httpx"): _raw_httpx(_Floor),
-    ("floor", "aiohttp"): _raw_aiohttp(_Floor),
+    ("bare", "httpx"): _raw_httpx(floor=False),
+    ("bare", "aiohttp"): _raw_aiohttp(floor=False),
+    ("floor", "httpx"): _raw_httpx(floor=True),
+    ("floor", "aiohttp"): _raw_aiohttp(floor=True),
 }
 
 
