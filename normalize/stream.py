@@ -441,6 +441,17 @@ class _Cursor:
                     stream._release_readers()
             if batch is None:
                 stream._relay = None  # the relay is done: the next read resumes the producer
+            elif (
+                len(batch) == 1
+                and (event := batch[0]).__class__ in CONTENT_EVENT_TYPES
+                and stream._started
+                and stream._terminal is None
+            ):
+                # The steady state's batch (one read, one content event), handed over as it comes: what
+                # _take and the queue would do with it, in the same order, minus the queue.
+                stream._partial = event.partial
+                stream._content_seen = True
+                return event
             elif stream._take(batch):
                 await stream._close_source()
 

@@ -330,6 +330,17 @@ class SSEDecoder:
             return None
         return chunk[lead_len:-2]
 
+    def lone_parts(self, chunk: bytes, data: bytes) -> tuple[bytes, bytes]:
+        """For a ``chunk`` that :meth:`lone` took, returning ``data``: the bytes before the data (its
+        ``event:`` line and ``data: ``) and after it (the line's end and the blank line).
+
+        The promise a caller may build on: a chunk of those same two around other data holding no CR
+        and no LF (a JSON string literal holds neither), no longer than ``max_event_bytes``, given to a
+        decoder at an event boundary — one that :meth:`lone` took a chunk from and that was fed nothing
+        since — is one event of the same name with that data, which :meth:`lone` would take and
+        return; so such a caller may skip :meth:`lone` too."""
+        return chunk[: len(chunk) - len(data) - 2], chunk[-2:]
+
     def flush(self) -> list[ServerSentEvent]:
         """End of stream: returns the pending event, if it has data, as if a blank line followed.
 

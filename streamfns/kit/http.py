@@ -62,7 +62,7 @@ import math
 import random
 from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Final, cast
 
 from normalize import AssistantMessageEvent, ErrorInfo, ErrorKind, MessageBuilder, Model, Relay, StreamOptions
 from normalize.secret_forms import MASK, masked_headers, masked_repr, masked_url
@@ -74,9 +74,9 @@ from streamfns.kit.failure import StreamFailure
 from streamfns.kit.hooks import call_hook
 from streamfns.kit.keys import redact_message
 from streamfns.kit.scope import Aborted, Expired, Idle, Scope, Stalled
-from streamfns.kit.shapes import Shortcut
+from streamfns.kit.shapes import ShortcutReads
 from streamfns.kit.signing import Signature
-from streamfns.kit.transport import HttpRequest, HttpResponse, Transport, TransportError
+from streamfns.kit.transport import DirectRead, HttpRequest, HttpResponse, Transport, TransportError
 from streamfns.kit.transports import TransportChoiceError, transport_for
 
 if TYPE_CHECKING:
@@ -507,7 +507,9 @@ async def _read_events(
         body = _body(response, scope)
     except BodyRefused as exc:
         raise StreamFailure.of(exc.kind, f"{call.vendor} {exc}") from None
-    reading = _Reading(body, framer=framer, decoder=decoder, builder=builder, call=call, scope=scope)
+    reading = _Reading(
+        body, response.direct_read(), framer=framer, decoder=decoder, builder=builder, call=call, scope=scope
+    )
     scope.watch_progress()
     try:
         # The stream awaits reading.next_batch directly for each read (the steady state costs one
@@ -590,12 +592,13 @@ class _Reading:
         "_builder",
         "_call",
         "_decoder",
+        "_direct",
         "_feed",
-        "_lone",
         "_next_piece",
         "_progress",
         "_raw_read",
         "_scope",
+        "_shortcut_reads",
         "failure",
         "head",
         "seen",
@@ -605,6 +608,7 @@ class _Reading:
     def __init__(
         self,
         body: BodyReader,
+        direct: DirectRead | None,
         *,
         framer: Any,
         decoder: Decoder[Any],
@@ -616,11 +620,14 @@ class _Reading:
         # An identity body (the usual one) is read here directly, one read one piece, without a
         # BodyReader frame per read; a read longer than a piece goes to the reader to be cut.
         self._raw_read = body.raw_read
+        # Better still, the library's own read, awaited here with no coroutine of the transport's around
+        # it (a microsecond an event in the steady state): for the identity body only.
+        self._direct = direct if self._raw_read is not None else None
         self._body = body
         self._scope = scope
         self._feed: Callable[[bytes], Sequence[Any]] = framer.feed
-        #: The framing's test for a read that is one whole frame (SSE's), for the decoder's shortcut.
-        self._lone: Callable[[bytes, str], bytes | None] | None = getattr(framer, "lone", None)
+        #: Which reads the decoder's shortcut takes (a framer without lone gives it none).
+        self._shortcut_reads = ShortcutReads.of(framer)
         self._decoder = decoder
         self._builder = builder
         self._call = call
@@ -641,20 +648,47 @@ class _Reading:
         if self.stopped is not None:
             return None
         builder = self._builder
-        # Content was handed over, and the consumer asks for more: the progress clock restarts (the
-        # time the consumer held the stream was its own, not the server's).
-        self._progress()
+        raw_read = self._raw_read
+        if raw_read is None:
+            # Content was handed over, and the consumer asks for more: the progress clock restarts (the
+            # time the consumer held the stream was its own, not the server's). On the identity body
+            # the first read's begin_read restarts it, at the same reading of the clock.
+            self._progress()
+        first = True
         stage = "read"
         try:
-            raw_read = self._raw_read
             while True:
                 stage = "read"
                 if raw_read is not None:
                     # The scope's read inline (no coroutine of its own): this runs once per event.
                     scope = self._scope
-                    scope.begin_read()
+                    direct = self._direct
+                    scope.begin_read(first)
+                    first = False
                     try:
-                        chunk = await raw_read()
+                        if direct is None:
+                            chunk = await raw_read()
+                        else:
+                            # DirectRead's three parts, put together as HttpResponse.read would.
+                            read, taken, failed = direct
+                            while True:
+                                try:
+                                    got = await read()
+                                except asyncio.CancelledError:
+                                    raise
+                                except Exception as exc:
+                                    outcome = failed(exc)
+                                    if isinstance(outcome, bytes):
+                                        chunk = outcome
+                                        break
+                                    raise outcome from None
+                                if taken is None:
+                                    chunk = cast("bytes", got)
+                                    break
+                                taken_chunk = taken(got)
+                                if taken_chunk is not None:
+                                    chunk = taken_chunk
+                                    break
                     except asyncio.CancelledError:
                         scope.landed()
                         raise
@@ -663,7 +697,7 @@ class _Reading:
                     if len(chunk) > PIECE_BYTES:
                         # Rare (a body held in memory): the reader cuts it, and reads the rest itself.
                         self._body.cut(chunk)
-                        self._raw_read = raw_read = None
+                        self._raw_read = raw_read = self._direct = None
                         chunk = await self._next_piece()
                     elif not chunk:
                         chunk = None
@@ -676,22 +710,24 @@ class _Reading:
                     # Past the first frame too: a page whose first line is a frame is still quoted whole.
                     self.head += chunk[: _HEAD_BYTES - len(self.head)]
                 shortcut = self._decoder.shortcut
+                shortcut_reads = self._shortcut_reads
                 pieces = None
-                if shortcut is not None and self._lone is not None:
+                if shortcut is not None and shortcut_reads is not None:
                     # The usual read of real traffic: one frame the decoder's shape reads (see Shortcut).
-                    # What fails here is the decoder's (its shortcut) or the kit's own: reported as
-                    # the decoder's failure, with the events built so far.
-                    stage = "deliver"
-                    try:
-                        data = self._lone(chunk, shortcut.event)
-                        pieces = None if data is None else shortcut.shape.match(data)
-                    except Exception as exc:
-                        raise _decoder_failure(self._call, exc) from None
+                    stage = "shortcut"
+                    pieces = shortcut_reads.pieces(chunk, shortcut)
                 if pieces is not None and shortcut is not None:
+                    # What its on_event would do with the frame, and then the batch's end (as _deliver).
                     self.seen = True
-                    _take_shortcut(shortcut, pieces, self._call, self._decoder, builder)
+                    stage = "sink"
+                    shortcut.take(pieces[0])
+                    if not builder.finished:
+                        stage = "batch end"
+                        self._decoder.on_batch_end()
                 else:
                     stage = "feed"
+                    if shortcut_reads is not None:
+                        shortcut_reads.fed()
                     frames = self._feed(chunk)
                     if not frames:
                         continue
@@ -710,9 +746,28 @@ class _Reading:
                     self.stopped = "finished"
                     return None
         except Exception as exc:  # settled by _read_events, where the generator chain resumes
+            if stage in _SHORTCUT_STAGES:
+                exc = self._shortcut_failed(stage, exc)
+                stage = "deliver"
             self.stopped = stage
             self.failure = exc
             return None
+
+    def _shortcut_failed(self, stage: str, exc: Exception) -> Exception:
+        """A failure on the shortcut's path, as :func:`_deliver` reports one: after a failing event the
+        batch's end still runs (the decoder may hold content to apply), and what is not a
+        :class:`StreamFailure` is the decoder's failure (a bug, or a value it did not expect), with the
+        events built so far. The shortcut's test of a read, and the kit's own, are reported the same way."""
+        if stage == "sink" and not self._builder.finished:
+            try:
+                self._decoder.on_batch_end()
+            except Exception as later:  # it replaces the first, as a finally's would
+                exc = later
+        return exc if isinstance(exc, StreamFailure) else _decoder_failure(self._call, exc)
+
+
+#: The stages of next_batch on the shortcut's path (its failures are reported as _deliver's).
+_SHORTCUT_STAGES: Final = frozenset({"shortcut", "sink", "batch end"})
 
 
 def _framing_failed(
@@ -795,22 +850,6 @@ def _deliver(frames: Sequence[Any], call: StreamCall, decoder: Decoder[Any], bui
     except StreamFailure:
         raise
     except Exception as exc:  # a decoder bug or a value it did not expect must not lose the stream
-        raise _decoder_failure(call, exc) from None
-
-
-def _take_shortcut(
-    shortcut: Shortcut, pieces: list[Any], call: StreamCall, decoder: Decoder[Any], builder: MessageBuilder
-) -> None:
-    """:func:`_deliver` for one frame the decoder's shortcut reads: what its ``on_event`` would do."""
-    try:
-        try:
-            shortcut.sink(*shortcut.args, pieces[0])
-        finally:
-            if not builder.finished:
-                decoder.on_batch_end()
-    except StreamFailure:
-        raise
-    except Exception as exc:  # as in _deliver
         raise _decoder_failure(call, exc) from None
 
 

@@ -129,28 +129,36 @@ class Scope:
             return await self._landing(awaitable)
         finally:
             self._reading_since = None
+            if allowance and self._idle_timer is not None:
+                # Set for this wait's later deadline: the next wait arms its own (so begin_read, once
+                # per event, need not compare deadlines).
+                self._idle_timer.cancel()
+                self._idle_timer = None
 
     def _start_idle_clock(self, idle: float, allowance: float) -> None:
         """A wait on the server begins now: the idle clock runs from now plus ``allowance``."""
-        loop = self._loop
-        self._reading_since = since = loop.time() + allowance
+        self._reading_since = since = self._loop.time() + allowance
         self._wait_id += 1
-        deadline = since + idle
+        if self._idle_timer is None or since + idle < self._idle_timer_at:
+            self._arm_idle(since + idle)
+
+    def _arm_idle(self, deadline: float) -> None:
+        """The idle timer, due at ``deadline``: no timer yet, or one set for a later deadline (a send's
+        allowance) that is moved earlier."""
         timer = self._idle_timer
-        if timer is None or deadline < self._idle_timer_at:
-            # No timer, or one set for a later deadline (a send's allowance): due at this wait's.
-            if timer is not None:
-                timer.cancel()
-            self._idle_timer = loop.call_at(deadline, self._check_idle)
-            self._idle_timer_at = deadline
+        if timer is not None:
+            timer.cancel()
+        self._idle_timer = self._loop.call_at(deadline, self._check_idle)
+        self._idle_timer_at = deadline
 
-    def begin_read(self) -> None:
+    def begin_read(self, progress: bool = False) -> None:
         """Start a wait on the server that the caller awaits itself — :meth:`read` without a coroutine
-        of its own, for the steady state's one read per event. Raises what already happened. The
-        caller then awaits the read, calls :meth:`landed` if that raises ``CancelledError``, and
-        :meth:`end_read` in any case::
+        of its own, for the steady state's one read per event; with ``progress``, :meth:`progress`
+        first, at the same reading of the clock. Raises what already happened. The caller then awaits
+        the read, calls :meth:`landed` if that raises ``CancelledError``, and :meth:`end_read` in any
+        case::
 
-            scope.begin_read()
+            scope.begin_read(progress=True)
             try:
                 chunk = await response.read()
             except asyncio.CancelledError:
@@ -159,6 +167,14 @@ class Scope:
             finally:
                 scope.end_read()
         """
+        # Once per event at real traffic's pace: one reading of the clock, and the usual case (nothing
+        # fired, no total deadline, the idle timer armed) in a few tests and stores.
+        now = self._loop.time()
+        if progress:
+            self._progress_at = now
+            if self._fired is Stalled:
+                self._fired = None  # it ran out while the consumer held the stream (see progress)
+                self._arm_progress()
         signal = self._signal
         if self._fired is not None or (signal is not None and signal.aborted) or self._deadline is not None:
             pending = self._pending()
@@ -166,7 +182,10 @@ class Scope:
                 raise pending
         idle = self._idle_s
         if idle is not None:
-            self._start_idle_clock(idle, 0.0)
+            self._reading_since = now
+            self._wait_id += 1
+            if self._idle_timer is None:  # none is ever set later than this wait's (see read)
+                self._arm_idle(now + idle)
         self._task = asyncio.current_task(self._loop)
 
     def landed(self) -> None:

@@ -34,7 +34,15 @@ from typing import Any, cast
 import aiohttp
 from yarl import URL
 
-from streamfns.kit.transport import HttpRequest, HttpResponse, Transport, TransportError, describe, ssl_context
+from streamfns.kit.transport import (
+    DirectRead,
+    HttpRequest,
+    HttpResponse,
+    Transport,
+    TransportError,
+    describe,
+    ssl_context,
+)
 
 __all__ = ["AiohttpTransport"]
 
@@ -160,18 +168,17 @@ class _AiohttpResponse(HttpResponse):
         return self._response.headers.getall(name, [])
 
     async def read(self) -> bytes:
+        read = self._content.readchunk
         try:
-            # One HTTP chunk at a time, as httpx reads them, so a read means the same on every
-            # transport (and a recording keeps the server's chunks); (b"", True) only marks a chunk's end.
             while True:
-                data, chunk_ended = await self._content.readchunk()
-                if data or not chunk_ended:
+                data = _chunk_data(await read())
+                if data is not None:
                     return data
-        except TimeoutError as exc:
-            raise TransportError("timeout", "timed out", describe(exc)) from None
-        except (aiohttp.ClientError, OSError, RuntimeError) as exc:
-            # RuntimeError: aiohttp's "Connection closed." when the socket went before the body ended.
-            raise TransportError("network", "connection failed", describe(exc)) from None
+        except Exception as exc:
+            raise _failure(exc) from None
+
+    def direct_read(self) -> DirectRead:
+        return DirectRead(self._content.readchunk, _chunk_data, _failure)
 
     async def aclose(self) -> None:
         response = self._response
@@ -182,6 +189,25 @@ class _AiohttpResponse(HttpResponse):
                 response.close()  # cut short: a half-read connection can serve nothing else
         except Exception:  # closing is best effort: the stream's outcome is already decided
             return
+
+
+def _chunk_data(chunk: tuple[bytes, bool]) -> bytes | None:
+    """One result of ``readchunk``: its bytes, ``b""`` at the body's end, or None for ``(b"", True)``,
+    which only marks the end of an HTTP chunk. The body is read one HTTP chunk at a time, as httpx reads
+    it, so a read means the same on every transport (and a recording keeps the server's chunks)."""
+    data, chunk_ended = chunk
+    return data if data or not chunk_ended else None
+
+
+def _failure(exc: Exception) -> Exception:
+    """What an exception of a body read means: aiohttp's failures as :class:`TransportError`, anything
+    else as it is."""
+    if isinstance(exc, TimeoutError):
+        return TransportError("timeout", "timed out", describe(exc))
+    if isinstance(exc, aiohttp.ClientError | OSError | RuntimeError):
+        # RuntimeError: aiohttp's "Connection closed." when the socket went before the body ended.
+        return TransportError("network", "connection failed", describe(exc))
+    return exc
 
 
 def _exact_url(url: str) -> URL:

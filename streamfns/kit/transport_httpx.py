@@ -13,7 +13,15 @@ from collections.abc import AsyncIterator
 from typing import Any, cast
 
 from streamfns.kit.decoding import OnceRead
-from streamfns.kit.transport import HttpRequest, HttpResponse, Transport, TransportError, describe, ssl_context
+from streamfns.kit.transport import (
+    DirectRead,
+    HttpRequest,
+    HttpResponse,
+    Transport,
+    TransportError,
+    describe,
+    ssl_context,
+)
 
 __all__ = ["HttpxTransport"]
 
@@ -87,16 +95,26 @@ class _HttpxResponse(HttpResponse):
             return await self._in_memory()
         try:
             return await anext(chunks)
-        except StopAsyncIteration:
-            return b""
         except Exception as exc:
-            raise _failure(exc) from None
+            outcome = _read_failure(exc)
+            if isinstance(outcome, bytes):
+                return outcome
+            raise outcome from None
+
+    def direct_read(self) -> DirectRead | None:
+        chunks = self._chunks
+        return None if chunks is None else DirectRead(chunks.__anext__, None, _read_failure)
 
     async def aclose(self) -> None:
         try:
             await self._response.aclose()
         except Exception:  # closing is best effort: the stream's outcome is already decided
             return
+
+
+def _read_failure(exc: Exception) -> bytes | Exception:
+    """What an exception of a body read means: ``b""`` at the body's end, else as :func:`_failure`."""
+    return b"" if isinstance(exc, StopAsyncIteration) else _failure(exc)
 
 
 def _failure(exc: Exception) -> Exception:

@@ -30,11 +30,12 @@ def normalized(events: list[AssistantMessageEvent]) -> list[dict[str, Any]]:
 
 class Matches:
     """Counts the events shapes read (so a test knows the fast path ran): their hits, as they are forgotten
-    or at the end."""
+    or at the end; a learned shape's and the framed shapes the kit makes of it (which read whole reads)."""
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.shapes: list[EventShape] = []
         learn = EventShape.learn.__func__  # pyright: ignore[reportFunctionMemberAccess]
+        framed = EventShape.framed
 
         def kept(cls: type[EventShape], *args: Any) -> EventShape | None:
             shape = learn(cls, *args)
@@ -42,7 +43,14 @@ class Matches:
                 self.shapes.append(shape)
             return shape
 
+        def kept_framed(shape: EventShape, before: bytes, after: bytes) -> EventShape | None:
+            made = framed(shape, before, after)
+            if made is not None:
+                self.shapes.append(made)
+            return made
+
         monkeypatch.setattr(EventShape, "learn", classmethod(kept))
+        monkeypatch.setattr(EventShape, "framed", kept_framed)
 
     @property
     def count(self) -> int:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import random
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any, ClassVar, cast
 
@@ -25,7 +26,7 @@ from cassettes import library
 from normalize import MessageBuilder, Model
 from normalize.wire import ServerSentEvent
 from normalize.wire.sse import SSEDecoder, SSEEventTooLarge
-from streamfns.kit import EventShape, Shortcut, http
+from streamfns.kit import EventShape, Shortcut
 from tests.adapters import ANTHROPIC, OPENAI_COMPLETIONS, AdapterUnderTest, first_text, reads_client, response_of
 from tests.cohere._cohere import COHERE
 from tests.kit._fake import CONTEXT, WIRE, EchoDecoder, model, options, sse
@@ -189,17 +190,23 @@ def per_event(body: bytes) -> list[bytes]:
 
 
 class Taken:
-    """Counts the reads the kit applied through a decoder's shortcut."""
+    """Counts the reads the kit applied through a decoder's shortcut (the shortcut's sink, which only
+    the kit calls: a decoder's own path calls its verb itself)."""
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.count = 0
-        take = http._take_shortcut  # pyright: ignore[reportPrivateUsage]
+        of = Shortcut.of.__func__  # pyright: ignore[reportFunctionMemberAccess]
 
-        def counted(*args: Any) -> None:
-            self.count += 1
-            take(*args)
+        def counted_of(
+            cls: type[Shortcut], event: str, shape: EventShape | None, sink: Callable[..., None], *args: object
+        ) -> Shortcut | None:
+            def counted(*values: Any) -> None:
+                self.count += 1
+                sink(*values)
 
-        monkeypatch.setattr(http, "_take_shortcut", counted)
+            return of(cls, event, shape, counted, *args)
+
+        monkeypatch.setattr(Shortcut, "of", classmethod(counted_of))
 
 
 def without_shortcuts(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -271,6 +278,9 @@ _ANTHROPIC_TAIL = (
         _anthropic_delta("other block ", index=1),  # a block that never started: a protocol error
         _anthropic_delta('quote \\" and \\\\ '),
         b": a comment\n" + _anthropic_delta("after a comment "),
+        _anthropic_delta("unended ")[:-1],  # its blank line never comes: the next deltas join its event
+        _anthropic_delta("raw\nnewline "),  # not JSON, and two lines
+        _anthropic_delta("x" * 70_000),  # longer than a piece: the reader cuts it
     ],
 )
 async def test_reads_the_shortcut_must_not_take_give_the_full_paths_events(

@@ -1,0 +1,188 @@
+"""Which reads a decoder's shortcut takes (``ShortcutReads``): once ``SSEDecoder.lone`` took one read, the
+shape framed by ``lone_parts`` reads the next ones whole. These tests hold it to ``lone`` followed by the
+shape's match, read for read, on hostile bytes too: whatever the framed shape takes, ``lone`` would have
+taken, with the same piece; whatever ``lone`` refuses (a held partial frame, an event over the framer's
+size limit, a raw CR or LF), the framed shape refuses as well.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from typing import Any
+
+import pytest
+
+from normalize.wire.sse import SSEDecoder
+from streamfns.kit import EventShape, Shortcut
+from streamfns.kit.shapes import ShortcutReads
+
+pytestmark = pytest.mark.parallel
+
+_EVENT = "content_block_delta"
+_LEAD = b"event: content_block_delta\ndata: "
+
+
+def _data(text: str, index: int = 0) -> bytes:
+    value = {"type": _EVENT, "index": index, "delta": {"type": "text_delta", "text": text}}
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def _frame(data: bytes, lead: bytes = _LEAD) -> bytes:
+    return lead + data + b"\n\n"
+
+
+def _ignore(piece: str) -> None:
+    """A sink (these tests read the pieces the kit would give it)."""
+
+
+def _shortcut() -> Shortcut:
+    data = _data("first ")
+    shape = EventShape.learn(data, json.loads(data), (("delta", "text"),))
+    assert shape is not None
+    shortcut = Shortcut.of(_EVENT, shape, _ignore)
+    assert shortcut is not None
+    return shortcut
+
+
+def _at_rest(max_event_bytes: int = 1 << 20) -> SSEDecoder:
+    framer = SSEDecoder(max_event_bytes=max_event_bytes)
+    assert framer.feed(b"event: message_start\ndata: {}\n\n")  # past the stream's start
+    return framer
+
+
+def _reference(framer: SSEDecoder, chunk: bytes, shortcut: Shortcut) -> list[Any] | None:
+    """What the kit did before the framed shape: lone, then the shape's match."""
+    data = framer.lone(chunk, shortcut.event)
+    return None if data is None else shortcut.shape.match(data)
+
+
+def _taught(framer: SSEDecoder, shortcut: Shortcut) -> ShortcutReads:
+    reads = ShortcutReads.of(framer)
+    assert reads is not None
+    assert reads.pieces(_frame(_data("taught ")), shortcut) == ["taught "]  # through lone: now framed
+    return reads
+
+
+_HOSTILE_TEXTS = [
+    "plain ",
+    "",
+    'quote " and backslash \\ ',
+    "escaped newline \n and return \r and tab \t ",
+    "nul \x00 and unit separator \x1f ",
+    "é ü 中文 😀 ",
+    "\u2028 line separator \u2029 ",
+    '"}}\n\nevent: content_block_delta\ndata: {"type":"content_block_delta"',  # a frame inside the text
+    "x" * 5000,
+]
+
+
+@pytest.mark.parametrize("text", _HOSTILE_TEXTS)
+def test_a_framed_read_gives_the_piece_lone_and_the_match_give(text: str) -> None:
+    framer, shortcut = _at_rest(), _shortcut()
+    reads = _taught(framer, shortcut)
+    chunk = _frame(_data(text))
+    assert reads.pieces(chunk, shortcut) == _reference(framer, chunk, shortcut) == [text]
+
+
+def _raw_variants(rng: random.Random) -> list[bytes]:
+    """Chunks of the learned layout with raw bytes where a piece goes, and near misses of the frame."""
+    specials = [b"\n", b"\r", b"\r\n", b"\x00", b'"', b"\\", b"\\u", b"\xff", b"\xe2\x80", b" ", b"a", b"}"]
+    head, tail = _data("")[:-4], b'"}}'
+    chunks: list[bytes] = []
+    for _ in range(400):
+        middle = b"".join(rng.choice(specials) for _ in range(rng.randint(0, 6)))
+        chunks.append(_frame(head + b'"' + middle + tail))
+    good = _frame(_data("ok "))
+    chunks += [
+        good.replace(b"\n\n", b"\r\n\r\n"),  # CRLF framing
+        good.replace(b"\n\n", b"\n\r\n"),
+        good[:-1],  # no blank line: the event is not dispatched
+        good + b"\n",  # one line more
+        good + good,  # two events in one read
+        b": comment\n" + good,
+        b"id: 7\n" + good,
+        good.replace(b"data: ", b"data:"),  # no space: a lead lone does not know
+        _frame(_data("ok ", index=1)),  # another block: not the learned layout
+        _frame(_data("ok "), lead=b"event: ping\ndata: "),
+        _frame(b" " + _data("ok ")),
+        _frame(_data("ok ") + b" "),
+    ]
+    return chunks
+
+
+def test_a_read_is_framed_exactly_when_lone_and_the_match_take_it() -> None:
+    rng = random.Random(20261205)
+    shortcut = _shortcut()
+    compared = framed_took = 0
+    for chunk in _raw_variants(rng):
+        framer = _at_rest()
+        reads = _taught(framer, shortcut)
+        got = reads.pieces(chunk, shortcut)
+        assert got == _reference(framer, chunk, shortcut), chunk
+        compared += 1
+        framed_took += got is not None
+    assert compared > 400
+    assert 0 < framed_took < compared  # both outcomes were examined
+
+
+def test_after_a_fed_read_only_lone_decides() -> None:
+    framer, shortcut = _at_rest(), _shortcut()
+    reads = _taught(framer, shortcut)
+    held = _frame(_data("held "))[:-1]  # a whole data line, its blank line still to come
+    assert reads.pieces(held, shortcut) is None
+    reads.fed()
+    assert framer.feed(held) == []
+    # The next read has the framed layout exactly, but the framer holds an event: feeding it would
+    # join the two data lines, so it must be fed, not taken.
+    chunk = _frame(_data("next "))
+    assert framer.lone(chunk, _EVENT) is None
+    assert reads.pieces(chunk, shortcut) is None
+
+
+def test_a_read_over_the_framers_limit_is_not_taken() -> None:
+    framer, shortcut = _at_rest(max_event_bytes=200), _shortcut()
+    reads = _taught(framer, shortcut)
+    long = _frame(_data("x" * 300))
+    assert framer.lone(long, _EVENT) is None
+    assert reads.pieces(long, shortcut) is None
+    assert reads.pieces(_frame(_data("short ")), shortcut) == ["short "]  # the limit, not the layout
+
+
+def test_a_new_shortcut_is_framed_afresh() -> None:
+    framer, first = _at_rest(), _shortcut()
+    reads = _taught(framer, first)
+    data = _data("other block ", index=1)
+    shape = EventShape.learn(data, json.loads(data), (("delta", "text"),))
+    assert shape is not None
+    second = Shortcut.of(_EVENT, shape, _ignore)
+    assert second is not None
+    assert reads.pieces(_frame(_data("ok ")), second) is None  # the first one's frame reads no more
+    assert reads.pieces(_frame(_data("two ", index=1)), second) == ["two "]
+
+
+def test_lone_parts_are_the_bytes_around_the_data() -> None:
+    framer = _at_rest()
+    chunk = _frame(_data("a "))
+    data = framer.lone(chunk, _EVENT)
+    assert data is not None
+    before, after = framer.lone_parts(chunk, data)
+    assert (before, after) == (_LEAD, b"\n\n")
+    assert before + data + after == chunk
+
+
+def test_only_a_one_string_shape_is_framed() -> None:
+    data = b'{"n":1,"text":"a"}'
+    shape = EventShape.learn(data, json.loads(data), (("text",), ("n",)))
+    assert shape is not None
+    assert shape.framed(b"data: ", b"\n\n") is None
+    one = EventShape.learn(data, json.loads(data), (("text",),))
+    assert one is not None
+    framed = one.framed(b"data: ", b"\n\n")
+    assert framed is not None
+    assert framed.match(b'data: {"n":1,"text":"b c"}\n\n') == ["b c"]
+    assert framed.match(b'data: {"n":2,"text":"b c"}\n\n') is None
+
+
+def test_a_framer_without_lone_gives_no_reads() -> None:
+    assert ShortcutReads.of(object()) is None
