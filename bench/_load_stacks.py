@@ -332,22 +332,25 @@ async def _ours(phase: Phase, base_url: str) -> AsyncGenerator[One]:
 class _Floor:
     """The floor stacks' consumer of one stream's reads: the Anthropic adapter's own framing, decoder and
     message builder, as the kit applies them to a read (the decoder's shortcut when the read is one
-    event it reads, else framed, each frame to ``on_event``, then ``on_batch_end``), with none of the
-    kit around them: no event stream, no read path, no timers, no request building. Ours − floor is
-    what the kit adds to the parse and build; floor − bare is what parsing and building cost."""
+    event it reads, found by the kit's own ``ShortcutReads``; else framed, each frame to ``on_event``,
+    then ``on_batch_end``), with none of the kit around them: no event stream, no read path, no timers,
+    no request building. Ours − floor is what the kit adds to the parse and build; floor − bare is what
+    parsing and building cost."""
 
-    __slots__ = ("_builder", "_decoder", "_figure", "_framer", "received")
+    __slots__ = ("_builder", "_decoder", "_figure", "_framer", "_shortcut_reads", "received")
 
     def __init__(self, figure: LoadFigure) -> None:
         from normalize import MessageBuilder, Model
         from normalize.wire.sse import SSEDecoder
         from streamfns.anthropic.decode import AnthropicDecoder
+        from streamfns.kit.shapes import ShortcutReads
 
         model = Model(id="claude-load", api=ANTHROPIC, provider="load", base_url="http://load")
         self._figure = figure
         self._builder = MessageBuilder(model)
         self._decoder = AnthropicDecoder(self._builder, model)
         self._framer = SSEDecoder()
+        self._shortcut_reads = ShortcutReads(self._framer.lone, self._framer)
         self._builder.start()
         self._builder.drain()
         self.received = 0
@@ -357,11 +360,11 @@ class _Floor:
         if builder.finished:
             return
         shortcut = decoder.shortcut
-        one = self._framer.lone(data, shortcut.event) if shortcut is not None else None
-        pieces = shortcut.shape.match(one) if shortcut is not None and one is not None else None
+        pieces = self._shortcut_reads.pieces(data, shortcut) if shortcut is not None else None
         if shortcut is not None and pieces is not None:
-            shortcut.sink(*shortcut.args, pieces[0])
+            shortcut.take(pieces[0])
         else:
+            self._shortcut_reads.fed()
             for frame in self._framer.feed(data):
                 decoder.on_event(frame)
                 if builder.finished:

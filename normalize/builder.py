@@ -42,6 +42,7 @@ import hashlib
 from collections.abc import Hashable
 from typing import Any, cast, get_args
 
+from normalize._growing import growing, settle, start_growing
 from normalize.content import TextContent, ThinkingContent, ToolCall
 from normalize.errors import ErrorInfo, ErrorKind
 from normalize.events import (
@@ -85,22 +86,20 @@ _INF = float("inf")
 _new = object.__new__  # the hot delta events are made field by field (see text_delta)
 
 
+#: Text and thinking blocks while they stream: their text is the list of its pieces, joined when read
+#: (appending each delta to a string copies the whole text each time: quadratic; see normalize._growing).
+_GrowingText = growing(TextContent, "text")
+_GrowingThinking = growing(ThinkingContent, "thinking")
+
+
 class _TextState:
     __slots__ = ("block", "index", "pieces")
 
     def __init__(self, index: int, block: TextContent) -> None:
         self.index = index
         self.block = block
-        #: Deltas not yet joined onto ``block.text`` (see MessageBuilder._flush).
-        self.pieces: list[str] = []
-
-    def flush(self) -> None:
-        block = self.block
-        text = block.text
-        block.text = ""  # the only reference left is ``text``: CPython may then grow it in place
-        text += "".join(self.pieces)
-        block.text = text
-        self.pieces.clear()
+        #: The block's pieces: each delta is appended here (the block reads them joined).
+        self.pieces: list[str] = start_growing(block, _GrowingText, block.text)
 
 
 class _ThinkingState:
@@ -109,15 +108,7 @@ class _ThinkingState:
     def __init__(self, index: int, block: ThinkingContent) -> None:
         self.index = index
         self.block = block
-        self.pieces: list[str] = []
-
-    def flush(self) -> None:
-        block = self.block
-        thinking = block.thinking
-        block.thinking = ""
-        thinking += "".join(self.pieces)
-        block.thinking = thinking
-        self.pieces.clear()
+        self.pieces: list[str] = start_growing(block, _GrowingThinking, block.thinking)
 
 
 class _ToolState:
@@ -208,7 +199,6 @@ class MessageBuilder:
         "_stop",
         "_stop_error",
         "_tools",
-        "_unjoined",
         "_whole_calls",
         "events",
         "finished",
@@ -217,8 +207,6 @@ class MessageBuilder:
     def __init__(self, model: Model | None = None, *, message: AssistantMessage | None = None) -> None:
         self._model = model
         self._message = message if message is not None else AssistantMessage.empty_for(model)
-        #: Text and thinking blocks with deltas not yet joined onto their block (see :meth:`_flush`).
-        self._unjoined: list[_TextState | _ThinkingState] = []
         #: Events emitted since the last :meth:`drain`.
         self.events: list[AssistantMessageEvent] = []
         self._open: dict[Hashable, _BlockState] = {}
@@ -258,15 +246,11 @@ class MessageBuilder:
     @property
     def message(self) -> AssistantMessage:
         """The message being built, current up to the last verb (the events' ``partial``)."""
-        if self._unjoined:
-            self._flush()
         return self._message
 
     def drain(self) -> list[AssistantMessageEvent]:
         """Return the events emitted since the last call, and forget them; the message they carry
         holds every delta among them."""
-        if self._unjoined:
-            self._flush()
         events = self.events
         self.events = []
         return events
@@ -328,8 +312,6 @@ class MessageBuilder:
         state = self._open.get(key)
         if state is None:
             return None
-        if self._unjoined:
-            self._flush()
         if type(state) is _TextState:
             return state.block.text
         if type(state) is _ThinkingState:
@@ -362,10 +344,7 @@ class MessageBuilder:
             self._kind_mismatch(key, "text")
             return
         if delta:
-            pieces = state.pieces
-            if not pieces:
-                self._unjoined.append(state)
-            pieces.append(delta)
+            state.pieces.append(delta)
             # One event per token, made field by field: calling the class runs the dataclass's
             # __init__ in a frame of its own, which costs about half as much again. Every field is
             # set, as __init__ sets them (a test checks the events equal the class's).
@@ -401,10 +380,7 @@ class MessageBuilder:
             self._kind_mismatch(key, "thinking")
             return
         if delta:
-            pieces = state.pieces
-            if not pieces:
-                self._unjoined.append(state)
-            pieces.append(delta)
+            state.pieces.append(delta)
             event = _new(ThinkingDeltaEvent)
             event.content_index = state.index
             event.delta = delta
@@ -574,15 +550,15 @@ class MessageBuilder:
         if state is None or self.finished:
             return
         self._ended[key] = state
-        if self._unjoined:
-            self._flush()
         if type(state) is _TextState:
             if final_text is not None:
                 state.block.text = final_text
+            settle(state.block)
             self.events.append(TextEndEvent(state.index, state.block.text, self._message))
         elif type(state) is _ThinkingState:
             if final_text is not None:
                 state.block.thinking = final_text
+            settle(state.block)
             self.events.append(ThinkingEndEvent(state.index, state.block.thinking, self._message))
         elif type(state) is _ToolState:
             self._end_tool(state)
@@ -754,12 +730,13 @@ class MessageBuilder:
         """Emit the ``error`` terminal, keeping partial content and usage. Open blocks stay open."""
         if self.finished:
             return
-        if self._unjoined:
-            self._flush()
         self.start()
         for state in self._open.values():
-            if type(state) is _ToolState and state.parts:
-                state.block.arguments = state.preview()
+            if type(state) is _ToolState:
+                if state.parts:
+                    state.block.arguments = state.preview()
+            else:
+                settle(state.block)  # it stays open, and no delta comes any more
         info.output_started = self._output_started
         reason = "aborted" if info.kind == "aborted" else "error"
         msg = self._message
@@ -775,17 +752,6 @@ class MessageBuilder:
         self.fail(ErrorInfo.of("aborted"), reason or "Request was aborted")
 
     # -- helpers ------------------------------------------------------------------------------------
-
-    def _flush(self) -> None:
-        """Join the pending deltas onto their blocks.
-
-        Deltas are kept as pieces and joined here, once per :meth:`drain` (the kit drains once per
-        network read) or when the text is read: appending each delta to the block's string would copy
-        the whole text whenever the allocator cannot grow it where it lies, which for a long reply is
-        most of the time (quadratic: 12 µs a delta at 300 KB)."""
-        for state in self._unjoined:
-            state.flush()
-        self._unjoined.clear()
 
     def _claim(self, key: Hashable) -> bool:
         if key in self._open:

@@ -28,6 +28,7 @@ from collections import deque
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Self
 
+from normalize._growing import settle
 from normalize.errors import ErrorInfo, ErrorKind
 from normalize.events import (
     CONTENT_EVENT_TYPES,
@@ -340,6 +341,8 @@ class AssistantMessageEventStream:
             partial = AssistantMessage.empty_for(self._model)
         if not self._started:
             self._accept(StartEvent(partial))
+        for block in partial.content:
+            settle(block)  # a block cut off while streaming ends a plain instance of its class, as the builder's do
         reason = "aborted" if kind == "aborted" else "error"
         partial.stop_reason = reason
         partial.error_message = message
