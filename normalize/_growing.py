@@ -38,9 +38,15 @@ def growing(base: type[BlockT], name: str) -> type[BlockT]:
         value = slot.__get__(self, base)
         if value.__class__ is list:
             if len(value) != 1:
-                joined = "".join(value)
+                # The text so far held by this frame alone while the new pieces go onto it, so CPython
+                # may grow it where it lies (a reader of every event, with one stream, copies little).
+                text = value[0]
+                value[0] = ""
+                rest = "".join(value)
                 value.clear()
-                value.append(joined)
+                text += rest
+                value.append(text)
+                return text
             return value[0]
         return value
 
