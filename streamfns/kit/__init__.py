@@ -39,8 +39,8 @@ or a token budget); :func:`host_label`, :func:`host_name`, :func:`endpoint_url` 
 the one check for a host part or a path segment read from the environment or the model's flags (a
 value that could move the request is a ``config`` error, nothing sent); :class:`Adapter`, the
 declaration that lists a package in the registry, the catalog and ``conformance.targets``. The HTTP
-seam: :class:`Transport` (with :class:`HttpRequest`, :class:`HttpResponse` and :class:`TransportError`)
-to bring another HTTP library, and
+seam: :class:`Transport` (with :class:`HttpRequest`, :class:`HttpResponse`, :class:`DirectRead` and
+:class:`TransportError`) to bring another HTTP library, and
 :func:`set_default_transport` / :func:`default_transport` (or :data:`TRANSPORT_ENV`) to choose httpx
 or aiohttp for the whole process. None of these import httpx: a decoder stays pure and cheap to
 import.
@@ -107,7 +107,7 @@ from streamfns.kit.shapes import MAX_SHAPE_BYTES, SHAPE_LEARNS, EventShape, Hole
 from streamfns.kit.signing import Signature, Signer, SigningRequest
 from streamfns.kit.stops import StopMapping, StopTable
 from streamfns.kit.thinking import DEFAULT_THINKING_BUDGETS, MIN_ANSWER_TOKENS, effort_for, thinking_budget
-from streamfns.kit.transport import HttpRequest, HttpResponse, Transport, TransportError
+from streamfns.kit.transport import DirectRead, HttpRequest, HttpResponse, Transport, TransportError
 from streamfns.kit.transports import TRANSPORT_ENV, default_transport, set_default_transport
 from streamfns.kit.wire import RequestBuilder, WireApi, WireRequest
 
@@ -134,6 +134,7 @@ __all__ = [
     "CompatError",
     "Decoder",
     "DecoderFactory",
+    "DirectRead",
     "Drop",
     "Ending",
     "ErrorSample",

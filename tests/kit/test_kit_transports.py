@@ -22,6 +22,7 @@ from conformance.loopback import LoopbackServer, Scripted, refused_url
 from normalize import StreamOptions, TextContent, validate_events
 from streamfns.kit import (
     TRANSPORT_ENV,
+    DirectRead,
     HttpRequest,
     HttpResponse,
     Transport,
@@ -267,3 +268,84 @@ async def test_an_idle_timeout_on_a_callers_client_closes_its_connection(library
     finally:
         closer = getattr(client, "aclose", None) or client.close  # type: ignore[attr-defined]
         await closer()
+
+
+class _Offered(HttpResponse):
+    """A body of scripted reads offered as a DirectRead: each result a (bytes, skip) pair as aiohttp's
+    readchunk gives them; an exception raised as it comes."""
+
+    def __init__(self, results: list[tuple[bytes, bool] | Exception]) -> None:
+        super().__init__(200, {"content-type": "text/event-stream"})
+        self.results = results
+        self.direct_reads = 0
+        self.plain_reads = 0
+
+    def header_values(self, name: str) -> list[str]:
+        return []
+
+    async def _next(self) -> tuple[bytes, bool]:
+        self.direct_reads += 1
+        result = self.results.pop(0) if self.results else (b"", False)
+        if isinstance(result, Exception):
+            raise result
+        return result
+
+    async def read(self) -> bytes:  # what direct_read offers, the slow way (never used by the kit here)
+        self.plain_reads += 1
+        raise AssertionError("the kit read through read(), not the direct read it was offered")
+
+    def direct_read(self) -> DirectRead:
+        def taken(result: tuple[bytes, bool]) -> bytes | None:
+            data, skip = result
+            return None if skip else data
+
+        def failed(exc: Exception) -> bytes | Exception:
+            if isinstance(exc, ConnectionResetError):
+                return TransportError("network", "connection failed", "ConnectionResetError: reset")
+            return exc
+
+        return DirectRead(self._next, taken, failed)
+
+    async def aclose(self) -> None:
+        return
+
+
+class _OfferingTransport(Transport):
+    def __init__(self, response: _Offered) -> None:
+        self.response = response
+
+    async def send(self, request: HttpRequest) -> HttpResponse:
+        return self.response
+
+
+async def test_a_direct_read_is_put_together_as_read_would_be() -> None:
+    # Marks of a chunk's end (skip) are read past, the bytes are the body, (b"", False) ends it.
+    results: list[tuple[bytes, bool] | Exception] = []
+    for chunk in HELLO:
+        results += [(chunk, False), (b"", True)]
+    response = _Offered(results)
+    events, result = await run("http://127.0.0.1:9", options(http_client=_OfferingTransport(response)))
+    assert result.stop_reason == "stop"
+    assert result.content == [TextContent(text="Hello")]
+    assert validate_events(events) == []
+    assert response.plain_reads == 0
+    assert response.direct_reads == 2 * len(HELLO) - 1  # each mark read past; the terminal ends the reads
+
+
+@pytest.mark.parametrize(
+    ("failure", "kind", "said"),
+    [
+        (ConnectionResetError("reset"), "network", "connection failed: ConnectionResetError: reset"),
+        (ZeroDivisionError("not the library's"), "protocol", "ZeroDivisionError: not the library's"),
+    ],
+)
+async def test_a_direct_reads_failure_is_what_its_failed_part_says(
+    failure: Exception, kind: TransportKind | str, said: str
+) -> None:
+    response = _Offered([(HELLO[0], False), failure])
+    _, result = await run("http://127.0.0.1:9", options(http_client=_OfferingTransport(response), max_retries=0))
+    assert result.stop_reason == "error"
+    assert result.error_info is not None
+    assert result.error_info.kind == kind
+    assert said in (result.error_message or "")
+    assert result.content == [TextContent(text="Hel")]  # what came before the failure stays
