@@ -18,11 +18,16 @@ replaces the pieces in place (the builder goes on appending to the same list). W
 from __future__ import annotations
 
 import dataclasses
+import threading
 from typing import Any, TypeVar, cast
 
 __all__ = ["growing", "settle", "start_growing"]
 
 BlockT = TypeVar("BlockT")
+
+#: Held by whoever joins or replaces a growing block's pieces (a reader may be on another thread than
+#: the builder, which only appends, and takes no lock).
+_JOINING = threading.Lock()
 
 #: Each growing class: its base class and the name of its growing field.
 _GROWING: dict[type, tuple[type, str]] = {}
@@ -36,19 +41,24 @@ def growing(base: type[BlockT], name: str) -> type[BlockT]:
 
     def read(self: Any) -> str:
         value = slot.__get__(self, base)
-        if value.__class__ is list:
-            if len(value) != 1:
-                # The text so far held by this frame alone while the new pieces go onto it, so CPython
-                # may grow it where it lies (a reader of every event, with one stream, copies little).
-                text = value[0]
-                value[0] = ""
-                rest = "".join(value)
-                value.clear()
-                text += rest
-                value.append(text)
-                return text
+        if value.__class__ is not list:
+            return value
+        if len(value) == 1:
             return value[0]
-        return value
+        with _JOINING:
+            # Readers join one at a time; the builder only ever appends, so the pieces past the n
+            # joined here (a delta appended meanwhile, on another thread) stay where they are.
+            count = len(value)
+            if count == 1:
+                return value[0]  # another reader joined them meanwhile
+            # The text so far held by this frame alone while the new pieces go onto it, so CPython may
+            # grow it where it lies (a reader of every event, with one stream, copies little).
+            text = value[0]
+            value[0] = ""
+            rest = "".join(value[1:count])
+            text += rest
+            value[:count] = [text]
+            return text
 
     def write(self: Any, value: str) -> None:
         try:
@@ -56,8 +66,8 @@ def growing(base: type[BlockT], name: str) -> type[BlockT]:
         except AttributeError:  # not set yet: __init__, or a copy being filled in
             current = None
         if current.__class__ is list:
-            current.clear()  # the builder keeps appending to this list
-            current.append(value)
+            with _JOINING:
+                current[:] = [value]  # in place: the builder keeps appending to this list
         else:
             slot.__set__(self, value)
 

@@ -747,7 +747,10 @@ class _Reading:
                     return None
         except Exception as exc:  # settled by _read_events, where the generator chain resumes
             if stage in _SHORTCUT_STAGES:
-                exc = self._shortcut_failed(stage, exc)
+                try:
+                    exc = self._shortcut_failed(stage, exc)
+                except Exception as undescribed:  # an exception whose message itself raises: kept as is
+                    exc = undescribed
                 stage = "deliver"
             self.stopped = stage
             self.failure = exc
@@ -758,6 +761,8 @@ class _Reading:
         batch's end still runs (the decoder may hold content to apply), and what is not a
         :class:`StreamFailure` is the decoder's failure (a bug, or a value it did not expect), with the
         events built so far. The shortcut's test of a read, and the kit's own, are reported the same way."""
+        if stage == "shortcut":
+            return _decoder_failure(self._call, exc)  # the shortcut's test of a read failed, whatever it raised
         if stage == "sink" and not self._builder.finished:
             try:
                 self._decoder.on_batch_end()

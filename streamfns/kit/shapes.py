@@ -152,7 +152,8 @@ class EventShape:
         """This shape with ``before`` and ``after`` around its bytes (a frame's, such as an SSE event's
         lead and blank line: see :meth:`normalize.wire.SSEDecoder.lone_parts`), matching a whole read
         in one step; None unless it has one hole, a string (a JSON string literal holds no CR or LF,
-        which keeps the frame's lines as they were)."""
+        which keeps the frame's lines as they were; :meth:`match` takes the literal alone, never JSON
+        whitespace around it, which may)."""
         if not self._one_string:
             return None
         return EventShape(before + self._head, (str,), (), self._tail + after, value=self.value)
@@ -169,6 +170,8 @@ class EventShape:
         if data[end:] != self._tail:
             return None
         if self._one_string:
+            if end - head_len < 2 or data[head_len] != 0x22 or data[end - 1] != 0x22:
+                return None  # not a string literal alone (JSON whitespace around it is another layout)
             try:
                 piece = _from_json(data[head_len:end])
             except ValueError:
@@ -419,7 +422,13 @@ class ShortcutReads:
         """The holes of ``chunk`` when it is one frame ``shortcut`` reads (the piece first); None: the
         read is to be fed to the framer, and :meth:`fed` called."""
         framed = self._framed
-        if framed is not None and self._rest and self._framed_for is shortcut and len(chunk) <= self._max:
+        if (
+            framed is not None
+            and self._rest
+            and self._framed_for is shortcut
+            and chunk.__class__ is bytes  # as lone: a bytearray or a view is fed
+            and len(chunk) <= self._max
+        ):
             pieces = framed.match(chunk)
             if pieces is not None:
                 return pieces

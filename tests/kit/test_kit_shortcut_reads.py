@@ -107,6 +107,15 @@ def _raw_variants(rng: random.Random) -> list[bytes]:
         _frame(_data("ok "), lead=b"event: ping\ndata: "),
         _frame(b" " + _data("ok ")),
         _frame(_data("ok ") + b" "),
+        # JSON whitespace around the literal, which a JSON parse would take: a LF or a CR there breaks
+        # the frame's lines (lone refuses it); a space is another layout (the full path reads it).
+        _frame(head + b'\n"ok "' + tail),
+        _frame(head + b'"ok "\n' + tail),
+        _frame(head + b'\r"ok "' + tail),
+        _frame(head + b'"ok "\r\n' + tail),
+        _frame(head + b' "ok "' + tail),
+        _frame(head + b'"ok " ' + tail),
+        _frame(head + b'\t"ok "\t' + tail),
     ]
     return chunks
 
@@ -136,6 +145,15 @@ def test_after_a_fed_read_only_lone_decides() -> None:
     # The next read has the framed layout exactly, but the framer holds an event: feeding it would
     # join the two data lines, so it must be fed, not taken.
     chunk = _frame(_data("next "))
+    assert framer.lone(chunk, _EVENT) is None
+    assert reads.pieces(chunk, shortcut) is None
+
+
+@pytest.mark.parametrize("kind", [bytearray, memoryview])
+def test_a_read_that_is_not_bytes_is_fed_as_lone_would_have_it(kind: type[Any]) -> None:
+    framer, shortcut = _at_rest(), _shortcut()
+    reads = _taught(framer, shortcut)
+    chunk = kind(_frame(_data("a view ")))
     assert framer.lone(chunk, _EVENT) is None
     assert reads.pieces(chunk, shortcut) is None
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 import copy
 import dataclasses
 import pickle
+import sys
+import threading
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
@@ -160,3 +162,32 @@ async def test_a_stream_closed_while_a_block_streams_ends_with_a_plain_block() -
     assert result.stop_reason == "aborted"
     assert [type(block) for block in result.content] == [TextContent]
     assert result.content[0] == TextContent(text="cut ")
+
+
+def test_a_reader_on_another_thread_loses_no_delta_of_the_builders() -> None:
+    # The builder appends on one thread while another reads the text; every read joins what has come
+    # so far. Switching threads as often as the interpreter allows makes a lost delta likely if reads
+    # and appends could interleave badly: the final text must hold every delta, in order.
+    builder, block = _streaming("text")
+    deltas = [f"{i:06d}" for i in range(300_000)]
+    stop = threading.Event()
+    reads: list[int] = []
+
+    def reader() -> None:
+        while not stop.is_set():
+            reads.append(len(block.text))
+
+    previous = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    thread = threading.Thread(target=reader)
+    thread.start()
+    try:
+        for delta in deltas:
+            builder.text_delta("b", delta)
+    finally:
+        stop.set()
+        thread.join()
+        sys.setswitchinterval(previous)
+    assert block.text == "".join(deltas)
+    assert len(reads) > 10  # the reader did read meanwhile
+    assert reads == sorted(reads)  # and never saw the text shrink
