@@ -440,7 +440,9 @@ class ShortcutReads:
             return None
         self._rest = True
         if self._framed_for is not shortcut and self._parts is not None:
-            self._framed = shortcut.shape.framed(*self._parts(chunk, data))
+            # A third party's shape may be any object with match(): one without framed() is read as before.
+            framed = getattr(shortcut.shape, "framed", None)
+            self._framed = framed(*self._parts(chunk, data)) if framed is not None else None
             self._framed_for = shortcut
         return pieces
 

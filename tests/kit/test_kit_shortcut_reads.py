@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import random
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -204,3 +204,20 @@ def test_only_a_one_string_shape_is_framed() -> None:
 
 def test_a_framer_without_lone_gives_no_reads() -> None:
     assert ShortcutReads.of(object()) is None
+
+
+class _MatchOnly:
+    """A third party's shape: match() alone, no framed()."""
+
+    def match(self, data: bytes) -> list[Any] | None:
+        text = json.loads(data)["delta"]["text"]
+        return [text]
+
+
+def test_a_shape_without_framed_is_read_through_lone_each_time() -> None:
+    framer = _at_rest()
+    shortcut = Shortcut(_EVENT, cast("EventShape", _MatchOnly()), _ignore)
+    reads = ShortcutReads.of(framer)
+    assert reads is not None
+    for text in ("one ", "two ", "three "):
+        assert reads.pieces(_frame(_data(text)), shortcut) == [text]
