@@ -28,8 +28,6 @@ __all__ = ["HttpxTransport"]
 #: Exception families of httpx-style libraries: only these are transport failures; anything else a
 #: client raises (a cassette's unmatched request, a mock's own error) is left to the kit's caller.
 _LIBRARIES = frozenset({"httpx", "httpx2", "httpcore"})
-#: How far past the kit's idle timeout httpx's own read timeout is set (see HttpxTransport.send).
-_BACKSTOP_S = 1.0
 
 
 class HttpxTransport(Transport):
@@ -49,10 +47,14 @@ class HttpxTransport(Transport):
 
     async def send(self, request: HttpRequest) -> HttpResponse:
         connect, idle = request.connect_timeout, request.idle_timeout
-        # The kit's idle clock bounds every read; httpx's own read timeout is a backstop a second past
-        # it. Both at one deadline, the kit's cancellation landed inside httpcore's shielded cleanup
-        # of the timed-out read, and a caller's pool kept the half-read connection ACTIVE for good.
-        timeouts = {"connect": connect, "read": idle + _BACKSTOP_S, "write": idle, "pool": connect}
+        # The kit's idle clock bounds every read, so httpx gets no read timeout of its own (as aiohttp
+        # gets no sock_read). With one, httpcore arms and cancels a loop timer per read: under plain
+        # asyncio, with any longer timer pending (the kit's own total and idle clocks), the cancelled
+        # ones pile up in the loop's heap until they are half of it, and the garbage collector, run by
+        # those allocations, walks every stream's in-flight read several times a second (~4 us an
+        # event at 250 streams). And at the kit's own deadline, its cancellation landed inside
+        # httpcore's shielded cleanup of the timed-out read, leaving a caller's pool's connection ACTIVE.
+        timeouts = {"connect": connect, "read": None, "write": idle, "pool": connect}
         try:
             built = self._client.build_request(
                 "POST",

@@ -12,6 +12,7 @@ import gzip
 import sys
 import time
 from collections.abc import Iterator
+from typing import Any
 
 import aiohttp
 import httpx
@@ -31,7 +32,7 @@ from streamfns.kit import (
     set_default_transport,
 )
 from streamfns.kit.transport import TransportKind
-from tests.kit._fake import CONTEXT, HELLO, KEY, options, reply, run
+from tests.kit._fake import CONTEXT, HELLO, KEY, options, reply, run, sse
 
 
 @pytest.fixture(autouse=True)
@@ -268,6 +269,42 @@ async def test_an_idle_timeout_on_a_callers_client_closes_its_connection(library
     finally:
         closer = getattr(client, "aclose", None) or client.close  # type: ignore[attr-defined]
         await closer()
+
+
+@pytest.mark.parametrize("library", ["kit", "httpx", "httpx2"])
+async def test_an_httpx_read_arms_no_loop_timer_of_its_own(library: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The kit's idle clock bounds each read, so httpx gets no read timeout: with one, httpcore armed
+    # and cancelled a loop timer per read, and under plain asyncio the cancelled ones piled up in the
+    # loop's heap behind the kit's longer clocks, running the garbage collector over every stream.
+    reads = 30
+    chunks = [(0.01, sse({"type": "text", "text": f"{i} "})) for i in range(reads)]
+    plan = Scripted(chunks=[*chunks, (0.0, HELLO[2]), (0.0, HELLO[3])])
+    loop = asyncio.get_running_loop()
+    armed: list[str] = []
+    call_at = loop.call_at
+
+    def counting_call_at(when: float, callback: Any, *args: Any, **kwargs: Any) -> asyncio.TimerHandle:
+        name = getattr(callback, "__qualname__", repr(callback))
+        if name != "_set_result_unless_cancelled":  # the server's sleeps between chunks, on this same loop
+            armed.append(name)
+        return call_at(when, callback, *args, **kwargs)
+
+    monkeypatch.setattr(loop, "call_at", counting_call_at)
+    client: httpx.AsyncClient | httpx2.AsyncClient | None = None
+    if library != "kit":
+        client = httpx.AsyncClient() if library == "httpx" else httpx2.AsyncClient()
+    try:
+        async with LoopbackServer(plan) as server:
+            opts = options(transport="httpx", timeout=30.0) if client is None else options(http_client=client)
+            events, result = await run(server.base_url, opts)
+    finally:
+        if client is not None:
+            await client.aclose()
+    assert validate_events(events) == []
+    assert result.stop_reason == "stop"
+    assert sum(event.type == "text_delta" for event in events) == reads, "each chunk was its own read"
+    # Connecting, writing the request and the kit's own clocks arm a few; a timer per read would be 30 more.
+    assert 0 < len(armed) < 10, f"{len(armed)} loop timers armed for {reads} reads: {armed}"
 
 
 class _Offered(HttpResponse):
