@@ -588,12 +588,14 @@ class _Reading:
     ``read``, ``feed``, ``deliver``) and ``failure``, for ``_read_events`` to settle as it always has."""
 
     __slots__ = (
+        "_batch_end",
         "_body",
         "_builder",
         "_call",
         "_decoder",
         "_direct",
         "_feed",
+        "_heading",
         "_next_piece",
         "_progress",
         "_raw_read",
@@ -629,11 +631,17 @@ class _Reading:
         #: Which reads the decoder's shortcut takes (a framer without lone gives it none).
         self._shortcut_reads = ShortcutReads.of(framer)
         self._decoder = decoder
+        #: The decoder's on_batch_end for the shortcut's path, None when it is Decoder's own no-op (a
+        #: call an event saved: the shortcut's is the steady state's path).
+        inherited = getattr(type(decoder), "on_batch_end", None) is vars(Decoder)["on_batch_end"]
+        own = "on_batch_end" in getattr(decoder, "__dict__", ())
+        self._batch_end: Callable[[], None] | None = None if inherited and not own else decoder.on_batch_end
         self._builder = builder
         self._call = call
         self._progress = scope.progress
         #: The body's first bytes, kept to quote a document sent instead of a stream.
         self.head = bytearray()
+        self._heading = True  # until head holds _HEAD_BYTES
         #: Whether any frame was cut from the body.
         self.seen = False
         self.stopped: str | None = None
@@ -706,9 +714,10 @@ class _Reading:
                 if chunk is None:
                     self.stopped = "eof"
                     return None
-                if len(self.head) < _HEAD_BYTES:
+                if self._heading:
                     # Past the first frame too: a page whose first line is a frame is still quoted whole.
                     self.head += chunk[: _HEAD_BYTES - len(self.head)]
+                    self._heading = len(self.head) < _HEAD_BYTES
                 shortcut = self._decoder.shortcut
                 shortcut_reads = self._shortcut_reads
                 pieces = None
@@ -721,9 +730,10 @@ class _Reading:
                     self.seen = True
                     stage = "sink"
                     shortcut.take(pieces[0])
-                    if not builder.finished:
+                    batch_end = self._batch_end
+                    if batch_end is not None and not builder.finished:
                         stage = "batch end"
-                        self._decoder.on_batch_end()
+                        batch_end()
                 else:
                     stage = "feed"
                     if shortcut_reads is not None:

@@ -276,7 +276,7 @@ def _search_terms(secret: str) -> tuple[tuple[bytes, ...], tuple[bytes, ...]]:
 class _Redactor:
     """:func:`redact` for one set of secrets, its needles computed once for several texts."""
 
-    __slots__ = ("_needles", "_spellings")
+    __slots__ = ("_needles", "_spellings", "_terms")
 
     def __init__(self, secrets: Iterable[str]) -> None:
         self._needles: list[bytes] = []
@@ -285,6 +285,8 @@ class _Redactor:
             found, spelled = _search_terms(secret)
             self._needles += found
             self._spellings += spelled
+        #: Every needle and spelling once, for _plain (which runs for each field of a message).
+        self._terms = tuple(dict.fromkeys([*self._needles, *self._spellings]))
 
     def __call__(self, text: str, limit: int | None = None) -> str:
         if limit is not None and limit < _LONGEST_CHARACTER:
@@ -321,7 +323,7 @@ class _Redactor:
         """``text`` redacted when it holds no escape: every needle looked for in it directly."""
         data = text.encode("utf-8", "surrogatepass")
         spans: list[tuple[int, int]] = []
-        for needle in {*self._needles, *self._spellings}:
+        for needle in self._terms:
             at = data.find(needle)
             while at >= 0:
                 spans.append((at, at + len(needle)))

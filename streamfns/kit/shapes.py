@@ -173,7 +173,9 @@ class EventShape:
             if end - head_len < 2 or data[head_len] != 0x22 or data[end - 1] != 0x22:
                 return None  # not a string literal alone (JSON whitespace around it is another layout)
             try:
-                piece = _from_json(data[head_len:end])
+                # No string cache: each event's text is its own, and caching it would only displace
+                # an older one from jiter's process-wide table (and keep it alive there).
+                piece = _from_json(data[head_len:end], cache_mode="none")
             except ValueError:
                 return None  # not one complete string: the full path decides what it is
             if piece.__class__ is not str:
@@ -223,7 +225,7 @@ class EventShape:
                     literal = data[start:stop]
                     if self._piece_is_string:  # the hot read (a text piece), inline: a call costs more
                         try:
-                            piece = _from_json(literal)
+                            piece = _from_json(literal, cache_mode="none")  # as in match
                         except ValueError:
                             return None
                         if piece.__class__ is not str:
@@ -270,7 +272,7 @@ class EventShape:
     def _verified(self, paths: Sequence[HolePath]) -> bool:
         """Rebuild the event with a sentinel in each hole (``paths`` in the order of their bytes): its
         parse must be the learned value with the sentinels at exactly those paths, and it must match."""
-        expected = copy.deepcopy(self.value)
+        expected = _copied(self.value)
         pieces = [self._head]
         for n, (kind, path) in enumerate(zip(self._kinds, paths, strict=True)):
             sentinel: Any = f"\x00hole {n}\x00" if kind is str else 987_654_321_000 + n
@@ -319,6 +321,21 @@ def _at(value: Any, path: HolePath) -> Any:
             return _NOT_FOUND
         value = value[step]
     return value
+
+
+#: What a parse holds that never changes: shared by a copy, not copied.
+_SCALARS: Final = frozenset({str, int, float, bool, type(None)})
+
+
+def _copied(value: Any) -> Any:
+    """A copy of a parsed event that :func:`_set` may change: its dicts and lists new, its scalars
+    shared (a tenth of ``copy.deepcopy``'s cost, once per call's learn); anything else deep-copied."""
+    cls = value.__class__
+    if cls is dict:
+        return {key: _copied(member) for key, member in value.items()}
+    if cls is list:
+        return [_copied(member) for member in value]
+    return value if cls in _SCALARS else copy.deepcopy(value)
 
 
 def _set(value: Any, path: HolePath, new: Any) -> None:

@@ -57,6 +57,18 @@ def learned(data: bytes, holes: list[HolePath]) -> EventShape:
     return shape
 
 
+@pytest.mark.parametrize(("data", "holes"), LAYOUTS)
+def test_learning_leaves_the_callers_value_as_it_was(data: bytes, holes: list[HolePath]) -> None:
+    # The check of a learned layout writes sentinels into a copy of the value: every dict and list on
+    # the way to a hole (nested ones too: Gemini's parts) must be the copy's own.
+    value = jiter.from_json(data)
+    before = copy.deepcopy(value)
+    shape = EventShape.learn(data, value, holes)
+    assert shape is not None
+    assert shape.value is value, "the shape keeps the caller's value, not a copy"
+    assert value == before
+
+
 def with_holes(value: Any, holes: list[HolePath], pieces: list[Any]) -> Any:
     out = copy.deepcopy(value)
     for path, piece in zip(holes, pieces, strict=True):
