@@ -55,7 +55,8 @@ class Decoder(Generic[FrameT_contra]):
         builder finished); they reach the consumer together, right after this. State that only the
         latest event decides — Gemini's cumulative usage, sent in every chunk — can be applied here
         once per read instead of once per event, with the same result for every consumer. By default
-        nothing happens."""
+        nothing happens. Define it on the class (or set it in ``__init__``): the kit looks it up once
+        per response."""
 
 
 #: ``(builder, model) → Decoder``: a decoder class whose constructor takes those works as is.

@@ -632,10 +632,17 @@ class _Reading:
         self._shortcut_reads = ShortcutReads.of(framer)
         self._decoder = decoder
         #: The decoder's on_batch_end for the shortcut's path, None when it is Decoder's own no-op (a
-        #: call an event saved: the shortcut's is the steady state's path).
+        #: call an event saved: the shortcut's is the steady state's path). Looked up once, as the
+        #: hook's docstring says; one that cannot be read is called by name, to fail where it runs.
         inherited = getattr(type(decoder), "on_batch_end", None) is vars(Decoder)["on_batch_end"]
         own = "on_batch_end" in getattr(decoder, "__dict__", ())
-        self._batch_end: Callable[[], None] | None = None if inherited and not own else decoder.on_batch_end
+
+        def by_name() -> None:
+            decoder.on_batch_end()
+
+        self._batch_end: Callable[[], None] | None = (
+            None if inherited and not own else getattr(decoder, "on_batch_end", by_name)
+        )
         self._builder = builder
         self._call = call
         self._progress = scope.progress

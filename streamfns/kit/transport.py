@@ -84,8 +84,9 @@ class HttpRequest:
     headers: dict[str, str]
     body: bytes
     connect_timeout: float
-    #: The idle timeout, for libraries that want one of their own (httpx); the kit's idle clock bounds
-    #: every wait whatever the transport does with it.
+    #: The idle timeout, for what a library bounds itself (httpx's write of the request); the kit's idle
+    #: clock bounds every wait on the server whatever the transport does with it, so the built-in
+    #: transports give their library no read timeout.
     idle_timeout: float
     #: Request tags a recording transport reads (the api, the call's secrets: ``normalize.wire.tags``).
     extensions: dict[str, object] = field(default_factory=dict[str, object])

@@ -26,7 +26,7 @@ from cassettes import library
 from normalize import MessageBuilder, Model
 from normalize.wire import ServerSentEvent
 from normalize.wire.sse import SSEDecoder, SSEEventTooLarge
-from streamfns.kit import EventShape, Shortcut
+from streamfns.kit import Decoder, EventShape, Shortcut
 from tests.adapters import ANTHROPIC, OPENAI_COMPLETIONS, AdapterUnderTest, first_text, reads_client, response_of
 from tests.cohere._cohere import COHERE
 from tests.kit._fake import CONTEXT, WIRE, EchoDecoder, model, options, sse
@@ -326,10 +326,24 @@ class _Shortcutting(EchoDecoder):
         self.batch_ends += 1
 
 
+class _HookOnInstance(_Shortcutting):
+    """The same, its on_batch_end set on the instance (the class's is Decoder's no-op again)."""
+
+    on_batch_end = vars(Decoder)["on_batch_end"]
+
+    def __init__(self, builder: MessageBuilder, the_model: Model) -> None:
+        super().__init__(builder, the_model)
+        self.on_batch_end = self._count_batch_end
+
+    def _count_batch_end(self) -> None:
+        self.batch_ends += 1
+
+
+@pytest.mark.parametrize("decoder_class", [_Shortcutting, _HookOnInstance])
 async def test_a_third_party_decoders_shortcut_reads_as_its_on_event_and_ends_each_batch(
-    monkeypatch: pytest.MonkeyPatch,
+    monkeypatch: pytest.MonkeyPatch, decoder_class: type[_Shortcutting]
 ) -> None:
-    wire = replace(WIRE, decoder=_Shortcutting)
+    wire = replace(WIRE, decoder=decoder_class)
     words = [f"w{i} " for i in range(12)]
     texts = [sse({"type": "text", "text": word}) for word in words]
     reads = [*texts, sse({"type": "stop", "reason": "end"}), sse("[END]")]
