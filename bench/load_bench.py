@@ -33,6 +33,12 @@ stream and per-call set-up. Ours (the Anthropic adapter) and the SDK are then ea
 ``N/2``, ``N/4``, … streams until they sustain the load, and ours runs once more at the SDK's largest
 sustained load if it has not: the per-event comparison is made at the same load, where both keep up.
 
+Before the first measured phase of each load, each of ours, the bare transport and the floor runs
+unmeasured at that load for a second: the first phase a client process runs at a load pays for
+growing the process to it (its heap, its first connections, caches filled on first use), a cost a
+long-running server pays once; measured, it landed on whichever stack ran first there (ours), by 5–10
+µs an event at 250 streams.
+
 ``--matrix`` instead runs the Anthropic adapter, its bare transport, the floor and the SDK at 250, 500, 1,000 and
 2,000 streams (``--streams`` is ignored), on every transport × loop unless ``--transport``/``--loop``
 name one, for ``--seconds`` (default 10 with ``--matrix``) per phase: about ten minutes. The SDK stops
@@ -87,6 +93,10 @@ _MEMORY_SECONDS = 0.25
 _MEMORY_SPREAD_S = 0.05  # every stream open at once, so the peak is theirs together
 #: ``--matrix``'s default seconds per phase (its loads: ``MATRIX_STREAMS``).
 MATRIX_SECONDS = 10.0
+#: Seconds of each unmeasured warm-up phase (every stream open at once, so the load is reached).
+_WARM_SECONDS = 1.0
+#: The stacks ours − bare compares, warmed at a load before it is measured.
+_COMPARED = ("ours", "bare", "floor")
 
 
 class _Driver:
@@ -106,6 +116,15 @@ class _Driver:
         figure = self.pool.run(phase)
         figure.server_cpu_s = server_stats(self.base_url)["cpu_s"] - before
         return figure
+
+    def warm(self, transport: str, streams: int) -> None:
+        """Unmeasured phases of ours (Anthropic), the bare transport and the floor on ``transport`` at
+        ``streams`` streams, so no measured phase pays for growing the client processes to that load
+        (see the module docstring)."""
+        events = max(1, round(self.rate * _WARM_SECONDS))
+        for stack in _COMPARED:
+            phase = Phase(stack, ANTHROPIC, transport, streams, self.rate, events, self.sustain_ms, _WARM_SECONDS / 2)
+            self.pool.run(phase)
 
     def memory(self, figure: LoadFigure, streams: int) -> float | None:
         """Memory per stream of ``figure``'s stack, from a pass of ``streams`` streams under tracemalloc."""
@@ -147,11 +166,12 @@ def _fill_memory(driver: _Driver, figures: list[LoadFigure], streams: int) -> No
 def _run_loop(
     driver: _Driver, transports: list[str], apis: list[str], streams: int, sdk: bool
 ) -> tuple[list[Combination], list[LoadFigure]]:
-    """The default run on one loop: every api, the bare transport and the floor per transport, then the halving
-    tries of ours and the SDK, then the memory pass."""
+    """The default run on one loop: every api, the bare transport and the floor per transport (after a
+    warm-up at the load), then the halving tries of ours and the SDK, then the memory pass."""
     loop = driver.pool.loop
     combos: list[Combination] = []
     for transport in transports:
+        driver.warm(transport, streams)
         figures = [driver.run("ours", transport, streams, api) for api in apis]
         without_kit = [driver.run(stack, transport, streams) for stack in ("bare", "floor")]
         combos.append(Combination(transport, loop, figures, without_kit))
@@ -171,14 +191,15 @@ def _run_loop(
 
 
 def _run_matrix(driver: _Driver, transports: list[str], sdk: bool) -> tuple[list[Combination], list[LoadFigure]]:
-    """``--matrix`` on one loop: ours (Anthropic), the bare transport and the floor at each load per transport,
-    the SDK at each load until it does not sustain one, then the memory pass."""
+    """``--matrix`` on one loop: ours (Anthropic), the bare transport and the floor at each load per transport
+    (each load warmed first), the SDK at each load until it does not sustain one, then the memory pass."""
     loop = driver.pool.loop
     combos: list[Combination] = []
     for transport in transports:
         ours: list[LoadFigure] = []
         bare: list[LoadFigure] = []
         for streams in MATRIX_STREAMS:
+            driver.warm(transport, streams)
             ours.append(driver.run("ours", transport, streams))
             bare += [driver.run(stack, transport, streams) for stack in ("bare", "floor")]
         combos.append(Combination(transport, loop, ours, bare, list(ours)))

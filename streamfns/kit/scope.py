@@ -4,9 +4,11 @@ exceptions at whichever of the kit's awaits is pending (see :class:`Scope`)."""
 from __future__ import annotations
 
 import asyncio
+import functools
 import inspect
-from collections.abc import Awaitable
-from typing import Any
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any, cast
 
 from normalize.abort import AbortSignal
 
@@ -29,6 +31,25 @@ class Idle(Exception):
     """One wait on the server went past the idle timeout (see :meth:`Scope.read`)."""
 
 
+def _clock_of(loop: asyncio.AbstractEventLoop) -> Callable[[], float]:
+    """``loop.time`` as a call with no Python frame of its own where that is the same clock: asyncio's
+    own loops read ``time.monotonic()`` in a Python method; uvloop's (and any loop that overrides it)
+    keep their own, read through it."""
+    if getattr(type(loop), "time", None) is asyncio.BaseEventLoop.time:
+        return time.monotonic
+    return loop.time
+
+
+def _task_reader_of(loop: asyncio.AbstractEventLoop) -> Callable[[], asyncio.Task[Any] | None]:
+    """``asyncio.current_task(loop)`` as a call with no Python frame of its own: on 3.11 that function
+    is Python, a lookup in the C table of current tasks it reads (the same table, read the same way);
+    elsewhere (C from 3.12, or a table not found) the function itself, given the loop."""
+    table = cast("dict[asyncio.AbstractEventLoop, asyncio.Task[Any]] | None", vars(asyncio.tasks).get("_current_tasks"))
+    if inspect.isfunction(asyncio.current_task) and type(table) is dict:
+        return functools.partial(table.get, loop)
+    return functools.partial(asyncio.current_task, loop)
+
+
 class Scope:
     """Turns an abort or the total deadline into an exception at whichever of our awaits is pending.
 
@@ -49,6 +70,7 @@ class Scope:
         "_idle_timer",
         "_idle_timer_at",
         "_loop",
+        "_now",
         "_progress_at",
         "_progress_s",
         "_progress_timer",
@@ -56,6 +78,7 @@ class Scope:
         "_remove",
         "_signal",
         "_task",
+        "_task_now",
         "_timer",
         "_wait_id",
         "_watching",
@@ -70,6 +93,9 @@ class Scope:
     ) -> None:
         self._signal = signal
         self._loop = asyncio.get_running_loop()
+        # The loop's clock and its current task, read once per event (see _clock_of, _task_reader_of).
+        self._now = _clock_of(self._loop)
+        self._task_now = _task_reader_of(self._loop)
         self._task: asyncio.Task[Any] | None = None
         self._fired: type[Exception] | None = None
         self._remove = signal.add_callback(self._on_abort) if signal is not None else None
@@ -169,7 +195,7 @@ class Scope:
         """
         # Once per event at real traffic's pace: one reading of the clock, and the usual case (nothing
         # fired, no total deadline, the idle timer armed) in a few tests and stores.
-        now = self._loop.time()
+        now = self._now()
         if progress:
             self._progress_at = now
             if self._fired is Stalled:
@@ -186,7 +212,7 @@ class Scope:
             self._wait_id += 1
             if self._idle_timer is None:  # none is ever set later than this wait's (see read)
                 self._arm_idle(now + idle)
-        self._task = asyncio.current_task(self._loop)
+        self._task = self._task_now()
 
     def landed(self) -> None:
         """In a wait begun with :meth:`begin_read` that was cancelled: raise what fired (an abort, a
@@ -213,9 +239,9 @@ class Scope:
     async def _landing(self, awaitable: Awaitable[Any]) -> Any:
         """Await ``awaitable`` where a firing lands: the cancellation it sends the task comes back as
         its exception (and is taken back from the task); any other cancellation goes on."""
-        # The loop given: without it current_task asks get_running_loop, which on 3.11 makes a getpid
-        # system call each time (a fork check): a fifth of the CPU of a stream at one event per read.
-        task = self._task = asyncio.current_task(self._loop)
+        # Read for the scope's own loop: current_task without one asks get_running_loop, which on 3.11
+        # makes a getpid system call each time (a fork check).
+        task = self._task = self._task_now()
         try:
             return await awaitable
         except asyncio.CancelledError:

@@ -10,11 +10,13 @@ import subprocess
 import sys
 from array import array
 from pathlib import Path
+from typing import cast
 
 import pytest
 
 from bench import _report, load_bench
-from bench._load_stacks import ANTHROPIC, LoadFigure, combine, scan
+from bench._load_report import MATRIX_STREAMS
+from bench._load_stacks import ANTHROPIC, LoadFigure, Phase, Pool, combine, scan
 from streamfns._adapters import builtin_adapters
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -230,6 +232,49 @@ def test_a_matrix_report_pairs_ours_and_bare_at_each_load(monkeypatch: pytest.Mo
     assert lines[0].startswith("load matrix: anthropic-messages at 250, 500, 1,000, 2,000 streams × 20 events/s")
     figures = [line.split()[1] for line in lines if line.startswith(f"  {ANTHROPIC} ")]
     assert figures == ["ours", "bare", "sdk", "sdk"]  # at each load, ours and then the stacks without the kit
+
+
+class _RecordingPool:
+    """A pool that runs nothing: it records each phase asked of it and gives back a figure of it."""
+
+    loop = "uvloop"
+
+    def __init__(self) -> None:
+        self.phases: list[tuple[str, int, int, bool]] = []
+
+    def run(self, phase: Phase) -> LoadFigure:
+        self.phases.append((phase.stack, phase.streams, phase.events, phase.memory))
+        figure = _figure(phase.stack, phase.streams)
+        figure.expected = phase.events  # tells a warm-up's figure from a measured one
+        return figure
+
+
+@pytest.mark.parallel
+def test_each_load_is_warmed_unmeasured_before_ours_bare_and_the_floor_are_measured(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The first phase a client process runs at a load pays for growing to it; the warm-up takes that
+    # cost, so it lands on no measured stack (ours ran first at each load, and paid it).
+    def no_server(_url: str) -> dict[str, float]:
+        return {"cpu_s": 0.0}
+
+    monkeypatch.setattr(load_bench, "server_stats", no_server)
+    pool = _RecordingPool()
+    driver = load_bench._Driver(cast("Pool", pool), "http://127.0.0.1:1", 20.0, 10.0, 100.0)  # pyright: ignore[reportPrivateUsage]
+    combos, _ = load_bench._run_matrix(driver, ["aiohttp"], sdk=False)  # pyright: ignore[reportPrivateUsage]
+    timed = [p for p in pool.phases if not p[3]]
+    warm_events = 20  # a second at 20 a second
+    expected: list[tuple[str, int, int, bool]] = []
+    for streams in MATRIX_STREAMS:
+        expected += [(stack, streams, warm_events, False) for stack in ("ours", "bare", "floor")]
+        expected += [(stack, streams, 200, False) for stack in ("ours", "bare", "floor")]
+    assert timed == expected
+    # the warm-ups' figures are nowhere in what the run reports
+    (combo,) = combos
+    reported = [*combo.figures, *combo.bare, *combo.ours_tries]
+    assert [f.expected for f in reported] == [200] * len(reported)
+    assert len(combo.figures) == len(MATRIX_STREAMS)
+    assert len(combo.bare) == 2 * len(MATRIX_STREAMS)
 
 
 @pytest.mark.slow

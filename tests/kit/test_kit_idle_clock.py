@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable
 
 import pytest
 
@@ -70,3 +71,61 @@ async def test_many_reads_arm_one_timer() -> None:
         loop.call_at = call_at  # type: ignore[method-assign]
         scope.close()
     assert len(armed) == 1, "the clock keeps one timer, re-armed only when it fires"
+
+
+def _loop_factories() -> list[object]:
+    factories: list[object] = [pytest.param(asyncio.new_event_loop, id="asyncio")]
+    try:
+        import uvloop
+    except ImportError:  # the extra is optional; make test installs it
+        return factories
+    return [*factories, pytest.param(uvloop.new_event_loop, id="uvloop")]
+
+
+@pytest.mark.parametrize("new_loop", _loop_factories())
+def test_the_scope_reads_its_loops_own_clock_and_current_task(
+    new_loop: Callable[[], asyncio.AbstractEventLoop],
+) -> None:
+    # The per-read readers skip a Python frame each; they must read what loop.time() and
+    # current_task() read, on asyncio's loop (time.monotonic, the 3.11 task table) and uvloop's.
+    seen: list[tuple[float, float, float, object, object]] = []
+
+    async def probe() -> None:
+        loop = asyncio.get_running_loop()
+        scope = Scope(None, None, None, idle_timeout=30.0)
+        try:
+            before = loop.time()
+            now = scope._now()  # pyright: ignore[reportPrivateUsage] - the reader itself is checked
+            after = loop.time()
+            seen.append((before, now, after, scope._task_now(), asyncio.current_task()))  # pyright: ignore[reportPrivateUsage]
+        finally:
+            scope.close()
+
+    with asyncio.Runner(loop_factory=new_loop) as runner:
+        runner.run(probe())
+    ((before, now, after, task, current),) = seen
+    # uvloop's clock is cached per turn of the loop (millisecond steps): same turn, same reading.
+    assert before <= now <= after
+    assert task is not None
+    assert task is current
+
+
+def test_a_loop_with_a_clock_of_its_own_is_read_through_it() -> None:
+    # A loop that overrides time() (a test's fake clock, a simulation) keeps its clock for the idle
+    # deadlines: the monotonic shortcut is for asyncio's own time() alone.
+    class Shifted(asyncio.SelectorEventLoop):
+        def time(self) -> float:
+            return super().time() + 1_000_000.0
+
+    readings: list[float] = []
+
+    async def probe() -> None:
+        scope = Scope(None, None, None, idle_timeout=30.0)
+        try:
+            readings.append(scope._now())  # pyright: ignore[reportPrivateUsage]
+        finally:
+            scope.close()
+
+    with asyncio.Runner(loop_factory=Shifted) as runner:
+        runner.run(probe())
+    assert readings[0] > time.monotonic() + 999_000.0
