@@ -9,7 +9,11 @@ from collections.abc import Callable
 
 import pytest
 
-from streamfns.kit.scope import Idle, Scope
+from streamfns.kit.scope import (
+    Idle,
+    Scope,
+    _current_task,  # pyright: ignore[reportPrivateUsage] - the reader itself is checked
+)
 
 
 async def test_bytes_that_came_in_the_turn_the_deadline_passed_are_not_a_timeout() -> None:
@@ -73,6 +77,40 @@ async def test_many_reads_arm_one_timer() -> None:
     assert len(armed) == 1, "the clock keeps one timer, re-armed only when it fires"
 
 
+async def test_a_sends_allowance_leaves_no_cancelled_timer_in_the_loop() -> None:
+    # asyncio keeps a cancelled timer in its heap until it is due: the send's timer, cancelled once
+    # the head came, stayed there for the stream's whole life (an idle timeout and the allowance),
+    # with its context, for the garbage collector to walk. The clock now keeps one timer, never
+    # cancelled before the stream ends, and still times out a later, shorter wait on time.
+    loop = asyncio.get_running_loop()
+    armed: list[asyncio.TimerHandle] = []
+    call_at = loop.call_at
+
+    def keeping(when: float, callback: object, *args: object, **kwargs: object) -> asyncio.TimerHandle:
+        handle = call_at(when, callback, *args, **kwargs)  # type: ignore[arg-type]
+        if getattr(callback, "__self__", None) is scope:  # the clock's, not asyncio.sleep's
+            armed.append(handle)
+        return handle
+
+    scope = Scope(None, None, None, idle_timeout=0.2)
+    loop.call_at = keeping  # type: ignore[method-assign]
+    try:
+        assert await scope.read(asyncio.sleep(0.3, result="head"), 30.0) == "head"  # past idle, within allowance
+        for _ in range(3):
+            await scope.read(asyncio.sleep(0))
+        assert armed, "the clock armed a timer"
+        assert [h for h in armed if h.cancelled()] == []
+        started = time.monotonic()
+        with pytest.raises(Idle):
+            async with asyncio.timeout(10):
+                await scope.read(asyncio.sleep(3600))
+        # the send's 30 s allowance does not delay this wait's timeout (the clock fires every 0.2 s at most)
+        assert time.monotonic() - started < 5.0
+    finally:
+        loop.call_at = call_at  # type: ignore[method-assign]
+        scope.close()
+
+
 def _loop_factories() -> list[object]:
     factories: list[object] = [pytest.param(asyncio.new_event_loop, id="asyncio")]
     try:
@@ -97,7 +135,7 @@ def test_the_scope_reads_its_loops_own_clock_and_current_task(
             before = loop.time()
             now = scope._now()  # pyright: ignore[reportPrivateUsage] - the reader itself is checked
             after = loop.time()
-            seen.append((before, now, after, scope._task_now(), asyncio.current_task()))  # pyright: ignore[reportPrivateUsage]
+            seen.append((before, now, after, _current_task(loop), asyncio.current_task()))
         finally:
             scope.close()
 
