@@ -41,7 +41,7 @@ long-running server pays once; measured, it landed on whichever stack ran first 
 
 ``--matrix`` instead runs the Anthropic adapter, its bare transport, the floor and the SDK at 250, 500, 1,000 and
 2,000 streams (``--streams`` is ignored), on every transport × loop unless ``--transport``/``--loop``
-name one, for ``--seconds`` (default 10 with ``--matrix``) per phase: about ten minutes. The SDK stops
+name one, for ``--seconds`` (default 10 with ``--matrix``) per phase: about fifteen minutes. The SDK stops
 at the first load it does not sustain.
 
 The **budgets** (measured, printed as within / OVER / undecided; a budget this run did not measure
@@ -347,7 +347,7 @@ def main(argv: list[str] | None = None) -> int:
         "--matrix",
         action="store_true",
         help=f"Anthropic adapter, bare transport and SDK at {', '.join(map(str, MATRIX_STREAMS))} streams, every "
-        "transport × loop (about ten minutes)",
+        "transport × loop (about fifteen minutes)",
     )
     args = parser.parse_args(argv or [])
     if args.processes < 1 or args.streams < 1:

@@ -13,6 +13,7 @@ The options arrive in the protocol's JSON names (``timeoutMs``, ``maxRetries``, 
 from __future__ import annotations
 
 import asyncio
+import importlib
 import json
 import signal
 import sys
@@ -53,6 +54,11 @@ async def serve() -> None:
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader(limit=64 * 1024 * 1024)
     await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+    # Ready means ready to stream: what `import streamfns` leaves for the first call (the kit's HTTP
+    # layer and httpx's stack) is loaded first. On a slow machine that is half a second, in which the
+    # first call would read neither its abort nor its clocks.
+    for module in ("streamfns.kit.http", "httpx", "httpcore", "anyio", "h11"):
+        importlib.import_module(module)
     print(json.dumps({"type": "ready"}), flush=True)
     request = json.loads(await reader.readline())
     controller = AbortController()
