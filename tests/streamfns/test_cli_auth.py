@@ -198,9 +198,24 @@ def test_ctrl_c_during_login_ends_130_aborts_the_flow_and_stores_nothing(
         if "waiting for approval" in message:
             signal.raise_signal(signal.SIGINT)  # handled by the running loop: the task is cancelled
 
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(cli._TerminalLogin, "progress", progress_then_interrupt)  # pyright: ignore[reportPrivateUsage]
-        status, out, err = _main(capsys, "login", "fake-plan", "--store", str(store_path))
+    # asyncio.run turns SIGINT into a cancellation only while Python's own handler is installed: had
+    # anything before this test left another (SIG_IGN, a handler of its own), the signal would vanish
+    # and the fake plan wait forever. Python's handler is put back for the test, and an alarm bounds
+    # it: a SIGINT that is not honoured fails the test instead of hanging the suite.
+    def too_long(_signum: int, _frame: object) -> None:
+        raise TimeoutError("the SIGINT was not honoured within 30 s")
+
+    interrupt = signal.signal(signal.SIGINT, signal.default_int_handler)
+    alarm = signal.signal(signal.SIGALRM, too_long)
+    signal.alarm(30)
+    try:
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(cli._TerminalLogin, "progress", progress_then_interrupt)  # pyright: ignore[reportPrivateUsage]
+            status, out, err = _main(capsys, "login", "fake-plan", "--store", str(store_path))
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, alarm)
+        signal.signal(signal.SIGINT, interrupt)
     assert status == 130
     assert USER_CODE in out
     assert "streamfns: login cancelled; nothing was stored" in err
