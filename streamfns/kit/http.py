@@ -57,6 +57,7 @@ followed: a POST must not be silently re-sent elsewhere).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import math
 import random
 from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
@@ -202,16 +203,13 @@ async def run_stream(
                     timeouts=(connect, idle),
                     scope=scope,
                 )
-                # Closed in a finally (as contextlib.aclosing would, without its two objects held for
-                # the stream's life): if our consumer stops early, the attempt's finally closes the
-                # response now, not whenever the garbage collector finalizes the suspended generator.
-                try:
-                    async for batch in attempt_events:
+                # aclosing: if our consumer stops early, the attempt's finally closes the response now,
+                # not whenever the garbage collector finalizes the suspended generator.
+                async with contextlib.aclosing(attempt_events) as batches:
+                    async for batch in batches:
                         if builder.finished:
                             _scrub(builder, call)
                         yield batch
-                finally:
-                    await attempt_events.aclose()
                 if builder.finished:
                     return
                 # The body ended without the terminal marker.
@@ -376,11 +374,9 @@ async def _attempt(
             yield builder.drain()
         decoder = _make_decoder(call, builder, model)
         events = _read_events(response, call, builder, scope, content_type, decoder=decoder)
-        try:
-            async for batch in events:
+        async with contextlib.aclosing(events) as batches:
+            async for batch in batches:
                 yield batch
-        finally:
-            await events.aclose()
     finally:
         await response.aclose()
 
