@@ -12,6 +12,8 @@ from normalize.abort import AbortSignal
 
 __all__ = ["Aborted", "Expired", "Idle", "Scope", "Stalled"]
 
+_UNKNOWN = object()
+
 
 class Aborted(Exception):
     """The call's signal was aborted."""
@@ -77,7 +79,7 @@ class Scope:
         self._timer = self._loop.call_at(self._deadline, self._fire, Expired) if self._deadline is not None else None
         self._progress_s = progress_timeout
         self._progress_at = 0.0
-        self._progress_timer: asyncio.TimerHandle | None = None
+        self._progress_timer: asyncio.Handle | None = None  # a TimerHandle, or a look again next turn
         self._watching = False
         self._idle_s = idle_timeout
         self._idle_timer: asyncio.TimerHandle | None = None
@@ -250,7 +252,34 @@ class Scope:
         if turns:
             self._loop.call_soon(self._confirm_idle, wait, turns - 1)
             return
+        if not self._parked():
+            # The transport did wake the read: bytes came (or its end, or its failure), but a loop
+            # busier than the idle timeout has not run the task yet. Not a silent server: the wait's
+            # clock restarts from now, and the timer watches it again.
+            idle = self._idle_s
+            assert idle is not None
+            now = self._loop.time()
+            self._reading_since = now
+            self._arm_idle(now + idle)
+            return
         self._fire(Idle)
+
+    def _parked(self) -> bool:
+        """Whether the task in our wait is parked on a future still pending, the server owing it
+        something: not woken with a result and queued to run. Under a loop whose turns take longer than
+        a clock's timeout (a thousand streams each handed 64 KiB on a slow core), a timer runs before
+        the wake-up of a read whose bytes did come, even two turns on. asyncio has no public way to ask
+        this; a task without ``_fut_waiter`` (not asyncio's own ``Task``) counts as parked."""
+        task = self._task
+        if task is None:
+            return True
+        waiter: object = getattr(task, "_fut_waiter", _UNKNOWN)
+        if waiter is _UNKNOWN:
+            return True
+        if waiter is None:
+            return False
+        # None above: not waiting on a future at all, so queued to run (a bare yield) or running.
+        return not waiter.done() if isinstance(waiter, asyncio.Future) else True
 
     def watch_progress(self) -> None:
         """Start the progress clock: ``Stalled`` lands unless :meth:`progress` is called at least
@@ -280,6 +309,19 @@ class Scope:
         assert self._progress_s is not None
         if self._loop.time() < self._progress_at + self._progress_s:
             self._arm_progress()
+            return
+        # As the idle clock does (see _check_idle): look again two turns on, once every wake-up queued
+        # by now has run, and again while the task's read has been woken but not run (see _parked):
+        # what came may be content, which restarts the clock.
+        self._progress_timer = self._loop.call_soon(self._confirm_progress, 1)
+
+    def _confirm_progress(self, turns: int) -> None:
+        assert self._progress_s is not None
+        if self._loop.time() < self._progress_at + self._progress_s:
+            self._arm_progress()
+            return
+        if turns or not self._parked():
+            self._progress_timer = self._loop.call_soon(self._confirm_progress, max(0, turns - 1))
             return
         self._progress_timer = None
         self._fire(Stalled)

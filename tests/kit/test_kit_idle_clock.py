@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable
 
 import pytest
 
-from streamfns.kit.scope import Idle, Scope
+from streamfns.kit.scope import Idle, Scope, Stalled
 
 
 async def test_bytes_that_came_in_the_turn_the_deadline_passed_are_not_a_timeout() -> None:
@@ -25,6 +26,81 @@ async def test_bytes_that_came_in_the_turn_the_deadline_passed_are_not_a_timeout
     loop.call_soon(busy)
     try:
         assert await scope.read(arrived) == b"data"
+    finally:
+        scope.close()
+
+
+def _busy_turns(loop: asyncio.AbstractEventLoop, turns: int, then: Callable[[], object] | None) -> None:
+    """Hold the loop for 0.1 s in each of its next ``turns`` turns (as a thousand streams each handed
+    64 KiB do on a slow core), then call ``then`` in the last of them."""
+
+    def hog(left: int) -> None:
+        time.sleep(0.1)
+        if left > 1:
+            loop.call_soon(hog, left - 1)
+        elif then is not None:
+            then()
+
+    loop.call_soon(hog, turns)
+
+
+# With a 0.05 s clock and 0.1 s turns the deadline passes in the first busy turn and the clock looks
+# in the second, then twice more, a turn apart: the bytes come in any turn up to its last look (at 4,
+# the wake-up is queued behind that look). The server was late by at most the loop's own lag. (These
+# turns are asyncio's: uvloop runs due timers before a turn's callbacks, so its looks come a turn
+# earlier.)
+@pytest.mark.parametrize("turns", [1, 2, 3, 4])
+async def test_bytes_that_came_while_the_loop_was_busy_for_turns_past_the_deadline_are_not_a_timeout(
+    turns: int,
+) -> None:
+    loop = asyncio.get_running_loop()
+    scope = Scope(None, None, None, idle_timeout=0.05)
+    arrived: asyncio.Future[bytes] = loop.create_future()
+    _busy_turns(loop, turns, lambda: arrived.set_result(b"data"))
+    try:
+        async with asyncio.timeout(10):
+            assert await scope.read(arrived) == b"data"
+    finally:
+        scope.close()
+
+
+async def test_a_wait_on_a_silent_server_is_idle_though_the_loop_is_busy() -> None:
+    # The clock's patience with a busy loop is for reads that were woken; one still parked times out.
+    loop = asyncio.get_running_loop()
+    scope = Scope(None, None, None, idle_timeout=0.05)
+    _busy_turns(loop, 6, None)
+    try:
+        with pytest.raises(Idle):
+            async with asyncio.timeout(10):
+                await scope.read(asyncio.sleep(3600))
+    finally:
+        scope.close()
+
+
+@pytest.mark.parametrize("turns", [1, 2, 3, 4])
+async def test_the_progress_clock_waits_for_a_woken_read_to_run_under_a_busy_loop(turns: int) -> None:
+    # Its read was woken with what may be content: the clock looks again once the task has run.
+    loop = asyncio.get_running_loop()
+    scope = Scope(None, None, progress_timeout=0.05)
+    scope.watch_progress()
+    arrived: asyncio.Future[bytes] = loop.create_future()
+    _busy_turns(loop, turns, lambda: arrived.set_result(b"content"))
+    try:
+        async with asyncio.timeout(10):
+            assert await scope.read(arrived) == b"content"
+    finally:
+        scope.close()
+
+
+async def test_the_progress_clock_still_runs_out_on_a_parked_read_under_a_busy_loop() -> None:
+    loop = asyncio.get_running_loop()
+    scope = Scope(None, None, progress_timeout=0.05)
+    scope.watch_progress()
+    _busy_turns(loop, 6, None)
+    try:
+        with pytest.raises(Stalled):
+            async with asyncio.timeout(10):
+                await scope.read(asyncio.sleep(3600))
     finally:
         scope.close()
 
