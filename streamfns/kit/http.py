@@ -57,7 +57,6 @@ followed: a POST must not be silently re-sent elsewhere).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import math
 import random
 from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
@@ -203,13 +202,16 @@ async def run_stream(
                     timeouts=(connect, idle),
                     scope=scope,
                 )
-                # aclosing: if our consumer stops early, the attempt's finally closes the response now,
-                # not whenever the garbage collector finalizes the suspended generator.
-                async with contextlib.aclosing(attempt_events) as batches:
-                    async for batch in batches:
+                # Closed in a finally (as contextlib.aclosing would, without its two objects held for
+                # the stream's life): if our consumer stops early, the attempt's finally closes the
+                # response now, not whenever the garbage collector finalizes the suspended generator.
+                try:
+                    async for batch in attempt_events:
                         if builder.finished:
                             _scrub(builder, call)
                         yield batch
+                finally:
+                    await attempt_events.aclose()
                 if builder.finished:
                     return
                 # The body ended without the terminal marker.
@@ -374,9 +376,11 @@ async def _attempt(
             yield builder.drain()
         decoder = _make_decoder(call, builder, model)
         events = _read_events(response, call, builder, scope, content_type, decoder=decoder)
-        async with contextlib.aclosing(events) as batches:
-            async for batch in batches:
+        try:
+            async for batch in events:
                 yield batch
+        finally:
+            await events.aclose()
     finally:
         await response.aclose()
 

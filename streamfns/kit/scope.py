@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-from collections.abc import Awaitable
-from typing import Any
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any, cast
 
 from normalize.abort import AbortSignal
 
@@ -31,6 +32,29 @@ class Idle(Exception):
     """One wait on the server went past the idle timeout (see :meth:`Scope.read`)."""
 
 
+def _clock_of(loop: asyncio.AbstractEventLoop) -> Callable[[], float]:
+    """``loop.time`` as a call with no Python frame of its own where that is the same clock: asyncio's
+    own loops read ``time.monotonic()`` in a Python method; uvloop's (and any loop that overrides it)
+    keep their own, read through it."""
+    if getattr(type(loop), "time", None) is asyncio.BaseEventLoop.time:
+        return time.monotonic
+    return loop.time
+
+
+def _task_reader() -> Callable[[asyncio.AbstractEventLoop], asyncio.Task[Any] | None]:
+    """``asyncio.current_task`` with no Python frame of its own: on 3.11 that function is Python, a
+    lookup in the C table of current tasks it reads (the same table, read the same way); elsewhere
+    (C from 3.12, or a table not found) the function itself."""
+    table = cast("dict[asyncio.AbstractEventLoop, asyncio.Task[Any]] | None", vars(asyncio.tasks).get("_current_tasks"))
+    if inspect.isfunction(asyncio.current_task) and type(table) is dict:
+        return table.get
+    return asyncio.current_task
+
+
+#: The current task of a loop, read once per event (see _task_reader).
+_current_task = _task_reader()
+
+
 class Scope:
     """Turns an abort or the total deadline into an exception at whichever of our awaits is pending.
 
@@ -49,8 +73,8 @@ class Scope:
         "_fired",
         "_idle_s",
         "_idle_timer",
-        "_idle_timer_at",
         "_loop",
+        "_now",
         "_progress_at",
         "_progress_s",
         "_progress_timer",
@@ -72,6 +96,9 @@ class Scope:
     ) -> None:
         self._signal = signal
         self._loop = asyncio.get_running_loop()
+        # The loop's clock and its current task, read once per event (see _clock_of, _task_reader_of).
+        # The loop's clock, read once per event (see _clock_of).
+        self._now = _clock_of(self._loop)
         self._task: asyncio.Task[Any] | None = None
         self._fired: type[Exception] | None = None
         self._remove = signal.add_callback(self._on_abort) if signal is not None else None
@@ -83,7 +110,6 @@ class Scope:
         self._watching = False
         self._idle_s = idle_timeout
         self._idle_timer: asyncio.TimerHandle | None = None
-        self._idle_timer_at = 0.0
         # When the pending wait on the server began, its allowance added (None: no such wait now),
         # and a count of the waits, which tells them apart.
         self._reading_since: float | None = None
@@ -131,27 +157,23 @@ class Scope:
             return await self._landing(awaitable)
         finally:
             self._reading_since = None
-            if allowance and self._idle_timer is not None:
-                # Set for this wait's later deadline: the next wait arms its own (so begin_read, once
-                # per event, need not compare deadlines).
-                self._idle_timer.cancel()
-                self._idle_timer = None
 
     def _start_idle_clock(self, idle: float, allowance: float) -> None:
         """A wait on the server begins now: the idle clock runs from now plus ``allowance``."""
-        self._reading_since = since = self._loop.time() + allowance
+        now = self._now()
+        self._reading_since = now + allowance
         self._wait_id += 1
-        if self._idle_timer is None or since + idle < self._idle_timer_at:
-            self._arm_idle(since + idle)
+        if self._idle_timer is None:
+            # Due an idle timeout from now, the allowance left out. Every idle timer is due at most an
+            # idle timeout after it is set (_check_idle keeps to that too), so none is ever due after
+            # the deadline of a wait that begins later, and none is ever moved earlier (a cancelled
+            # timer stays in asyncio's heap until it is due: one per stream, for the stream's life).
+            # Firing before this wait's deadline, _check_idle sets itself for the rest of it.
+            self._arm_idle(now + idle)
 
     def _arm_idle(self, deadline: float) -> None:
-        """The idle timer, due at ``deadline``: no timer yet, or one set for a later deadline (a send's
-        allowance) that is moved earlier."""
-        timer = self._idle_timer
-        if timer is not None:
-            timer.cancel()
+        """The idle timer, due at ``deadline`` (there is none)."""
         self._idle_timer = self._loop.call_at(deadline, self._check_idle)
-        self._idle_timer_at = deadline
 
     def begin_read(self, progress: bool = False) -> None:
         """Start a wait on the server that the caller awaits itself — :meth:`read` without a coroutine
@@ -171,7 +193,7 @@ class Scope:
         """
         # Once per event at real traffic's pace: one reading of the clock, and the usual case (nothing
         # fired, no total deadline, the idle timer armed) in a few tests and stores.
-        now = self._loop.time()
+        now = self._now()
         if progress:
             self._progress_at = now
             if self._fired is Stalled:
@@ -186,9 +208,9 @@ class Scope:
         if idle is not None:
             self._reading_since = now
             self._wait_id += 1
-            if self._idle_timer is None:  # none is ever set later than this wait's (see read)
+            if self._idle_timer is None:  # none is ever due later than this wait (see _start_idle_clock)
                 self._arm_idle(now + idle)
-        self._task = asyncio.current_task(self._loop)
+        self._task = _current_task(self._loop)
 
     def landed(self) -> None:
         """In a wait begun with :meth:`begin_read` that was cancelled: raise what fired (an abort, a
@@ -215,9 +237,9 @@ class Scope:
     async def _landing(self, awaitable: Awaitable[Any]) -> Any:
         """Await ``awaitable`` where a firing lands: the cancellation it sends the task comes back as
         its exception (and is taken back from the task); any other cancellation goes on."""
-        # The loop given: without it current_task asks get_running_loop, which on 3.11 makes a getpid
-        # system call each time (a fork check): a fifth of the CPU of a stream at one event per read.
-        task = self._task = asyncio.current_task(self._loop)
+        # Read for the scope's own loop: current_task without one asks get_running_loop, which on 3.11
+        # makes a getpid system call each time (a fork check).
+        task = self._task = _current_task(self._loop)
         try:
             return await awaitable
         except asyncio.CancelledError:
@@ -229,15 +251,18 @@ class Scope:
             self._task = None
 
     def _check_idle(self) -> None:
-        assert self._idle_s is not None
+        idle = self._idle_s
+        assert idle is not None
         since = self._reading_since
         if since is None:
             self._idle_timer = None  # no wait pending: the next one arms the clock again
             return
-        deadline = since + self._idle_s
-        if self._loop.time() < deadline:
-            self._idle_timer = self._loop.call_at(deadline, self._check_idle)
-            self._idle_timer_at = deadline
+        deadline = since + idle
+        now = self._loop.time()
+        if now < deadline:
+            # Never more than an idle timeout ahead: no later wait's deadline comes before that, while
+            # a send's allowance may put this wait's further out (see _start_idle_clock).
+            self._idle_timer = self._loop.call_at(min(deadline, now + idle), self._check_idle)
             return
         # Past the deadline with the wait still pending, unless its bytes came in this same turn of the
         # loop and the task has not run yet (a busy loop runs due timers and I/O callbacks in one

@@ -312,10 +312,14 @@ async def _run(
     )
     if observer is not None:
         observer.requested(request.url, call.secrets)
-    # aclosing: a consumer that stops early closes the HTTP response now, not at garbage collection.
-    async with contextlib.aclosing(run_stream(call, builder, model, opts)) as batches:
+    # Closed in a finally (contextlib.aclosing, without its objects): a consumer that stops early
+    # closes the HTTP response now, not at garbage collection.
+    batches = run_stream(call, builder, model, opts)
+    try:
         async for batch in batches:
             yield batch
+    finally:
+        await batches.aclose()
 
 
 def _provider_signer(wire: WireApi[Any], model: Model) -> Signer | None:

@@ -9,7 +9,12 @@ from collections.abc import Callable
 
 import pytest
 
-from streamfns.kit.scope import Idle, Scope, Stalled
+from streamfns.kit.scope import (
+    Idle,
+    Scope,
+    Stalled,
+    _current_task,  # pyright: ignore[reportPrivateUsage] - the reader itself is checked
+)
 
 
 async def test_bytes_that_came_in_the_turn_the_deadline_passed_are_not_a_timeout() -> None:
@@ -146,3 +151,95 @@ async def test_many_reads_arm_one_timer() -> None:
         loop.call_at = call_at  # type: ignore[method-assign]
         scope.close()
     assert len(armed) == 1, "the clock keeps one timer, re-armed only when it fires"
+
+
+async def test_a_sends_allowance_leaves_no_cancelled_timer_in_the_loop() -> None:
+    # asyncio keeps a cancelled timer in its heap until it is due: the send's timer, cancelled once
+    # the head came, stayed there for the stream's whole life (an idle timeout and the allowance),
+    # with its context, for the garbage collector to walk. The clock now keeps one timer, never
+    # cancelled before the stream ends, and still times out a later, shorter wait on time.
+    loop = asyncio.get_running_loop()
+    armed: list[asyncio.TimerHandle] = []
+    call_at = loop.call_at
+
+    def keeping(when: float, callback: object, *args: object, **kwargs: object) -> asyncio.TimerHandle:
+        handle = call_at(when, callback, *args, **kwargs)  # type: ignore[arg-type]
+        if getattr(callback, "__self__", None) is scope:  # the clock's, not asyncio.sleep's
+            armed.append(handle)
+        return handle
+
+    scope = Scope(None, None, None, idle_timeout=0.2)
+    loop.call_at = keeping  # type: ignore[method-assign]
+    try:
+        assert await scope.read(asyncio.sleep(0.3, result="head"), 30.0) == "head"  # past idle, within allowance
+        for _ in range(3):
+            await scope.read(asyncio.sleep(0))
+        assert armed, "the clock armed a timer"
+        assert [h for h in armed if h.cancelled()] == []
+        started = time.monotonic()
+        with pytest.raises(Idle):
+            async with asyncio.timeout(10):
+                await scope.read(asyncio.sleep(3600))
+        # the send's 30 s allowance does not delay this wait's timeout (the clock fires every 0.2 s at most)
+        assert time.monotonic() - started < 5.0
+    finally:
+        loop.call_at = call_at  # type: ignore[method-assign]
+        scope.close()
+
+
+def _loop_factories() -> list[object]:
+    factories: list[object] = [pytest.param(asyncio.new_event_loop, id="asyncio")]
+    try:
+        import uvloop
+    except ImportError:  # the extra is optional; make test installs it
+        return factories
+    return [*factories, pytest.param(uvloop.new_event_loop, id="uvloop")]
+
+
+@pytest.mark.parametrize("new_loop", _loop_factories())
+def test_the_scope_reads_its_loops_own_clock_and_current_task(
+    new_loop: Callable[[], asyncio.AbstractEventLoop],
+) -> None:
+    # The per-read readers skip a Python frame each; they must read what loop.time() and
+    # current_task() read, on asyncio's loop (time.monotonic, the 3.11 task table) and uvloop's.
+    seen: list[tuple[float, float, float, object, object]] = []
+
+    async def probe() -> None:
+        loop = asyncio.get_running_loop()
+        scope = Scope(None, None, None, idle_timeout=30.0)
+        try:
+            before = loop.time()
+            now = scope._now()  # pyright: ignore[reportPrivateUsage] - the reader itself is checked
+            after = loop.time()
+            seen.append((before, now, after, _current_task(loop), asyncio.current_task()))
+        finally:
+            scope.close()
+
+    with asyncio.Runner(loop_factory=new_loop) as runner:
+        runner.run(probe())
+    ((before, now, after, task, current),) = seen
+    # uvloop's clock is cached per turn of the loop (millisecond steps): same turn, same reading.
+    assert before <= now <= after
+    assert task is not None
+    assert task is current
+
+
+def test_a_loop_with_a_clock_of_its_own_is_read_through_it() -> None:
+    # A loop that overrides time() (a test's fake clock, a simulation) keeps its clock for the idle
+    # deadlines: the monotonic shortcut is for asyncio's own time() alone.
+    class Shifted(asyncio.SelectorEventLoop):
+        def time(self) -> float:
+            return super().time() + 1_000_000.0
+
+    readings: list[float] = []
+
+    async def probe() -> None:
+        scope = Scope(None, None, None, idle_timeout=30.0)
+        try:
+            readings.append(scope._now())  # pyright: ignore[reportPrivateUsage]
+        finally:
+            scope.close()
+
+    with asyncio.Runner(loop_factory=Shifted) as runner:
+        runner.run(probe())
+    assert readings[0] > time.monotonic() + 999_000.0

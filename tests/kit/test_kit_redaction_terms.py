@@ -60,6 +60,25 @@ def test_every_echo_is_found_on_every_call(key: str) -> None:
             assert redacted == f"{text.split(' ', 1)[0]} [redacted] end", text
 
 
+@pytest.mark.parametrize("key", KEYS)
+def test_the_one_scan_that_clears_a_short_text_misses_no_term(key: str) -> None:
+    # A short field holding no term is told so by one pattern of every term (_any_term) instead of a
+    # search per term. Fail closed: each term alone, and each inside other text, is still blanked;
+    # text holding none comes back as it was.
+    redactor = kit_keys._Redactor([key])  # pyright: ignore[reportPrivateUsage]
+    terms = kit_keys._search_terms(key)  # pyright: ignore[reportPrivateUsage]
+    checked = 0
+    for term in dict.fromkeys([*terms[0], *terms[1]]):
+        spelled = term.decode("utf-8", "surrogatepass")
+        for text in (spelled, f"id msg_{spelled}", f"{spelled}.", f"x{spelled}y"):
+            out = redactor(text, 512)
+            assert spelled not in out, (key, term)
+            assert "[redacted]" in out
+            checked += 1
+    assert checked >= 4 * 8  # the key's raw, re-cased, hex and base64 needles and its spellings
+    assert redactor("msg_01XFDUDYJgAACzvnptvVoYEL", 512) == "msg_01XFDUDYJgAACzvnptvVoYEL"
+
+
 def test_a_key_pushed_out_of_the_cache_is_still_found() -> None:
     kit_keys._search_terms.cache_clear()  # pyright: ignore[reportPrivateUsage]
     first = KEYS[0]
