@@ -627,6 +627,31 @@ class MessageBuilder:
         usage.recompute_total()
         self._price()
 
+    def usage_counts(self, input: int, output: int, cache_read: int, cache_write: int, reasoning: int | None) -> None:
+        """:meth:`usage` for a decoder that restates every count in each chunk (Gemini does, at every
+        read): the same fields but the one-hour writes, given positionally, with the same clamps,
+        total and cost. At one event per read this runs per event, so it takes the short way: counts
+        already in range are not passed through a call."""
+        usage = self._message.usage
+        # Clamped as _count clamps; in range (always, from a sound server) with no call.
+        if not (input.__class__ is int and 0 <= input <= _MAX_TOKENS):
+            input = _count(input)
+        if not (output.__class__ is int and 0 <= output <= _MAX_TOKENS):
+            output = _count(output)
+        if not (cache_read.__class__ is int and 0 <= cache_read <= _MAX_TOKENS):
+            cache_read = _count(cache_read)
+        if not (cache_write.__class__ is int and 0 <= cache_write <= _MAX_TOKENS):
+            cache_write = _count(cache_write)
+        if reasoning is not None:
+            if not (reasoning.__class__ is int and 0 <= reasoning <= _MAX_TOKENS):
+                reasoning = _count(reasoning)
+            usage.reasoning = reasoning
+        usage.input, usage.output, usage.cache_read, usage.cache_write = input, output, cache_read, cache_write
+        if usage.reasoning is not None and usage.reasoning > output:
+            usage.reasoning = output
+        usage.total_tokens = input + output + cache_read + cache_write
+        self._price()
+
     def price_multiplier(self, multiplier: float) -> None:
         """Price this response at ``multiplier`` times the model's rates (a processing tier billed
         relative to the catalog's standard prices: half for a flex tier, double for priority). The

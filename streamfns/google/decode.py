@@ -150,6 +150,7 @@ class GoogleDecoder(Decoder[ServerSentEvent]):
         "_shape_call",
         "_shape_counts",
         "_shape_key",
+        "_shape_slots",
         "_shape_usage",
         "_shape_value",
         "_stop_is_error",
@@ -182,7 +183,10 @@ class GoogleDecoder(Decoder[ServerSentEvent]):
         self._shape_key = -1
         self._shape_call: _StreamedCall | None = None
         self._shape_usage: Any = None
-        self._shape_counts: tuple[str, ...] = ()
+        # The learned usage's counts (in _COUNT_FIELDS order), and where the shape's count holes go in
+        # them: (position, hole), so a matched read's counts are made with no dict (see _usage).
+        self._shape_counts: tuple[Any, ...] = _NO_COUNTS
+        self._shape_slots: tuple[tuple[int, int], ...] = ()
         self._shape_value: Any = None
         self._learns = SHAPE_LEARNS
         #: A candidate other than 0 was seen (candidateCount > 1): the usage counts them all, so the
@@ -205,9 +209,9 @@ class GoogleDecoder(Decoder[ServerSentEvent]):
                 call is None
                 or (call is self._call and not self._block_kind and pieces[-1] == call.writer.open_string_path)
             ):
-                if self._shape_counts:
-                    # The counts, with the learned usage they go into: a dict is made once per read.
-                    self._usage_seen = (self._shape_usage, self._shape_counts, pieces)
+                if self._shape_slots:
+                    # The learned counts and where this read's go: the counts are made once per read.
+                    self._usage_seen = (self._shape_counts, self._shape_slots, pieces)
                 elif self._shape_usage is not None:
                     self._usage_seen = self._shape_usage
                 if call is None:
@@ -319,7 +323,15 @@ class GoogleDecoder(Decoder[ServerSentEvent]):
         self._shape_key = self._block_key
         self._shape_call = call
         self._shape_usage = usage
-        self._shape_counts = tuple(str(path[1]) for path in counts)
+        self._shape_counts = (
+            tuple(usage.get(field) for field in _COUNT_FIELDS) if usage.__class__ is dict else _NO_COUNTS
+        )
+        # The count holes lie after the piece (holes above); those _usage does not read are left out.
+        self._shape_slots = tuple(
+            (_COUNT_FIELDS.index(path[1]), hole)
+            for hole, path in enumerate(counts, start=1)
+            if path[1] in _COUNT_FIELDS
+        )
         self._shape_value = data
 
     def _finish_with(self, usage: Any) -> None:
@@ -536,19 +548,24 @@ class GoogleDecoder(Decoder[ServerSentEvent]):
         return True
 
     def _usage(self, meta: Any) -> None:
-        if meta.__class__ is tuple:  # (learned usage, names, the shape's pieces): see on_event
-            learned, names, pieces = meta
-            meta = {**learned, **dict(zip(names, pieces[1 : 1 + len(names)], strict=True))}
-        if meta.__class__ is not dict:
+        counts: tuple[Any, ...]
+        if meta.__class__ is tuple:  # (the learned counts, where the holes go, the pieces): see on_event
+            learned, slots, pieces = meta
+            filled = list(learned)
+            for position, hole in slots:
+                filled[position] = pieces[hole]
+            counts = tuple(filled)
+        elif meta.__class__ is dict:
+            get = meta.get
+            counts = (
+                get("promptTokenCount"),
+                get("candidatesTokenCount"),
+                get("thoughtsTokenCount"),
+                get("cachedContentTokenCount"),
+                get("toolUsePromptTokenCount"),
+            )
+        else:
             return
-        get = meta.get
-        counts: tuple[Any, ...] = (
-            get("promptTokenCount"),
-            get("candidatesTokenCount"),
-            get("thoughtsTokenCount"),
-            get("cachedContentTokenCount"),
-            get("toolUsePromptTokenCount"),
-        )
         if counts == self._counts:
             return  # unchanged: nothing to recompute
         self._counts = counts
@@ -562,10 +579,4 @@ class GoogleDecoder(Decoder[ServerSentEvent]):
         thoughts = thoughts if thoughts.__class__ is int and thoughts > 0 else 0
         cached = min(cached, prompt) if cached.__class__ is int and cached > 0 else 0  # a part of the prompt
         tool_prompt = tool_prompt if tool_prompt.__class__ is int and tool_prompt > 0 else 0
-        self._builder.usage(
-            input=prompt - cached + tool_prompt,
-            output=candidates + thoughts,
-            cache_read=cached,
-            cache_write=0,
-            reasoning=thoughts,
-        )
+        self._builder.usage_counts(prompt - cached + tool_prompt, candidates + thoughts, cached, 0, thoughts)

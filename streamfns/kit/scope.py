@@ -96,7 +96,6 @@ class Scope:
     ) -> None:
         self._signal = signal
         self._loop = asyncio.get_running_loop()
-        # The loop's clock and its current task, read once per event (see _clock_of, _task_reader_of).
         # The loop's clock, read once per event (see _clock_of).
         self._now = _clock_of(self._loop)
         self._task: asyncio.Task[Any] | None = None

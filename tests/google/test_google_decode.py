@@ -531,3 +531,40 @@ async def test_thinking_models_get_a_thinking_block_from_recorded_shapes_with_si
     assert validate_events(events) == []
     assert kinds(result) == ["thinking", "toolCall"]
     assert calls(result)[0].thought_signature == SIG_A
+
+
+@pytest.mark.parametrize("learning", [True, False])
+async def test_counts_read_through_a_learned_layout_are_the_counts_the_json_says(
+    learning: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Real chunks name the response and the model in each chunk, so the decoder learns their layout and
+    # reads the counts that change (candidates, cached) from its holes, one chunk a read, the rest from
+    # the chunk it learned. With learning off the same bytes are parsed whole: the counts must agree, and
+    # the last read's are the message's (the finishing chunk has none).
+    from streamfns.google import decode
+    from streamfns.kit.shapes import EventShape
+
+    learned: list[object] = []
+    learn = EventShape.learn
+
+    def spy(*args: Any, **kwargs: Any) -> EventShape | None:
+        shape = learn(*args, **kwargs)
+        learned.append(shape)
+        return shape
+
+    monkeypatch.setattr(EventShape, "learn", staticmethod(spy))
+    if not learning:
+        monkeypatch.setattr(decode, "SHAPE_LEARNS", 0)
+    named = {"modelVersion": "gemini-2.5-flash", "responseId": "r1"}
+    reads = [
+        chunk({"text": f"w{step} "}, usageMetadata={**usage(25, step, thoughts=40, cached=step % 9), "x": 1}, **named)
+        for step in range(1, 60)
+    ]
+    _events, message = await run_chunks(*reads, chunk({"text": ""}, finish="STOP", **named))
+    assert (len(learned) > 0) is learning
+    assert message.stop_reason == "stop"
+    assert first_text(message) == "".join(f"w{step} " for step in range(1, 60))
+    cached = 59 % 9
+    got = message.usage
+    assert (got.input, got.output, got.cache_read, got.reasoning) == (25 - cached, 59 + 40, cached, 40)
+    assert got.total_tokens == 25 + 59 + 40

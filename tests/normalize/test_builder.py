@@ -265,6 +265,29 @@ def test_usage_overwrites_only_given_fields_and_prices_them() -> None:
     assert usage.cost.total == 1000 / 1e6 + 1000 / 1e6
 
 
+#: Counts, a broken server's among them (past the cap, negative, not an int: the JSON a decoder is handed).
+_COUNTS: list[Any] = [0, 1, 7, 2**53 - 1, 2**53, 2**64, -5, True, 3.7]
+
+
+@pytest.mark.parametrize("basis", ["metered", "subscription", "free", "unknown"])
+def test_usage_counts_is_usage_with_every_count_given(basis: str) -> None:
+    # The short way a per-read decoder takes must leave exactly what usage() leaves: the same clamps
+    # (hostile numbers included), the reasoning lowered to the output, the total and the cost.
+    rates = ModelCost(input=1.25, output=10.0, cache_read=0.3125, cache_write=4.5, basis=basis)  # pyright: ignore[reportArgumentType]
+    model = Model(id="m", api="x", provider="p", cost=rates)
+    for first, then in itertools.product(
+        itertools.product(_COUNTS[:4], repeat=2), itertools.product(_COUNTS, repeat=2)
+    ):
+        short, long = MessageBuilder(model), MessageBuilder(model)
+        for (a, b), builder in itertools.product((first, then), (short, long)):
+            counts: Any = (a, b, b, a, a if b != 1 else None)  # reasoning past the output, or none
+            if builder is short:
+                builder.usage_counts(*counts)
+            else:
+                builder.usage(input=a, output=b, cache_read=b, cache_write=a, reasoning=counts[4])
+        assert short.message.usage.to_json() == long.message.usage.to_json(), (first, then)
+
+
 def test_partial_tool_preview_is_not_reparsed_per_delta() -> None:
     builder = MessageBuilder()
     builder.tool_call_start(0, "c", "f")
