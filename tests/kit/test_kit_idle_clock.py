@@ -49,17 +49,27 @@ def _busy_turns(loop: asyncio.AbstractEventLoop, turns: int, then: Callable[[], 
     loop.call_soon(hog, turns)
 
 
+def _clocked(clock: str) -> Scope:
+    """A scope whose ``clock`` (idle or progress) runs out after 0.05 s of waiting on the server."""
+    if clock == "idle":
+        return Scope(None, None, None, idle_timeout=0.05)
+    scope = Scope(None, None, progress_timeout=0.05)
+    scope.watch_progress()
+    return scope
+
+
 # With a 0.05 s clock and 0.1 s turns the deadline passes in the first busy turn and the clock looks
 # in the second, then twice more, a turn apart: the bytes come in any turn up to its last look (at 4,
-# the wake-up is queued behind that look). The server was late by at most the loop's own lag. (These
-# turns are asyncio's: uvloop runs due timers before a turn's callbacks, so its looks come a turn
-# earlier.)
+# the wake-up is queued behind that look). The server was late by at most the loop's own lag; what
+# came may be content, so the progress clock looks again once the task has run too. (These turns are
+# asyncio's: uvloop runs due timers before a turn's callbacks, so its looks come a turn earlier.)
 @pytest.mark.parametrize("turns", [1, 2, 3, 4])
+@pytest.mark.parametrize("clock", ["idle", "progress"])
 async def test_bytes_that_came_while_the_loop_was_busy_for_turns_past_the_deadline_are_not_a_timeout(
-    turns: int,
+    clock: str, turns: int
 ) -> None:
     loop = asyncio.get_running_loop()
-    scope = Scope(None, None, None, idle_timeout=0.05)
+    scope = _clocked(clock)
     arrived: asyncio.Future[bytes] = loop.create_future()
     _busy_turns(loop, turns, lambda: arrived.set_result(b"data"))
     try:
@@ -69,41 +79,16 @@ async def test_bytes_that_came_while_the_loop_was_busy_for_turns_past_the_deadli
         scope.close()
 
 
-async def test_a_wait_on_a_silent_server_is_idle_though_the_loop_is_busy() -> None:
-    # The clock's patience with a busy loop is for reads that were woken; one still parked times out.
+@pytest.mark.parametrize(("clock", "ran_out"), [("idle", Idle), ("progress", Stalled)])
+async def test_a_wait_on_a_silent_server_runs_the_clock_out_though_the_loop_is_busy(
+    clock: str, ran_out: type[Exception]
+) -> None:
+    # The clocks' patience with a busy loop is for reads that were woken; one still parked runs out.
     loop = asyncio.get_running_loop()
-    scope = Scope(None, None, None, idle_timeout=0.05)
+    scope = _clocked(clock)
     _busy_turns(loop, 6, None)
     try:
-        with pytest.raises(Idle):
-            async with asyncio.timeout(10):
-                await scope.read(asyncio.sleep(3600))
-    finally:
-        scope.close()
-
-
-@pytest.mark.parametrize("turns", [1, 2, 3, 4])
-async def test_the_progress_clock_waits_for_a_woken_read_to_run_under_a_busy_loop(turns: int) -> None:
-    # Its read was woken with what may be content: the clock looks again once the task has run.
-    loop = asyncio.get_running_loop()
-    scope = Scope(None, None, progress_timeout=0.05)
-    scope.watch_progress()
-    arrived: asyncio.Future[bytes] = loop.create_future()
-    _busy_turns(loop, turns, lambda: arrived.set_result(b"content"))
-    try:
-        async with asyncio.timeout(10):
-            assert await scope.read(arrived) == b"content"
-    finally:
-        scope.close()
-
-
-async def test_the_progress_clock_still_runs_out_on_a_parked_read_under_a_busy_loop() -> None:
-    loop = asyncio.get_running_loop()
-    scope = Scope(None, None, progress_timeout=0.05)
-    scope.watch_progress()
-    _busy_turns(loop, 6, None)
-    try:
-        with pytest.raises(Stalled):
+        with pytest.raises(ran_out):
             async with asyncio.timeout(10):
                 await scope.read(asyncio.sleep(3600))
     finally:
