@@ -13,8 +13,6 @@ from normalize.abort import AbortSignal
 
 __all__ = ["Aborted", "Expired", "Idle", "Scope", "Stalled"]
 
-_UNKNOWN = object()
-
 
 class Aborted(Exception):
     """The call's signal was aborted."""
@@ -276,7 +274,7 @@ class Scope:
         if turns:
             self._loop.call_soon(self._confirm_idle, wait, turns - 1)
             return
-        if not self._parked():
+        if self._woken():
             # The transport did wake the read: bytes came (or its end, or its failure), but a loop
             # busier than the idle timeout has not run the task yet. Not a silent server: the wait's
             # clock restarts from now, and the timer watches it again.
@@ -288,22 +286,17 @@ class Scope:
             return
         self._fire(Idle)
 
-    def _parked(self) -> bool:
-        """Whether the task in our wait is parked on a future still pending, the server owing it
-        something: not woken with a result and queued to run. Under a loop whose turns take longer than
-        a clock's timeout (a thousand streams each handed 64 KiB on a slow core), a timer runs before
-        the wake-up of a read whose bytes did come, even two turns on. asyncio has no public way to ask
-        this; a task without ``_fut_waiter`` (not asyncio's own ``Task``) counts as parked."""
+    def _woken(self) -> bool:
+        """Whether the task in our wait was woken with what it awaited (a future now done) and is
+        queued to run: its bytes came, or the read's end or failure did. Under a loop whose turns take
+        longer than a clock's timeout (a thousand streams each handed 64 KiB on a slow core), a timer
+        runs before the wake-up of such a read, even two turns on. asyncio has no public way to ask
+        this: it reads ``Task._fut_waiter``. Anything else counts as not woken, as before this check:
+        a task of another implementation, and one that yields bare (``sleep(0)``), which a transport
+        polling for bytes that never come would do for ever."""
         task = self._task
-        if task is None:
-            return True
-        waiter: object = getattr(task, "_fut_waiter", _UNKNOWN)
-        if waiter is _UNKNOWN:
-            return True
-        if waiter is None:
-            return False
-        # None above: not waiting on a future at all, so queued to run (a bare yield) or running.
-        return not waiter.done() if isinstance(waiter, asyncio.Future) else True
+        waiter: object = getattr(task, "_fut_waiter", None) if task is not None else None
+        return isinstance(waiter, asyncio.Future) and waiter.done()
 
     def watch_progress(self) -> None:
         """Start the progress clock: ``Stalled`` lands unless :meth:`progress` is called at least
@@ -335,7 +328,7 @@ class Scope:
             self._arm_progress()
             return
         # As the idle clock does (see _check_idle): look again two turns on, once every wake-up queued
-        # by now has run, and again while the task's read has been woken but not run (see _parked):
+        # by now has run, and again while the task's read has been woken but not run (see _woken):
         # what came may be content, which restarts the clock.
         self._progress_timer = self._loop.call_soon(self._confirm_progress, 1)
 
@@ -344,7 +337,7 @@ class Scope:
         if self._loop.time() < self._progress_at + self._progress_s:
             self._arm_progress()
             return
-        if turns or not self._parked():
+        if turns or self._woken():
             self._progress_timer = self._loop.call_soon(self._confirm_progress, max(0, turns - 1))
             return
         self._progress_timer = None

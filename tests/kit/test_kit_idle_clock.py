@@ -95,6 +95,25 @@ async def test_a_wait_on_a_silent_server_runs_the_clock_out_though_the_loop_is_b
         scope.close()
 
 
+@pytest.mark.parametrize(("clock", "ran_out"), [("idle", Idle), ("progress", Stalled)])
+async def test_a_read_that_polls_with_bare_yields_still_runs_the_clock_out(
+    clock: str, ran_out: type[Exception]
+) -> None:
+    # A transport that waits for bytes by yielding bare (sleep(0)) is always queued to run, never
+    # woken by its server: the clocks' patience with woken reads must not keep it open for ever.
+    async def polls() -> bytes:
+        while True:  # noqa: ASYNC110 - the polling transport under test
+            await asyncio.sleep(0)
+
+    scope = _clocked(clock)
+    try:
+        with pytest.raises(ran_out):
+            async with asyncio.timeout(10):
+                await scope.read(polls())
+    finally:
+        scope.close()
+
+
 async def test_a_wait_past_the_idle_timeout_is_idle() -> None:
     scope = Scope(None, None, None, idle_timeout=0.05)
     try:
