@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 import pytest
 
@@ -79,37 +79,31 @@ async def test_bytes_that_came_while_the_loop_was_busy_for_turns_past_the_deadli
         scope.close()
 
 
+async def _polls() -> bytes:
+    """A transport that waits for bytes by yielding bare (``sleep(0)``): always queued to run, never
+    woken by its server."""
+    while True:  # noqa: ASYNC110 - the polling transport under test
+        await asyncio.sleep(0)
+
+
+# The clocks' patience is for reads that were woken with what they awaited: a read still parked on
+# its server runs the clock out under a busy loop, and so does one that polls with bare yields (kept
+# open for ever otherwise).
+@pytest.mark.parametrize("read", ["parked under a busy loop", "polling"])
 @pytest.mark.parametrize(("clock", "ran_out"), [("idle", Idle), ("progress", Stalled)])
-async def test_a_wait_on_a_silent_server_runs_the_clock_out_though_the_loop_is_busy(
-    clock: str, ran_out: type[Exception]
+async def test_a_read_the_server_never_answers_runs_the_clock_out(
+    clock: str, ran_out: type[Exception], read: str
 ) -> None:
-    # The clocks' patience with a busy loop is for reads that were woken; one still parked runs out.
-    loop = asyncio.get_running_loop()
     scope = _clocked(clock)
-    _busy_turns(loop, 6, None)
+    if read == "polling":
+        waited: Awaitable[object] = _polls()
+    else:
+        _busy_turns(asyncio.get_running_loop(), 6, None)
+        waited = asyncio.sleep(3600)
     try:
         with pytest.raises(ran_out):
             async with asyncio.timeout(10):
-                await scope.read(asyncio.sleep(3600))
-    finally:
-        scope.close()
-
-
-@pytest.mark.parametrize(("clock", "ran_out"), [("idle", Idle), ("progress", Stalled)])
-async def test_a_read_that_polls_with_bare_yields_still_runs_the_clock_out(
-    clock: str, ran_out: type[Exception]
-) -> None:
-    # A transport that waits for bytes by yielding bare (sleep(0)) is always queued to run, never
-    # woken by its server: the clocks' patience with woken reads must not keep it open for ever.
-    async def polls() -> bytes:
-        while True:  # noqa: ASYNC110 - the polling transport under test
-            await asyncio.sleep(0)
-
-    scope = _clocked(clock)
-    try:
-        with pytest.raises(ran_out):
-            async with asyncio.timeout(10):
-                await scope.read(polls())
+                await scope.read(waited)
     finally:
         scope.close()
 
