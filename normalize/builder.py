@@ -649,7 +649,7 @@ class MessageBuilder:
         usage.input, usage.output, usage.cache_read, usage.cache_write = input, output, cache_read, cache_write
         if usage.reasoning is not None and usage.reasoning > output:
             usage.reasoning = output
-        usage.total_tokens = input + output + cache_read + cache_write
+        usage.recompute_total()
         self._price()
 
     def price_multiplier(self, multiplier: float) -> None:

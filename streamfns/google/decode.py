@@ -556,14 +556,7 @@ class GoogleDecoder(Decoder[ServerSentEvent]):
                 filled[position] = pieces[hole]
             counts = tuple(filled)
         elif meta.__class__ is dict:
-            get = meta.get
-            counts = (
-                get("promptTokenCount"),
-                get("candidatesTokenCount"),
-                get("thoughtsTokenCount"),
-                get("cachedContentTokenCount"),
-                get("toolUsePromptTokenCount"),
-            )
+            counts = tuple(map(meta.get, _COUNT_FIELDS))
         else:
             return
         if counts == self._counts:
