@@ -43,13 +43,35 @@ def _validators(cls: type[Any]) -> dict[str, tuple[Any, TypeAdapter[Any]]]:
     return known
 
 
+_DEFAULTS: dict[type[Any], Any] = {}
+
+
+def _defaults_of(cls: type[T], defaults: T | None) -> T:
+    """What :func:`parse_compat` makes of no flags: a copy of ``defaults`` (else of the class defaults),
+    or, for a frozen dataclass, which nobody can change, the one instance every such call shares."""
+    params = getattr(cls, "__dataclass_params__", None)
+    if not getattr(params, "frozen", False):
+        return cast("T", dataclasses.replace(cast("Any", defaults))) if defaults is not None else cls()
+    if defaults is not None:
+        return defaults
+    made = _DEFAULTS.get(cls)
+    if made is None:
+        made = _DEFAULTS[cls] = cls()
+    return cast("T", made)
+
+
 def parse_compat(cls: type[T], raw: Mapping[str, Any] | None, *, defaults: T | None = None) -> T:
     """Build ``cls`` (a frozen dataclass) from ``raw``, on top of ``defaults`` (else the class defaults).
 
     Lists become tuples for tuple-typed fields. Raises :class:`CompatError` naming every unknown key
     (and the known ones) or the first value of the wrong type.
     """
-    if raw is not None and not isinstance(raw, Mapping):  # pyright: ignore[reportUnnecessaryIsInstance]
+    if not raw:
+        if raw is not None and not isinstance(raw, Mapping):  # pyright: ignore[reportUnnecessaryIsInstance]
+            raise CompatError(f"Model.compat must be a mapping, not {type(raw).__name__}")
+        # No flag given (the usual model): the defaults as they are (shared when frozen).
+        return _defaults_of(cls, defaults)
+    if not isinstance(raw, Mapping):  # pyright: ignore[reportUnnecessaryIsInstance]
         raise CompatError(f"Model.compat must be a mapping, not {type(raw).__name__}")
     fields = _validators(cls)
     values = dict(raw or {})

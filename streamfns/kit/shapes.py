@@ -25,6 +25,7 @@ makes :meth:`~EventShape.learn` return ``None``, never a shape that reads the wr
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import functools
 import itertools
@@ -35,7 +36,16 @@ from typing import Any, Final, TypeAlias
 
 import jiter
 
-__all__ = ["MAX_SHAPE_BYTES", "SHAPE_LEARNS", "EventShape", "HolePath", "Shortcut", "ShortcutReads", "changed"]
+__all__ = [
+    "LAYOUTS_KEPT",
+    "MAX_SHAPE_BYTES",
+    "SHAPE_LEARNS",
+    "EventShape",
+    "HolePath",
+    "Shortcut",
+    "ShortcutReads",
+    "changed",
+]
 
 MAX_SHAPE_BYTES: Final = 8 * 1024
 """The largest event a shape is learned from. Learning walks the event with a regex and parses it twice:
@@ -132,6 +142,15 @@ class EventShape:
         where they lay in the last match before they are searched for (see :meth:`_holes`)."""
         if len(data) > MAX_SHAPE_BYTES:
             return None
+        try:
+            key: tuple[HolePath, ...] | None = tuple(holes)
+            hash(key)
+        except TypeError:  # a third party's paths of lists: learned, not remembered
+            key = None
+        if key is not None:
+            known = _known_layout(data, value, key)
+            if known is not None:
+                return known
         spans: list[tuple[int, int, type, HolePath, int]] = []
         for position, path in enumerate(holes):
             found = _locate(data, value, path)
@@ -145,8 +164,13 @@ class EventShape:
         ends = [*(span[0] for span in spans), len(data)]
         segments = [data[a:b] for a, b in zip(starts, ends, strict=True)]
         kinds = [span[2] for span in spans]
-        shape = cls(segments[0], kinds, segments[1:-1], segments[-1], value=value, order=[span[4] for span in spans])
-        return shape if shape._verified([span[3] for span in spans]) else None
+        order = [span[4] for span in spans]
+        shape = cls(segments[0], kinds, segments[1:-1], segments[-1], value=value, order=order)
+        if not shape._verified([span[3] for span in spans]):
+            return None
+        if key is not None:
+            _remember_layout(key, (segments[0], tuple(kinds), tuple(segments[1:-1]), segments[-1], tuple(order)))
+        return shape
 
     def framed(self, before: bytes, after: bytes) -> EventShape | None:
         """This shape with ``before`` and ``after`` around its bytes (a frame's, such as an SSE event's
@@ -287,6 +311,58 @@ class EventShape:
         verified = parsed == expected and self.match(rebuilt) is not None
         self.hits = 0  # the check above is not an event read
         return verified
+
+
+#: A verified layout: head, hole kinds, middles, tail, and each hole's place in the caller's order.
+_Layout: TypeAlias = tuple[bytes, tuple[type, ...], tuple[bytes, ...], bytes, tuple[int, ...]]
+
+LAYOUTS_KEPT: Final = 8
+"""How many verified layouts the process keeps for one set of holes (newest first), for
+:meth:`EventShape.learn` to try before it learns. Every stream of an api learns the same few layouts
+(a text delta whose bytes differ only in its text): a stream that finds its first delta in one skips
+the search and the check, about two thirds of a stream's set-up in the kit's decoders."""
+
+_HOLE_SETS_KEPT: Final = 32
+"""How many sets of holes the table keeps (the built-in decoders use a handful); past it the oldest
+set is dropped, so a decoder deriving its holes from what a server sends cannot grow it."""
+
+#: Verified layouts by the holes they were learned with. Read and replaced whole (a dict's get and
+#: set are atomic), so the event loops of several threads may share it; a lost update costs one learn.
+_layouts: dict[tuple[HolePath, ...], tuple[_Layout, ...]] = {}
+
+
+def _known_layout(data: bytes, value: Any, holes: tuple[HolePath, ...]) -> EventShape | None:
+    """A shape of ``data`` with a layout verified earlier in this process for the same ``holes``, when
+    ``data`` has that layout: the same bytes outside the holes and, in each hole, one literal of the
+    hole's kind (:meth:`EventShape.match`, which reads each as strictly as for any later event). The
+    verification :meth:`EventShape.learn` would do proves the same of these bytes (it depends only on
+    the bytes outside the holes and the kinds), so the shape is the one learning would find, its
+    ``value`` the caller's, whose members at the holes must be what the holes hold. None: no layout
+    fits, or the value disagrees (then learning refuses it too)."""
+    for head, kinds, middles, tail, order in _layouts.get(holes, ()):
+        if not (data.startswith(head) and data.endswith(tail)) or len(data) < len(head) + len(tail):
+            continue
+        shape = EventShape(head, kinds, middles, tail, value=value, order=order)
+        pieces = shape.match(data)
+        if pieces is None:
+            continue
+        shape.hits = 0  # reading the learned event is not a hit
+        # The caller's value is its parse of data: in the holes, where events differ, that is checked.
+        if all(_at(value, path) == piece for path, piece in zip(holes, pieces, strict=True)):
+            return shape
+        return None
+    return None
+
+
+def _remember_layout(holes: tuple[HolePath, ...], layout: _Layout) -> None:
+    """Keep ``layout``, verified, first among those of ``holes`` (see :data:`LAYOUTS_KEPT`)."""
+    kept = _layouts.get(holes, ())
+    if layout in kept:
+        return
+    if holes not in _layouts and len(_layouts) >= _HOLE_SETS_KEPT:
+        with contextlib.suppress(StopIteration, KeyError, RuntimeError):  # another thread changed it first
+            del _layouts[next(iter(_layouts))]
+    _layouts[holes] = (layout, *kept[: LAYOUTS_KEPT - 1])
 
 
 def _read(literal: bytes, is_string: bool) -> Any:

@@ -183,6 +183,30 @@ class _Api:
     metrics: Any
     off_tracers: tuple[type, ...]
     off_meters: tuple[type, ...]
+    #: The modules that keep the global providers and the environment's keys of the variables that
+    #: name one (None: this version keeps them elsewhere; see :func:`_nobody_set`).
+    globals_at: tuple[Any, Any, tuple[Any, ...]] | None = None
+
+
+#: The variables that name a provider for the API to load on first use (``opentelemetry.environment_variables``).
+_PROVIDER_VARIABLES = ("OTEL_PYTHON_TRACER_PROVIDER", "OTEL_PYTHON_METER_PROVIDER")
+
+
+def _nobody_set(api: _Api) -> bool:
+    """Whether no global provider is set and none would be loaded from the environment: what
+    ``get_tracer_provider()`` and ``get_meter_provider()`` find out by reading the environment through
+    ``os.environ`` on every call (two failed lookups, several µs a stream), told from their module
+    globals and the environment's own table. False whenever that cannot be told: then they are asked."""
+    places = api.globals_at
+    if places is None:
+        return False
+    trace_module, metrics_module, names = places
+    if trace_module._TRACER_PROVIDER is not None or metrics_module._METER_PROVIDER is not None:
+        return False
+    table = getattr(os.environ, "_data", None)
+    if table.__class__ is not dict:
+        return False
+    return all(name not in table for name in names)
 
 
 _NOT_LOADED: Any = object()
@@ -209,7 +233,16 @@ def _api() -> _Api | None:
                 importlib.import_module("opentelemetry.metrics._internal"), "_ProxyMeterProvider", None
             )
         off_meters = tuple(kind for kind in (proxy_meters, metrics.NoOpMeterProvider) if kind)
-        loaded = _Api(trace, metrics, cast("tuple[type, ...]", off_tracers), cast("tuple[type, ...]", off_meters))
+        globals_at: tuple[Any, Any, tuple[Any, ...]] | None = None
+        with contextlib.suppress(ImportError):
+            internal = importlib.import_module("opentelemetry.metrics._internal")
+            encode = getattr(os.environ, "encodekey", None)
+            if hasattr(trace, "_TRACER_PROVIDER") and hasattr(internal, "_METER_PROVIDER") and encode is not None:
+                # The variables' names as the environment's table holds them (bytes on POSIX).
+                globals_at = (trace, internal, tuple(encode(name) for name in _PROVIDER_VARIABLES))
+        loaded = _Api(
+            trace, metrics, cast("tuple[type, ...]", off_tracers), cast("tuple[type, ...]", off_meters), globals_at
+        )
     except Exception:  # not installed, or an API too old to have what we read: no telemetry
         loaded = None
     _api_loaded = loaded
@@ -265,6 +298,8 @@ def _version() -> str | None:
 def _sinks(api: _Api) -> _Sinks | None:
     """The tracer and instruments of the providers configured now (None: nobody listens)."""
     global _cached
+    if _chosen_tracer_provider is _UNSET and _chosen_meter_provider is _UNSET and _nobody_set(api):
+        return None  # the proxies: no span or metric is worth making
     tracer_provider = (
         _chosen_tracer_provider if _chosen_tracer_provider is not _UNSET else api.trace.get_tracer_provider()
     )

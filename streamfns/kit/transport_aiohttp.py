@@ -26,6 +26,7 @@ stream's CPU. What it keeps of the kit's promises (see :mod:`streamfns.kit.trans
 from __future__ import annotations
 
 import asyncio
+import functools
 import urllib.request
 import weakref
 from collections.abc import Callable
@@ -123,8 +124,7 @@ class AiohttpTransport(Transport):
             # Leased on first use, inside the running loop (a session belongs to one loop).
             self._lease = _lease()
             session = self._session = self._lease.session
-        connect = request.connect_timeout
-        timeout = aiohttp.ClientTimeout(total=None, connect=connect, sock_connect=connect, sock_read=None)
+        headers = request.headers
         try:
             url = _exact_url(request.url)
             proxy = _environment_proxy(url, self._lease.proxies) if self._lease is not None else None
@@ -132,13 +132,14 @@ class AiohttpTransport(Transport):
                 "POST",
                 url,
                 data=request.body,
-                headers=request.headers,
-                timeout=timeout,
+                headers=headers,
+                timeout=_timeout(request.connect_timeout),
                 allow_redirects=False,
                 auto_decompress=False,
                 proxy=proxy,
-                # The kit always says its content type; one a caller removed on purpose stays removed.
-                skip_auto_headers=_NO_AUTO_HEADERS,
+                # The kit always says its content type; one a caller removed on purpose stays removed
+                # (asked only then: aiohttp builds a table of the names to skip on every request).
+                skip_auto_headers=None if "content-type" in headers else _NO_AUTO_HEADERS,
             )
         except (aiohttp.InvalidURL, aiohttp.NonHttpUrlClientError, ValueError, TypeError) as exc:
             # A URL or a header aiohttp will not send (a bad scheme, a newline in a value): nothing was sent.
@@ -210,10 +211,19 @@ def _failure(exc: Exception) -> Exception:
     return exc
 
 
+@functools.lru_cache(maxsize=64)
+def _timeout(connect: float | None) -> aiohttp.ClientTimeout:
+    """The request's timeouts: connecting alone (see the module docstring). Made once per value (it is
+    frozen): a process connects with the same few timeouts call after call."""
+    return aiohttp.ClientTimeout(total=None, connect=connect, sock_connect=connect, sock_read=None)
+
+
+@functools.lru_cache(maxsize=256)
 def _exact_url(url: str) -> URL:
     """``url`` as httpx would send it, kept as it is: escapes already in it stay escaped (yarl would
     turn a signed ``%3A`` back into ``:`` and break a SigV4 signature), and what needs escaping is
-    escaped the way httpx escapes it. Raises ``ValueError`` for a URL that cannot be sent."""
+    escaped the way httpx escapes it. Raises ``ValueError`` for a URL that cannot be sent. Cached (a
+    URL is immutable): a process calls the same few endpoints again and again."""
     if url.isascii() and _SENDABLE.issuperset(url):
         # The usual URL (an adapter's, built with quote()): nothing to escape, taken as it is; httpx's
         # parse costs ~150 µs a request.

@@ -46,7 +46,7 @@ import json
 import math
 from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Generic, Protocol, TypeVar, cast
+from typing import Any, Final, Generic, Protocol, TypeVar, cast
 
 from normalize import (
     AssistantMessageEvent,
@@ -200,20 +200,29 @@ class WireApi(Generic[FrameT]):
         return AssistantMessageEventStream.from_batches(batches, model=known)
 
 
+#: The request body's encoder, made once (``json.dumps`` with options makes one per call). NaN and
+#: Infinity are not JSON, and no vendor accepts them.
+_BODY_JSON: Final = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
 def _merge_headers(wire: WireApi[Any], layers: Sequence[Mapping[str, str | None]]) -> dict[str, str]:
     merged: dict[str, str] = {}
+    joined = wire.joined_headers
+    typed = False
     for layer in layers:
         for name, value in layer.items():
             key = name.lower()
+            if key == "content-type":
+                typed = True
             if value is None:
                 merged.pop(key, None)
-            elif key in wire.joined_headers and merged.get(key):
+            elif key in joined and merged.get(key):
                 parts = [*merged[key].split(","), *value.split(",")]
                 merged[key] = ",".join(dict.fromkeys(part.strip() for part in parts if part.strip()))
             else:
                 merged[key] = value
     # The body is always JSON: said unless a layer said otherwise (or removed the header on purpose).
-    if not any(name.lower() == "content-type" for layer in layers for name in layer):
+    if not typed:
         merged["content-type"] = "application/json"
     return merged
 
@@ -273,11 +282,8 @@ async def _run(
         if isinstance(replaced, dict):
             payload = cast("dict[str, Any]", replaced)
     try:
-        # allow_nan=False: NaN and Infinity are not JSON, and no vendor accepts them.
         # Lone surrogates were scrubbed by transform_messages; "replace" is a last line of defence.
-        body = json.dumps(payload, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode(
-            "utf-8", "replace"
-        )
+        body = _BODY_JSON.encode(payload).encode("utf-8", "replace")
     except (TypeError, ValueError) as exc:
         said = f"the {wire.vendor} payload is not valid JSON: {exc}"
         yield _failed(builder, ErrorInfo.of("config"), said, wire=wire, model=model, options=opts, key=key)
@@ -290,9 +296,13 @@ async def _run(
     # the key rule, the builder, model.headers or options.headers supplied that is not on the public
     # list, and the URL's credentials. Every message is redacted of it and the request tagged with it.
     secrets = [*(sent for sent in (key,) if sent), *given, *credentials_in(headers), *credentials_in_url(request.url)]
-    signing = SigningRequest(
-        method="POST", url=request.url, headers=dict(headers), body=body, model=model, options=opts
-    )
+    sign = unauthorized = None
+    if signer is not None:  # the request as the signer sees it: made only for one
+        signing = SigningRequest(
+            method="POST", url=request.url, headers=dict(headers), body=body, model=model, options=opts
+        )
+        sign = _signing(wire, signer, signing, secrets)
+        unauthorized = _renewing(wire, signer, signing, secrets)
     call = StreamCall(
         api=wire.api,
         url=request.url,
@@ -303,8 +313,8 @@ async def _run(
         errors=wire.errors,
         end_marker=wire.end_marker,
         vendor=wire.vendor,
-        sign=_signing(wire, signer, signing, secrets),
-        unauthorized=_renewing(wire, signer, signing, secrets),
+        sign=sign,
+        unauthorized=unauthorized,
         login_hint=_login_hint(signer),
         secrets=list(dict.fromkeys(secrets)),
         observer=observer,
@@ -312,6 +322,9 @@ async def _run(
     )
     if observer is not None:
         observer.requested(request.url, call.secrets)
+    # The stream outlives these: the call holds what it needs of them, and this frame, which lives as
+    # long as the stream, would keep the payload's dicts and lists alive and in the collector's sight.
+    del request, payload, given, secrets, key_headers
     # Closed in a finally (contextlib.aclosing, without its objects): a consumer that stops early
     # closes the HTTP response now, not at garbage collection.
     batches = run_stream(call, builder, model, opts)

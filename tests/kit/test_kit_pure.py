@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal, cast
 
 import pytest
 
@@ -108,6 +108,28 @@ def test_parse_compat_builds_the_dataclass() -> None:
     assert parse_compat(Flags, None) == Flags()
     base = Flags(strict=True)
     assert parse_compat(Flags, {"budget": 1}, defaults=base) == Flags(strict=True, budget=1)
+    assert parse_compat(Flags, {}, defaults=base) == base
+
+
+def test_no_flags_give_the_defaults_shared_only_when_nobody_can_change_them() -> None:
+    # Frozen: every model without flags gets the one instance (a call's set-up spared).
+    assert parse_compat(Flags, None) is parse_compat(Flags, {})
+    base = Flags(strict=True)
+    assert parse_compat(Flags, {}, defaults=base) is base
+
+    @dataclass
+    class Unfrozen:
+        strict: bool = False
+
+    first, second = parse_compat(Unfrozen, None), parse_compat(Unfrozen, {})
+    assert first == second == Unfrozen()
+    assert first is not second
+    mine = Unfrozen(strict=True)
+    copied = parse_compat(Unfrozen, None, defaults=mine)
+    assert copied == mine
+    assert copied is not mine
+    with pytest.raises(CompatError, match="must be a mapping"):
+        parse_compat(Flags, cast("Any", []))
 
 
 @pytest.mark.parametrize(

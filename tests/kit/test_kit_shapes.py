@@ -17,7 +17,8 @@ from typing import Any
 import jiter
 import pytest
 
-from streamfns.kit import MAX_SHAPE_BYTES, EventShape, HolePath, changed
+from streamfns.kit import shapes
+from streamfns.kit.shapes import LAYOUTS_KEPT, MAX_SHAPE_BYTES, EventShape, HolePath, changed
 
 pytestmark = pytest.mark.parallel
 
@@ -232,3 +233,126 @@ def test_a_large_event_is_not_learned() -> None:
     assert EventShape.learn(small, jiter.from_json(small), [("delta", "text")]) is not None
     large = ANTHROPIC.replace(b'"The "', json.dumps("x" * MAX_SHAPE_BYTES).encode())
     assert EventShape.learn(large, jiter.from_json(large), [("delta", "text")]) is None
+
+
+# -- layouts remembered across streams ----------------------------------------------------------------
+
+
+@pytest.fixture
+def searches(monkeypatch: pytest.MonkeyPatch) -> list[HolePath]:
+    """A fresh table of remembered layouts, and the paths learning searched for (by name) since."""
+    monkeypatch.setattr(shapes, "_layouts", {})
+    searched: list[HolePath] = []
+    locate = shapes._locate  # pyright: ignore[reportPrivateUsage]
+
+    def counting(data: bytes, value: Any, path: HolePath) -> tuple[int, int, type] | None:
+        searched.append(path)
+        return locate(data, value, path)
+
+    monkeypatch.setattr(shapes, "_locate", counting)
+    return searched
+
+
+def remembered() -> dict[tuple[HolePath, ...], Any]:
+    return shapes._layouts  # pyright: ignore[reportPrivateUsage]
+
+
+@pytest.mark.parametrize(("data", "holes"), LAYOUTS)
+def test_a_layout_learned_once_is_taken_again_without_a_search(
+    data: bytes, holes: list[HolePath], searches: list[HolePath]
+) -> None:
+    learned(data, holes)
+    assert searches == holes
+    # Another stream's first event of that layout: other hole values, the same bytes around them.
+    rng = random.Random(5)
+    for _ in range(200):
+        mutated = _mutations(data, rng)
+        pieces = learned(data, holes).match(mutated)
+        if pieces is None or parse(mutated) is ValueError:
+            continue
+        value = jiter.from_json(mutated)
+        del searches[:]
+        shape = EventShape.learn(mutated, value, holes)
+        assert shape is not None
+        assert searches == [], "a known layout is not searched for again"
+        assert shape.value is value
+        assert shape.hits == 0
+        # It reads later events exactly as a shape learned from this event reads them.
+        head, kinds, middles, tail, order = _layout_of(shape)
+        fresh = EventShape(head, kinds, middles, tail, value=value, order=order)
+        for _ in range(20):
+            later = _mutations(mutated, rng)
+            got = shape.match(later)
+            assert got == fresh.match(later)
+            if got is not None:
+                assert parse(later) == with_holes(value, holes, got), later
+
+
+def _layout_of(shape: EventShape) -> tuple[bytes, tuple[type, ...], tuple[bytes, ...], bytes, list[int]]:
+    slots = [slot for _, slot in shape._strings_slots]  # pyright: ignore[reportPrivateUsage]
+    return shape._head, shape._kinds, shape._middles, shape._tail, slots  # pyright: ignore[reportPrivateUsage]
+
+
+def test_an_event_of_another_layout_is_searched_for(searches: list[HolePath]) -> None:
+    holes: list[HolePath] = [("delta", "text")]
+    learned(ANTHROPIC, holes)
+    other = ANTHROPIC.replace(b'"index":0', b'"index":1')
+    del searches[:]
+    shape = learned(other, holes)
+    assert searches == holes
+    assert shape.match(ANTHROPIC) is None
+    assert shape.match(other) == ["The "]
+    # Both are remembered now, the newest first.
+    heads = [layout[0] for layout in remembered()[tuple(holes)]]
+    assert heads == [other[: other.index(b'"The "')], ANTHROPIC[: ANTHROPIC.index(b'"The "')]]
+
+
+_DELTA_X = {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "x"}}
+
+
+@pytest.mark.parametrize(
+    ("data", "value"),
+    [
+        # The same bytes around a hole whose literal is not one strict string.
+        (ANTHROPIC.replace(b'"The "', b'"x\x01"'), {**_DELTA_X, "delta": {"type": "text_delta", "text": "x\x01"}}),
+        (ANTHROPIC.replace(b'"The "', b'"x\\"'), {**_DELTA_X, "delta": {"type": "text_delta", "text": "x\\"}}),
+        # JSON whitespace after the literal: another layout.
+        (ANTHROPIC.replace(b'"The "', b'"x" '), _DELTA_X),
+        # A value that is not the parse of the bytes, in the hole.
+        (ANTHROPIC.replace(b'"The "', b'"z"'), _DELTA_X),
+    ],
+)
+def test_a_known_layout_decides_an_event_as_a_learn_with_nothing_known_would(
+    data: bytes, value: Any, searches: list[HolePath]
+) -> None:
+    holes: list[HolePath] = [("delta", "text")]
+    learned(ANTHROPIC, holes)
+    known = EventShape.learn(data, value, holes)
+    remembered().clear()
+    fresh = EventShape.learn(data, value, holes)
+    assert (known is None) == (fresh is None)
+    if known is not None and fresh is not None:
+        assert _layout_of(known) == _layout_of(fresh)
+
+
+def test_the_table_of_layouts_stays_small_whatever_a_server_sends(searches: list[HolePath]) -> None:
+    holes: list[HolePath] = [("delta", "text")]
+    for index in range(3 * LAYOUTS_KEPT):
+        data = ANTHROPIC.replace(b'"index":0', b'"index":%d' % index)
+        learned(data, holes)
+    kept = remembered()[tuple(holes)]
+    assert len(kept) == LAYOUTS_KEPT
+    assert kept[0][0].endswith(b'"index":%d,"delta":{"type":"text_delta","text":' % (3 * LAYOUTS_KEPT - 1))
+    for n in range(100):  # as many sets of holes as a decoder could be led to name
+        data = b'{"m%d":"x"}' % n
+        learned(data, [(f"m{n}",)])
+    assert len(remembered()) <= 32
+    assert (("m99",),) in remembered()
+
+
+def test_paths_that_cannot_be_remembered_are_still_learned(searches: list[HolePath]) -> None:
+    holes: Any = [["delta", "text"]]  # a third party's lists, not tuples
+    shape = EventShape.learn(ANTHROPIC, jiter.from_json(ANTHROPIC), holes)
+    assert shape is not None
+    assert shape.match(ANTHROPIC.replace(b"The ", b"x")) == ["x"]
+    assert remembered() == {}

@@ -29,6 +29,7 @@ pytestmark = pytest.mark.parallel  # clock-blind: in-memory transports, no sleep
 
 trace_api = pytest.importorskip("opentelemetry.trace")
 sdk_trace = pytest.importorskip("opentelemetry.sdk.trace")
+sdk_trace = pytest.importorskip("opentelemetry.sdk.trace")
 
 #: A real Anthropic stream, one SSE event per read.
 TEXT = ANTHROPIC.recorded_chunks("llma__text_haiku45")
@@ -325,6 +326,44 @@ async def test_no_provider_configured_means_no_telemetry_object_at_all() -> None
     events, message = await _plain_run()
     assert message.stop_reason == "stop"
     assert events
+
+
+def test_with_no_provider_set_the_api_is_not_asked_per_stream(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Its getters read the environment through os.environ on every call (several µs a stream); with
+    # no global provider and no variable naming one, the answer is known without them.
+    telemetry.uninstrument()
+    asked: list[str] = []
+    getter = trace_api.get_tracer_provider
+
+    def counted() -> Any:
+        asked.append("tracer")
+        return getter()
+
+    monkeypatch.setattr(trace_api, "get_tracer_provider", counted)
+    monkeypatch.delenv("OTEL_PYTHON_TRACER_PROVIDER", raising=False)
+    monkeypatch.delenv("OTEL_PYTHON_METER_PROVIDER", raising=False)
+    assert telemetry.start("anthropic-messages", ANTHROPIC.model(), CONTEXT, None) is None
+    assert asked == []
+    # A variable that names a provider: the API is asked (it loads the provider on first use).
+    monkeypatch.setenv("OTEL_PYTHON_TRACER_PROVIDER", "no_such_provider")
+    assert telemetry.start("anthropic-messages", ANTHROPIC.model(), CONTEXT, None) is None
+    assert asked == ["tracer"]
+
+
+def test_a_global_provider_set_the_usual_way_is_found() -> None:
+    # set_tracer_provider works once per process: the API's own global is set here as it sets it,
+    # and put back.
+    provider = sdk_trace.TracerProvider()
+    internal = "_TRACER_PROVIDER"
+    before = getattr(trace_api, internal)
+    telemetry.uninstrument()
+    setattr(trace_api, internal, provider)
+    try:
+        found = telemetry.start("anthropic-messages", ANTHROPIC.model(), CONTEXT, None)
+        assert found is not None
+    finally:
+        setattr(trace_api, internal, before)
+    assert telemetry.start("anthropic-messages", ANTHROPIC.model(), CONTEXT, None) is None
 
 
 async def test_the_bundled_recording_used_here_is_what_it_says() -> None:
