@@ -213,11 +213,13 @@ class MessageBuilder:
         #: The last block ended under each key, for a signature that arrives after the block's end.
         self._ended: dict[Hashable, _BlockState] = {}
         self._price_multiplier = 1.0
-        self._tools: list[_ToolState] = []
+        #: The calls streamed in parts (None until the first: most messages have none, and a stream's
+        #: objects stay in the collector's sight for its whole life).
+        self._tools: list[_ToolState] | None = None
         #: Calls that arrived whole (:meth:`tool_call`): complete from the start, never open.
         self._whole_calls = 0
-        #: Every tool-call id given out, so a duplicate is told apart in one lookup.
-        self._ids: set[str] = set()
+        #: Every tool-call id given out, so a duplicate is told apart in one lookup (None: none yet).
+        self._ids: set[str] | None = None
         self._started = False
         #: True once a terminal event has been emitted (read it; the builder sets it). A plain
         #: attribute, not a property: the kit reads it after every event.
@@ -468,6 +470,8 @@ class MessageBuilder:
             state.next_preview = _NEVER  # the adapter keeps the preview: no re-parse
         self._append_block(block)
         self._open[key] = state
+        if self._tools is None:
+            self._tools = []
         self._tools.append(state)
         self.events.append(ToolCallStartEvent(index, self._message))
 
@@ -727,8 +731,9 @@ class MessageBuilder:
             return
         for key in sorted(self._open, key=lambda k: self._open[k].index):
             self.block_end(key)
-        incomplete = [state for state in self._tools if state.error is not None]
-        has_complete_call = self._whole_calls > 0 or any(state.error is None for state in self._tools)
+        tools = self._tools or ()
+        incomplete = [state for state in tools if state.error is not None]
+        has_complete_call = self._whole_calls > 0 or any(state.error is None for state in tools)
         if incomplete:
             if stop != "length":
                 first = incomplete[0]
@@ -800,6 +805,8 @@ class MessageBuilder:
             seed = f"{self._message.response_id or ''}:{index}"
             candidate = f"call_gen_{hashlib.sha256(seed.encode()).hexdigest()[:12]}"
         taken = self._ids
+        if taken is None:
+            taken = self._ids = set()
         if candidate in taken:
             n = 2
             while f"{candidate}_{n}" in taken:

@@ -114,7 +114,6 @@ class AssistantMessageEventStream:
         "_started",
         "_task",
         "_terminal",
-        "_terminal_waiters",
         "_wakeup",
     )
 
@@ -133,8 +132,8 @@ class AssistantMessageEventStream:
         self._pull = False
         self._closing: asyncio.Task[None] | None = None
         self._wakeup: asyncio.Future[None] | None = None
-        self._terminal_waiters: list[asyncio.Future[None]] = []
-        self._read_waiters: list[asyncio.Future[None]] = []
+        #: Tasks waiting for a read in progress to end (None: none ever waited; rare, so made on demand).
+        self._read_waiters: list[asyncio.Future[None]] | None = None
         self._task: asyncio.Task[None] | None = None
 
     # -- construction ---------------------------------------------------------------------------
@@ -224,10 +223,6 @@ class AssistantMessageEventStream:
         if isinstance(event, TERMINAL_EVENT_TYPES):
             self._terminal = event
             self._pending.append(event)
-            waiters, self._terminal_waiters = self._terminal_waiters, []
-            for waiter in waiters:
-                if not waiter.done():
-                    waiter.set_result(None)
             return
         if isinstance(event, StartEvent):
             self._started = True
@@ -258,6 +253,8 @@ class AssistantMessageEventStream:
             # Another caller is reading the producer: wait for that read instead of starting one
             # (an async generator cannot be read twice at once).
             waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            if self._read_waiters is None:
+                self._read_waiters = []
             self._read_waiters.append(waiter)
             await waiter
             return
@@ -325,7 +322,7 @@ class AssistantMessageEventStream:
 
     def _release_readers(self) -> None:
         """Wake the tasks that waited for a read to end (rare: result() beside an ``async for``)."""
-        waiters, self._read_waiters = self._read_waiters, []
+        waiters, self._read_waiters = self._read_waiters or [], None
         for ready in waiters:
             if not ready.done():
                 ready.set_result(None)

@@ -600,8 +600,6 @@ class _Reading:
         "_direct",
         "_feed",
         "_heading",
-        "_next_piece",
-        "_progress",
         "_raw_read",
         "_scope",
         "_shortcut_reads",
@@ -622,7 +620,6 @@ class _Reading:
         call: StreamCall,
         scope: Scope,
     ) -> None:
-        self._next_piece = body.next
         # An identity body (the usual one) is read here directly, one read one piece, without a
         # BodyReader frame per read; a read longer than a piece goes to the reader to be cut.
         self._raw_read = body.raw_read
@@ -649,7 +646,6 @@ class _Reading:
         )
         self._builder = builder
         self._call = call
-        self._progress = scope.progress
         #: The body's first bytes, kept to quote a document sent instead of a stream.
         self.head = bytearray()
         self._heading = True  # until head holds _HEAD_BYTES
@@ -672,7 +668,7 @@ class _Reading:
             # Content was handed over, and the consumer asks for more: the progress clock restarts (the
             # time the consumer held the stream was its own, not the server's). On the identity body
             # the first read's begin_read restarts it, at the same reading of the clock.
-            self._progress()
+            self._scope.progress()
         first = True
         stage = "read"
         try:
@@ -717,11 +713,11 @@ class _Reading:
                         # Rare (a body held in memory): the reader cuts it, and reads the rest itself.
                         self._body.cut(chunk)
                         self._raw_read = raw_read = self._direct = None
-                        chunk = await self._next_piece()
+                        chunk = await self._body.next()
                     elif not chunk:
                         chunk = None
                 else:
-                    chunk = await self._next_piece()
+                    chunk = await self._body.next()
                 if chunk is None:
                     self.stopped = "eof"
                     return None

@@ -239,7 +239,7 @@ def redact_message(message: AssistantMessage, secrets: Iterable[str]) -> None:
     ``message_start`` names) and the caller. A short string without an escape costs one search per
     spelling of each secret.
     """
-    redactor = _Redactor(secrets)
+    redactor = _redactor_of(tuple(secrets))
     if message.response_id:
         message.response_id = redactor(message.response_id, MAX_ID_TEXT)
     if message.response_model:
@@ -283,20 +283,30 @@ def _any_term(terms: tuple[bytes, ...]) -> re.Pattern[bytes] | None:
     return re.compile(b"|".join(re.escape(term) for term in terms))
 
 
+@functools.lru_cache(maxsize=_TERMS_CACHED)
+def _redactor_of(secrets: tuple[str, ...]) -> _Redactor:
+    """The redactor of ``secrets``, made once per set: every stream of a process ends through
+    :func:`redact_message` with the same few key sets (a redactor reads its needles, never changes them)."""
+    return _Redactor(secrets)
+
+
 class _Redactor:
     """:func:`redact` for one set of secrets, its needles computed once for several texts."""
 
     __slots__ = ("_any", "_needles", "_spellings", "_terms")
 
     def __init__(self, secrets: Iterable[str]) -> None:
-        self._needles: list[bytes] = []
-        self._spellings: list[bytes] = []
+        needles: list[bytes] = []
+        spellings: list[bytes] = []
         for secret in dict.fromkeys(secret for secret in secrets if len(secret) >= _MIN_SECRET):
             found, spelled = _search_terms(secret)
-            self._needles += found
-            self._spellings += spelled
+            needles += found
+            spellings += spelled
+        # Tuples: a redactor is shared (_redactor_of) and never changes.
+        self._needles = tuple(needles)
+        self._spellings = tuple(spellings)
         #: Every needle and spelling once, for _plain (which runs for each field of a message).
-        self._terms = tuple(dict.fromkeys([*self._needles, *self._spellings]))
+        self._terms = tuple(dict.fromkeys([*needles, *spellings]))
         self._any = _any_term(self._terms)
 
     def __call__(self, text: str, limit: int | None = None) -> str:

@@ -115,3 +115,17 @@ def test_the_choke_point_covers_the_service_tier_and_keeps_one_cap_with_telemetr
     assert message.service_tier is not None
     assert len(message.service_tier.encode()) <= MAX_ID_TEXT + _CUT_NOTE
     assert _MAX_ID == MAX_ID_TEXT < MAX_ERROR_TEXT
+
+
+def test_each_set_of_secrets_blanks_its_own_whatever_was_redacted_before() -> None:
+    # The choke point reuses one redactor per set of secrets (every stream of a process ends through
+    # it): one set's needles must never leak into, or go missing from, another's.
+    other = "sk-ant-" + "PLANTED-other-key-" + "fedcba9876543210"
+    for secrets, kept, blanked in (([KEY], other, KEY), ([other], KEY, other), ([KEY], other, KEY), ([], KEY, None)):
+        message = AssistantMessage(response_id=f"id-{KEY}", response_model=f"m-{other}")
+        redact_message(message, secrets)
+        text = f"{message.response_id} {message.response_model}"
+        assert kept in text
+        if blanked is not None:
+            assert blanked not in text
+            assert "[redacted]" in text
