@@ -68,14 +68,22 @@ class Relay:
     source's to report once resumed) but lets ``CancelledError`` through. Closing the stream closes
     the source, suspended at that yield, so its ``finally`` still runs.
 
-    A wrapper between a source and the stream that needs every batch (telemetry) passes them on
-    through :func:`without_relays`.
+    A wrapper between a source and the stream that needs every batch passes them on through
+    :func:`without_relays`, or, keeping the steady state's direct reads, passes the relay on with an
+    ``observe`` of its own: the stream calls it with each batch ``next_batch`` returns, before it
+    takes the batch (the kit's telemetry does this). ``observe`` never raises either; one that does
+    is a relay that broke its promise.
     """
 
-    __slots__ = ("next_batch",)
+    __slots__ = ("next_batch", "observe")
 
-    def __init__(self, next_batch: Callable[[], Awaitable[Sequence[AssistantMessageEvent] | None]]) -> None:
+    def __init__(
+        self,
+        next_batch: Callable[[], Awaitable[Sequence[AssistantMessageEvent] | None]],
+        observe: Callable[[Sequence[AssistantMessageEvent]], None] | None = None,
+    ) -> None:
         self.next_batch = next_batch
+        self.observe = observe
 
 
 async def without_relays(
@@ -86,7 +94,10 @@ async def without_relays(
     try:
         async for batch in source:
             if isinstance(batch, Relay):
+                observe = batch.observe
                 while (relayed := await batch.next_batch()) is not None:
+                    if observe is not None:
+                        observe(relayed)
                     yield relayed
                 continue
             yield batch
@@ -110,6 +121,7 @@ class AssistantMessageEventStream:
         "_pull",
         "_read_waiters",
         "_relay",
+        "_relay_observe",
         "_source",
         "_started",
         "_task",
@@ -122,6 +134,8 @@ class AssistantMessageEventStream:
         self._model = model
         self._source: AsyncIterator[Sequence[AssistantMessageEvent] | Relay] | None = None
         self._relay: Callable[[], Awaitable[Sequence[AssistantMessageEvent] | None]] | None = None
+        #: The relay's observe (None: it has none).
+        self._relay_observe: Callable[[Sequence[AssistantMessageEvent]], None] | None = None
         self._pending: deque[AssistantMessageEvent] = deque()
         self._terminal: DoneEvent | ErrorEvent | None = None
         self._partial: AssistantMessage | None = None
@@ -266,10 +280,13 @@ class AssistantMessageEventStream:
                 if batch is None:
                     self._relay = None  # the relay is done: the next read resumes the producer
                     return
+                if self._relay_observe is not None:
+                    self._relay_observe(batch)
             else:
                 pulled = await anext(source)
                 if isinstance(pulled, Relay):
                     self._relay = pulled.next_batch
+                    self._relay_observe = pulled.observe
                     return
                 batch = pulled
         except StopAsyncIteration:
@@ -429,6 +446,8 @@ class _Cursor:
             stream._filling = True
             try:
                 batch = await relay()
+                if batch is not None and (observe := stream._relay_observe) is not None:
+                    observe(batch)
             except asyncio.CancelledError:
                 stream._abandon("the stream was cancelled while reading")
                 raise

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Sequence
+from typing import Any
 
 from normalize import (
     AssistantMessageEvent,
@@ -108,3 +109,61 @@ async def test_without_relays_gives_plain_batches_in_order() -> None:
     assert all(not isinstance(batch, Relay) for batch in plain)
     assert [event for batch in plain for event in batch] == events
     assert log[-1] == "closed"
+
+
+def _observed_source(events: list[AssistantMessageEvent], observe: Any) -> AsyncIterator[Batch | Relay]:
+    """events[0], then a relay of events[1:-1] one at a time (with ``observe``), then the terminal."""
+    pending = iter(events[1:-1])
+
+    async def next_batch() -> Batch | None:
+        event = next(pending, None)
+        return None if event is None else [event]
+
+    async def source() -> AsyncIterator[Batch | Relay]:
+        yield [events[0]]
+        yield Relay(next_batch, observe)
+        yield [events[-1]]
+
+    return source()
+
+
+async def test_a_relays_observe_sees_each_batch_before_the_stream_hands_it_over() -> None:
+    events, message = text_sequence("Hello")
+    observed: list[AssistantMessageEvent] = []
+    handed: list[AssistantMessageEvent] = []
+
+    def observe(batch: Batch) -> None:
+        # Called before the consumer gets the batch: it has been handed the start and what was
+        # observed before, not this batch.
+        assert handed == events[: 1 + len(observed)]
+        observed.extend(batch)
+
+    stream = AssistantMessageEventStream.from_batches(_observed_source(events, observe))
+    async for event in stream:
+        handed.append(event)  # noqa: PERF401 - observe reads it as the loop goes
+    assert handed == events
+    assert observed == events[1:-1]
+    assert await stream.result() is message
+    # Read through result() alone (the stream's own fill, not the consumer's loop): the same batches.
+    observed.clear()
+    quiet = AssistantMessageEventStream.from_batches(_observed_source(events, observed.extend))
+    assert await quiet.result() is message
+    assert observed == events[1:-1]
+    # without_relays calls it too.
+    observed.clear()
+    plain = [batch async for batch in without_relays(_observed_source(events, observed.extend))]
+    assert [event for batch in plain for event in batch] == events
+    assert observed == events[1:-1]
+
+
+async def test_an_observe_that_raises_ends_the_stream_as_an_error_without_raising() -> None:
+    events, _ = text_sequence("Hello")
+
+    def observe(batch: Batch) -> None:
+        raise ValueError("observer bug")
+
+    stream = AssistantMessageEventStream.from_batches(_observed_source(events, observe))
+    seen = [event.type async for event in stream]
+    assert seen == ["start", "error"]
+    message = await stream.result()
+    assert message.error_message == "ValueError: observer bug"

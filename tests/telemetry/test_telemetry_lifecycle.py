@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from typing import Any
 
 import httpx
@@ -18,8 +18,14 @@ from normalize import (
     AssistantMessage,
     AssistantMessageEvent,
     AssistantMessageEventStream,
+    DoneEvent,
+    Relay,
+    StartEvent,
     StreamOptions,
+    TextContent,
     TextDeltaEvent,
+    TextEndEvent,
+    TextStartEvent,
 )
 from streamfns.kit import telemetry
 from tests.adapters import ANTHROPIC, CONTEXT, untimed_json
@@ -28,7 +34,6 @@ from tests.telemetry._otel import Recorded, recorded
 pytestmark = pytest.mark.parallel  # clock-blind: in-memory transports, no sleep or timeout
 
 trace_api = pytest.importorskip("opentelemetry.trace")
-sdk_trace = pytest.importorskip("opentelemetry.sdk.trace")
 sdk_trace = pytest.importorskip("opentelemetry.sdk.trace")
 
 #: A real Anthropic stream, one SSE event per read.
@@ -364,6 +369,86 @@ def test_a_global_provider_set_the_usual_way_is_found() -> None:
     finally:
         setattr(trace_api, internal, before)
     assert telemetry.start("anthropic-messages", ANTHROPIC.model(), CONTEXT, None) is None
+
+
+async def test_a_relay_is_passed_on_and_every_read_it_gives_is_observed() -> None:
+    # The kit hands the stream its steady state as a Relay, so the stream awaits each read directly.
+    # Telemetry passes the relay on with an observe of its own (driving it itself cost each event two
+    # generator layers) and still sees every batch: each relayed read is a chunk to it, and the span
+    # ends at the terminal.
+    message = AssistantMessage(content=[TextContent(text="ab")], stop_reason="stop")
+    head: list[AssistantMessageEvent] = [StartEvent(message), TextStartEvent(0, message)]
+    deltas: list[AssistantMessageEvent] = [TextDeltaEvent(0, "a", message), TextDeltaEvent(0, "b", message)]
+    tail: list[AssistantMessageEvent] = [TextEndEvent(0, "ab", message), DoneEvent("stop", message)]
+    inner: list[AssistantMessageEvent] = []
+
+    with recorded() as otel:
+        observer = telemetry.start("anthropic-messages", ANTHROPIC.model(), CONTEXT, None)
+        assert observer is not None
+        traced = observer.traced(_relayed(head, deltas, tail, inner.extend))
+        assert await anext(traced) == head
+        relay = await anext(traced)
+        assert isinstance(relay, Relay), "the stream keeps its direct reads"
+        assert relay.observe is not None
+        await traced.aclose()
+        second = telemetry.start("anthropic-messages", ANTHROPIC.model(), CONTEXT, None)
+        assert second is not None
+        stream = AssistantMessageEventStream.from_batches(second.traced(_relayed(head, deltas, tail, inner.extend)))
+        events = [event async for event in stream]
+        spans = otel.spans()
+    assert events == [*head, *deltas, *tail]
+    assert inner == deltas, "the relay's own observe still sees each batch"
+    assert len(spans) == 2
+    assert spans[1].status.status_code != trace_api.StatusCode.ERROR
+    # Every read was a chunk to it: the head, each relayed delta, the tail.
+    assert second._chunks == 4  # pyright: ignore[reportPrivateUsage]
+
+
+async def _relayed(
+    head: list[AssistantMessageEvent],
+    deltas: list[AssistantMessageEvent],
+    tail: list[AssistantMessageEvent],
+    observe: Any,
+) -> AsyncGenerator[Sequence[AssistantMessageEvent] | Relay, None]:
+    pending = iter(deltas)
+
+    async def next_batch() -> Sequence[AssistantMessageEvent] | None:
+        event = next(pending, None)
+        return None if event is None else [event]
+
+    yield head
+    yield Relay(next_batch, observe)
+    yield tail
+
+
+async def test_telemetry_that_breaks_on_a_relayed_read_leaves_the_read_as_it_was(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    message = AssistantMessage(content=[TextContent(text="a")], stop_reason="stop")
+    delta: list[AssistantMessageEvent] = [TextDeltaEvent(0, "a", message)]
+
+    async def next_batch() -> Sequence[AssistantMessageEvent] | None:
+        return delta
+
+    async def source() -> AsyncGenerator[Sequence[AssistantMessageEvent] | Relay, None]:
+        yield Relay(next_batch)
+
+    with recorded():
+        observer = telemetry.start("anthropic-messages", ANTHROPIC.model(), CONTEXT, None)
+        assert observer is not None
+
+        def broken(self: object, batch: object) -> None:
+            raise RuntimeError("meter down")
+
+        monkeypatch.setattr(telemetry.StreamTelemetry, "_saw", broken)
+        traced = observer.traced(source())
+        relay = await anext(traced)
+        assert isinstance(relay, Relay)
+        assert relay.observe is not None
+        relay.observe(delta)  # does not raise
+        assert observer._ended  # pyright: ignore[reportPrivateUsage] - turned off for the stream
+        relay.observe(delta)
+        await traced.aclose()
 
 
 async def test_the_bundled_recording_used_here_is_what_it_says() -> None:
