@@ -362,7 +362,7 @@ class _Floor:
         shortcut = decoder.shortcut
         pieces = self._shortcut_reads.pieces(data, shortcut) if shortcut is not None else None
         if shortcut is not None and pieces is not None:
-            shortcut.take(pieces[0])
+            shortcut.take(pieces if shortcut.whole else pieces[0])
         else:
             self._shortcut_reads.fed()
             for frame in self._framer.feed(data):

@@ -81,6 +81,39 @@ class NDJSONDecoder:
             self._partial += tail
         return out
 
+    @property
+    def max_frame_bytes(self) -> int:
+        """The longest line this framer takes."""
+        return self._max
+
+    def lone(self, chunk: bytes, event: str) -> bytes | None:
+        """The line ``chunk`` holds when it is exactly one line, ended by one LF, and the framer holds
+        nothing: then feeding it would give that one line and leave the framer as it is, so a caller
+        that only needs the line may skip :meth:`feed`. None otherwise (feed it): the body's start (a
+        byte order mark may come), a CR anywhere (the line endings of CR and CRLF servers), a blank
+        line, a line over ``max_frame_bytes``, a partial line held, anything that is not ``bytes``.
+        ``event`` is not read (a line has no name; the argument keeps the SSE framer's signature)."""
+        del event
+        if self._head is not None or self._cr or self._partial or chunk.__class__ is not bytes:
+            return None
+        if (
+            chunk[-1:] != b"\n"
+            or len(chunk) > self._max
+            or 13 in chunk  # b"\r"
+            or chunk.count(b"\n") != 1
+        ):
+            return None
+        line = chunk[:-1]
+        return line if line.strip(_BLANK) else None
+
+    def lone_parts(self, chunk: bytes, line: bytes) -> tuple[bytes, bytes]:
+        """For a ``chunk`` that :meth:`lone` took, returning ``line``: what lies before it (nothing) and
+        after it (its LF). The promise a caller may build on, as ``SSEDecoder.lone_parts``'s: a chunk
+        of those same two around another line holding no CR and no LF and not blank, no longer than
+        ``max_frame_bytes``, given to a framer that :meth:`lone` took a chunk from and that was fed
+        nothing since, is one line that :meth:`lone` would take and return."""
+        return chunk[: len(chunk) - len(line) - 1], chunk[-1:]
+
     def flush(self) -> list[bytes]:
         """End of body: the last line when it had no line ending. The framer is then ready for a new body."""
         line = bytes(self._partial)

@@ -313,22 +313,40 @@ class SSEDecoder:
         may skip :meth:`feed`. None otherwise (feed it).
 
         The usual way: an ``event: NAME`` line (none for ``message``), one ``data: `` line, a blank
-        line, every line ending in LF, within ``max_event_bytes``; the decoder at an event boundary,
-        past the stream's start and any CR the last chunk ended in. A name that does not encode back
-        to the bytes it came from, an ``id:`` or ``retry:`` line, a comment, CRLF: all are fed."""
+        line, every line ending in LF or every line in CRLF (Gemini's), within ``max_event_bytes``;
+        the decoder at an event boundary, past the stream's start and any CR the last chunk ended in.
+        A name that does not encode back to the bytes it came from, an ``id:`` or ``retry:`` line, a
+        comment, line ends of two kinds: all are fed."""
         if self._edge or self._partial or self._size or chunk.__class__ is not bytes:
             return None
         lead = _LEADS.get(event) or _lead(event)
+        if 13 in chunk:  # b"\r": CRLF framing, or fed
+            return self._lone_crlf(chunk, event, lead)
         lead_len = len(lead)
         if (
             chunk[:lead_len] != lead
             or chunk[-2:] != b"\n\n"
             or len(chunk) > self._max
-            or 13 in chunk  # b"\r"
             or chunk.count(b"\n", lead_len) != 2  # the data line's end and the blank line, no other
         ):
             return None
         return chunk[lead_len:-2]
+
+    def _lone_crlf(self, chunk: bytes, event: str, lead: bytes) -> bytes | None:
+        """:meth:`lone` for a chunk whose lines end in CRLF: the same event, each LF of the lead and
+        of the end a CRLF, and no other CR or LF after the lead (which a line of the data would be)."""
+        if event != "message":
+            lead = lead[: -len(b"\ndata: ")] + b"\r\ndata: "
+        lead_len = len(lead)
+        if (
+            chunk[:lead_len] != lead
+            or chunk[-4:] != b"\r\n\r\n"
+            or len(chunk) > self._max
+            or chunk.count(b"\n", lead_len) != 2  # the data line's end and the blank line, no other
+            or chunk.count(b"\r", lead_len) != 2  # each the CR of one of those CRLFs
+        ):
+            return None
+        return chunk[lead_len:-4]
 
     def lone_parts(self, chunk: bytes, data: bytes) -> tuple[bytes, bytes]:
         """For a ``chunk`` that :meth:`lone` took, returning ``data``: the bytes before the data (its
@@ -339,7 +357,8 @@ class SSEDecoder:
         decoder at an event boundary — one that :meth:`lone` took a chunk from and that was fed nothing
         since — is one event of the same name with that data, which :meth:`lone` would take and
         return; so such a caller may skip :meth:`lone` too."""
-        return chunk[: len(chunk) - len(data) - 2], chunk[-2:]
+        end = 4 if chunk[-4:] == b"\r\n\r\n" else 2  # the line's CRLF and the blank line's, or two LFs
+        return chunk[: len(chunk) - len(data) - end], chunk[-end:]
 
     def flush(self) -> list[ServerSentEvent]:
         """End of stream: returns the pending event, if it has data, as if a blank line followed.

@@ -55,6 +55,7 @@ from streamfns.kit import (
     EventShape,
     HolePath,
     ServerSentEvent,
+    Shortcut,
     StopTable,
     StreamFailure,
     changed,
@@ -156,6 +157,7 @@ class GoogleDecoder(Decoder[ServerSentEvent]):
         "_stop_is_error",
         "_stopped",
         "_usage_seen",
+        "shortcut",
     )
 
     def __init__(self, builder: MessageBuilder, model: Model | None = None) -> None:
@@ -189,6 +191,9 @@ class GoogleDecoder(Decoder[ServerSentEvent]):
         self._shape_slots: tuple[tuple[int, int], ...] = ()
         self._shape_value: Any = None
         self._learns = SHAPE_LEARNS
+        #: The text layout, for the kit (a text chunk's path depends on nothing but its bytes and name:
+        #: see on_event); None while the shape is a call's, whose path depends on the call's state.
+        self.shortcut: Shortcut | None = None
         #: A candidate other than 0 was seen (candidateCount > 1): the usage counts them all, so the
         #: message waits for the end of the body.
         self._other_candidates = False
@@ -209,21 +214,17 @@ class GoogleDecoder(Decoder[ServerSentEvent]):
                 call is None
                 or (call is self._call and not self._block_kind and pieces[-1] == call.writer.open_string_path)
             ):
-                if self._shape_slots:
-                    # The learned counts and where this read's go: the counts are made once per read.
-                    self._usage_seen = (self._shape_counts, self._shape_slots, pieces)
-                elif self._shape_usage is not None:
-                    self._usage_seen = self._shape_usage
                 if call is None:
-                    self._builder.text_delta(self._shape_key, pieces[0])
-                else:
-                    # What _feed does with the same piece: the writer's open string goes on.
-                    fragment = call.writer.continue_string(pieces[0])
-                    if fragment:
-                        self._builder.tool_call_delta(call.key, fragment)
+                    self._shaped_text(pieces)
+                    return
+                self._shaped_usage(pieces)
+                # What _feed does with the same piece: the writer's open string goes on.
+                fragment = call.writer.continue_string(pieces[0])
+                if fragment:
+                    self._builder.tool_call_delta(call.key, fragment)
                 return
             if call is None or call is not self._call:
-                self._shape = None
+                self._shape = self.shortcut = None
                 self._learns += shape.hits > 0  # a learn that paid is given back (kit.SHAPE_LEARNS)
         data = load_event(sse.data, VENDOR)
         if "error" in data:
@@ -270,9 +271,23 @@ class GoogleDecoder(Decoder[ServerSentEvent]):
             and candidate is candidates[0]
             and (self._block_kind == _TEXT or (not self._block_kind and self._call is not None))
         ):
-            self._learn(sse.data, data, content, usage)
+            self._learn(sse, data, content, usage)
 
-    def _learn(self, raw: bytes, data: dict[str, Any], content: Any, usage: Any) -> None:
+    def _shaped_usage(self, pieces: list[Any]) -> None:
+        """The usage of a chunk the shape read: the learned counts and where this read's go (made into
+        counts once per read, by on_batch_end), or the learned usage when no count changed."""
+        if self._shape_slots:
+            self._usage_seen = (self._shape_counts, self._shape_slots, pieces)
+        elif self._shape_usage is not None:
+            self._usage_seen = self._shape_usage
+
+    def _shaped_text(self, pieces: list[Any]) -> None:
+        """A text chunk the shape read (``pieces``: its holes, the text first), from on_event or from
+        the kit's shortcut, which gives it every hole (``whole``): the text continues the open block."""
+        self._shaped_usage(pieces)
+        self._builder.text_delta(self._shape_key, pieces[0])
+
+    def _learn(self, sse: ServerSentEvent, data: dict[str, Any], content: Any, usage: Any) -> None:
         """Learn the layout of a chunk whose one part was text continuing the open text block, or the
         next piece of the streamed call's open string (see __init__); the state checked by the caller
         and here is what would make the same bytes read otherwise."""
@@ -307,7 +322,7 @@ class GoogleDecoder(Decoder[ServerSentEvent]):
                 or item.get("jsonPath") != call.writer.open_string_path
             ):
                 return
-            if self._shape is not None and self._shape.match(raw) is not None:
+            if self._shape is not None and self._shape.match(sse.data) is not None:
                 return  # the layout in hand: only the string it continued changed (see on_event)
             piece = ("candidates", 0, "content", "parts", 0, "functionCall", "partialArgs", 0, "stringValue")
             named = [(*piece[:-1], "jsonPath")]  # the last hole: which string it continues
@@ -319,9 +334,10 @@ class GoogleDecoder(Decoder[ServerSentEvent]):
         holes = [piece, *counts, *named]
         if self._shape is not None:
             self._learns += self._shape.hits > 0  # the layout replaced paid: given back
-        self._shape = EventShape.learn(raw, data, holes)
+        self._shape = EventShape.learn(sse.data, data, holes)
         self._shape_key = self._block_key
         self._shape_call = call
+        self.shortcut = None if call is not None else Shortcut.of(sse.event, self._shape, self._shaped_text, whole=True)
         self._shape_usage = usage
         self._shape_counts = (
             tuple(usage.get(field) for field in _COUNT_FIELDS) if usage.__class__ is dict else _NO_COUNTS

@@ -736,7 +736,7 @@ class _Reading:
                     # What its on_event would do with the frame, and then the batch's end (as _deliver).
                     self.seen = True
                     stage = "sink"
-                    shortcut.take(pieces[0])
+                    shortcut.take(pieces if shortcut.whole else pieces[0])
                     batch_end = self._batch_end
                     if batch_end is not None and not builder.finished:
                         stage = "batch end"

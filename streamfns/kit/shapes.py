@@ -78,15 +78,11 @@ class EventShape:
         "_head",
         "_head_len",
         "_kinds",
-        "_left",
+        "_lefts",
         "_middles",
         "_one_string",
-        "_piece_at",
         "_piece_is_string",
-        "_piece_slot",
-        "_placed",
-        "_right",
-        "_steps",
+        "_rights",
         "_strings_slots",
         "_tail",
         "_tail_len",
@@ -111,23 +107,18 @@ class EventShape:
         self._tail = tail
         self._tail_len = len(tail)
         self._one_string = self._kinds == (str,)
-        # Per hole, in byte order: the fixed bytes that follow it (b"" for the last: the tail, matched
-        # already) and their length, whether it is a string, and its place in the caller's order.
-        follows = [*self._middles, b""]
-        self._steps = tuple(
-            (after, len(after), kind is str, slot)
-            for after, kind, slot in zip(follows, self._kinds, order, strict=True)
-        )
         self._blank: tuple[None, ...] = (None,) * len(self._kinds)
         self._strings_slots = [(kind is str, slot) for kind, slot in zip(self._kinds, order, strict=True)]
-        # The piece: the hole given first to learn(), by its place among the bytes.
-        self._piece_at = list(order).index(0) if order else 0
-        self._piece_slot = 0
-        self._piece_is_string = self._kinds[self._piece_at] is str if self._kinds else True
-        # Where the other holes lay in the last match (see _holes); not known yet.
-        self._placed = False
-        self._left: tuple[tuple[int, bytes, int, bool, int], ...] = ()
-        self._right: tuple[tuple[int, int, bytes, int, bool, int], ...] = ()
+        # The piece (the hole given first to learn(), whose width changes from event to event) splits
+        # the others: those before it are found from the start, each by the fixed bytes after it; those
+        # after it from the end, last first, each by the fixed bytes before it (see _holes).
+        piece_at = list(order).index(0) if order else 0
+        self._piece_is_string = self._kinds[piece_at] is str if self._kinds else True
+        self._lefts = tuple((self._middles[i], len(self._middles[i]), *self._strings_slots[i]) for i in range(piece_at))
+        self._rights = tuple(
+            (self._middles[i - 1], len(self._middles[i - 1]), *self._strings_slots[i])
+            for i in reversed(range(piece_at + 1, len(self._kinds)))
+        )
         self.value: Any = value
         """The learned event's parsed value (the caller's, not a copy: read it, do not change it)."""
         self.hits = 0
@@ -138,8 +129,8 @@ class EventShape:
         """The shape of ``data`` (whose parse is ``value``) with a hole at each path of ``holes``, or
         ``None`` when those members cannot be told apart from the rest (see the module docstring).
         Each hole must hold a string or a non-negative int and end in a member name. Give the piece
-        first: the hole whose width changes from event to event (the text); the others are looked for
-        where they lay in the last match before they are searched for (see :meth:`_holes`)."""
+        first: the hole whose width changes from event to event (the text); the others are found around
+        it (see :meth:`_holes`)."""
         if len(data) > MAX_SHAPE_BYTES:
             return None
         try:
@@ -172,15 +163,16 @@ class EventShape:
             _remember_layout(key, (segments[0], tuple(kinds), tuple(segments[1:-1]), segments[-1], tuple(order)))
         return shape
 
-    def framed(self, before: bytes, after: bytes) -> EventShape | None:
+    def framed(self, before: bytes, after: bytes) -> EventShape:
         """This shape with ``before`` and ``after`` around its bytes (a frame's, such as an SSE event's
         lead and blank line: see :meth:`normalize.wire.SSEDecoder.lone_parts`), matching a whole read
-        in one step; None unless it has one hole, a string (a JSON string literal holds no CR or LF,
-        which keeps the frame's lines as they were; :meth:`match` takes the literal alone, never JSON
-        whitespace around it, which may)."""
-        if not self._one_string:
-            return None
-        return EventShape(before + self._head, (str,), (), self._tail + after, value=self.value)
+        in one step. What it matches holds no CR or LF between the two unless this shape's own bytes
+        do: a hole is a JSON string literal (which holds neither) or digits, and :meth:`match` takes
+        each literal alone, never JSON whitespace around it (which may hold them)."""
+        order = [slot for _, slot in self._strings_slots]
+        return EventShape(
+            before + self._head, self._kinds, self._middles, self._tail + after, value=self.value, order=order
+        )
 
     def match(self, data: bytes) -> list[Any] | None:
         """The holes' values of ``data`` (in the order the holes were given to :meth:`learn`) if ``data``
@@ -214,84 +206,48 @@ class EventShape:
     def _holes(self, data: bytes, start: int, end: int) -> list[Any] | None:
         """The holes between ``start`` and ``end`` (the head and the tail matched).
 
-        The first hole given to :meth:`learn` is the piece, whose width changes from event to event;
-        the others (a running count, a padding) usually keep theirs. So each other hole is first looked
-        for where it lay in the last match, counted from the start for those before the piece and from
-        the end for those after it, its middle checked there with no search; the piece lies between.
-        Otherwise every hole is found by searching for the middle that follows it, and the places are
-        kept for the next event."""
+        The holes before the piece are found from the start, each ending where the fixed bytes after it
+        begin; those after it from the end, each starting where the fixed bytes before it end; the piece
+        is what lies between. Whatever widths the holes have (a running count, a random padding), that
+        is one search each and no more. Where the bytes are found does not decide soundness: every
+        fixed part is then exactly in place around the holes, and each hole must be one complete literal
+        of its kind (a string's bytes alone, digits), or there is no match."""
         values: list[Any] = list(self._blank)
-        if self._placed:
-            for width, middle, middle_width, is_string, slot in self._left:
-                stop = start + width
-                if data[stop : stop + middle_width] != middle:
-                    break
-                piece = _read(data[start:stop], is_string)
-                if piece is None:
-                    return None
-                values[slot] = piece
-                start = stop + middle_width
-            else:
-                stop = end
-                for from_end, width, middle, middle_width, is_string, slot in self._right:
-                    first = end - from_end
-                    cut = first - middle_width
-                    if data[cut:first] != middle:
-                        break
-                    piece = _read(data[first : first + width], is_string)
-                    if piece is None:
-                        return None
-                    values[slot] = piece
-                    stop = cut
-                else:
-                    if stop < start:
-                        return None
-                    literal = data[start:stop]
-                    if self._piece_is_string:  # the hot read (a text piece), inline: a call costs more
-                        try:
-                            piece = _from_json(literal, cache_mode="none")  # as in match
-                        except ValueError:
-                            return None
-                        if piece.__class__ is not str:
-                            return None
-                    else:
-                        piece = _read(literal, False)
-                        if piece is None:
-                            return None
-                    values[self._piece_slot] = piece
-                    return values
-            start = self._head_len
-        spans: list[tuple[int, int]] = []
-        for middle, middle_width, is_string, slot in self._steps:
-            if middle:
-                stop = data.find(middle, start, end)
-                if stop < 0:
-                    return None
-            else:
-                stop = end
+        for middle, middle_width, is_string, slot in self._lefts:
+            stop = data.find(middle, start, end)
+            if stop < 0:
+                return None
             piece = _read(data[start:stop], is_string)
             if piece is None:
                 return None
             values[slot] = piece
-            spans.append((start, stop))
             start = stop + middle_width
-        self._place(spans, end)
+        stop = end
+        for middle, middle_width, is_string, slot in self._rights:
+            cut = data.rfind(middle, start, stop)
+            if cut < 0:
+                return None
+            piece = _read(data[cut + middle_width : stop], is_string)
+            if piece is None:
+                return None
+            values[slot] = piece
+            stop = cut
+        literal = data[start:stop]
+        if self._piece_is_string:  # the hot read (a text piece), inline: a call costs more
+            if stop - start < 2 or literal[0] != 0x22 or literal[-1] != 0x22:
+                return None  # not the literal alone (as in match)
+            try:
+                piece = _from_json(literal, cache_mode="none")  # as in match
+            except ValueError:
+                return None
+            if piece.__class__ is not str:
+                return None
+        else:
+            piece = _read(literal, False)
+            if piece is None:
+                return None
+        values[0] = piece
         return values
-
-    def _place(self, spans: list[tuple[int, int]], end: int) -> None:
-        """Keep where each hole but the piece lay (see :meth:`_holes`)."""
-        free = self._piece_at
-        middles = self._middles
-        kinds = self._strings_slots
-        self._left = tuple(
-            (stop - first, middles[i], len(middles[i]), *kinds[i]) for i, (first, stop) in enumerate(spans[:free])
-        )
-        self._right = tuple(
-            (end - first, stop - first, middles[i - 1], len(middles[i - 1]), *kinds[i])
-            for i, (first, stop) in reversed(list(enumerate(spans)))
-            if i > free
-        )
-        self._placed = True
 
     def _verified(self, paths: Sequence[HolePath]) -> bool:
         """Rebuild the event with a sentinel in each hole (``paths`` in the order of their bytes): its
@@ -369,8 +325,11 @@ def _read(literal: bytes, is_string: bool) -> Any:
     """The value of one hole's bytes: a complete JSON string, or a plain non-negative integer; None
     when they are neither (another layout: the full path decides)."""
     if is_string:
+        # The literal alone: JSON whitespace around it is another layout (and may hold a line break).
+        if len(literal) < 2 or literal[0] != 0x22 or literal[-1] != 0x22:
+            return None
         try:
-            piece = _from_json(literal)
+            piece = _from_json(literal, cache_mode="none")
         except ValueError:
             return None
         return piece if piece.__class__ is str else None  # a number, a literal or an object: no
@@ -461,22 +420,33 @@ class Shortcut:
     shape path depends on more than the event's bytes and name (on its own state, on a padding it
     strips first) keeps no shortcut; one that does keeps it in step with its shape: set when it
     learns one, None when it drops it.
+
+    ``whole=True``: ``sink`` is given every hole's value, the list :meth:`EventShape.match` returns (in
+    the order the holes were learned), instead of the first alone — for a decoder whose event carries
+    more than its piece (a running token count beside the text).
     """
 
-    __slots__ = ("args", "event", "shape", "sink", "take")
+    __slots__ = ("args", "event", "shape", "sink", "take", "whole")
 
-    def __init__(self, event: str, shape: EventShape, sink: Callable[..., None], *args: object) -> None:
+    def __init__(
+        self, event: str, shape: EventShape, sink: Callable[..., None], *args: object, whole: bool = False
+    ) -> None:
         self.event = event
         self.shape = shape
         self.sink = sink
         self.args = args
-        #: ``sink`` with ``args`` given: ``take(piece)`` is ``sink(*args, piece)``.
+        #: Whether ``take`` is given all the holes (see the class), not only the piece.
+        self.whole = whole
+        #: ``sink`` with ``args`` given: ``take(piece)`` is ``sink(*args, piece)`` (``piece``: the list of
+        #: every hole's value when ``whole``).
         self.take: Callable[[Any], None] = functools.partial(sink, *args) if args else sink
 
     @classmethod
-    def of(cls, event: str, shape: EventShape | None, sink: Callable[..., None], *args: object) -> Shortcut | None:
+    def of(
+        cls, event: str, shape: EventShape | None, sink: Callable[..., None], *args: object, whole: bool = False
+    ) -> Shortcut | None:
         """The shortcut of ``shape`` (None for no shape)."""
-        return None if shape is None else cls(event, shape, sink, *args)
+        return None if shape is None else cls(event, shape, sink, *args, whole=whole)
 
 
 class ShortcutReads:
@@ -487,8 +457,9 @@ class ShortcutReads:
     shape with those bytes around it (:meth:`EventShape.framed`) reads the next such read whole, in
     one step where ``lone`` and the shape's match took two — as long as the framer was fed nothing
     since (:meth:`fed`: then it may hold part of a frame, and only ``lone`` can tell). At one event per
-    read that is about a tenth of the kit's own work on an event. A framer without ``lone`` (JSON
-    lines, the AWS event stream) has none (:meth:`of`).
+    read that is about a tenth of the kit's own work on an event. A framer without ``lone`` (the AWS
+    event stream) has none (:meth:`of`). The size limit kept is the framer's ``max_event_bytes`` (SSE)
+    or ``max_frame_bytes`` (JSON lines).
     """
 
     __slots__ = ("_framed", "_framed_for", "_lone", "_max", "_parts", "_rest")
@@ -496,7 +467,7 @@ class ShortcutReads:
     def __init__(self, lone: Callable[[bytes, str], bytes | None], framer: object) -> None:
         self._lone = lone
         self._parts: Callable[[bytes, bytes], tuple[bytes, bytes]] | None = getattr(framer, "lone_parts", None)
-        max_bytes = getattr(framer, "max_event_bytes", None)
+        max_bytes = getattr(framer, "max_event_bytes", getattr(framer, "max_frame_bytes", None))
         # Without a size limit to keep, or without lone_parts, every read goes through lone.
         self._max: int = max_bytes if isinstance(max_bytes, int) and self._parts is not None else -1
         self._framed: EventShape | None = None
@@ -506,8 +477,8 @@ class ShortcutReads:
 
     @classmethod
     def of(cls, framer: object) -> ShortcutReads | None:
-        """The reads of a body ``framer`` frames; None for a framer without ``lone`` (JSON lines, the
-        AWS event stream), which gives no read to a shortcut."""
+        """The reads of a body ``framer`` frames; None for a framer without ``lone`` (the AWS event
+        stream), which gives no read to a shortcut."""
         lone = getattr(framer, "lone", None)
         return None if lone is None else cls(lone, framer)
 

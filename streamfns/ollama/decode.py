@@ -19,6 +19,11 @@ promises:
 - ``{"error": "..."}`` on a line ends the stream with the kind its words say (see ``errors.py``).
 - A line that is not a JSON object (an array, a number) is a ``protocol`` error; a body that ends
   without a ``done`` line is ``truncated`` (the kit's default for a decoder that never finished).
+
+A line that only continued the text is learned (:mod:`streamfns.kit.shapes`: its ``content`` the
+piece, and ``created_at`` a hole once it changed): until another line is read whole, a line whose bytes
+differ from it only there is that text, read without a parse, and the kit may apply a read holding only
+such a line itself (the decoder's :class:`~streamfns.kit.Shortcut`).
 """
 
 from __future__ import annotations
@@ -29,7 +34,18 @@ from typing import Any, Final, cast
 import jiter
 
 from normalize import MessageBuilder, Model
-from streamfns.kit import Decoder, StopTable, StreamFailure, load_event, obj
+from streamfns.kit import (
+    SHAPE_LEARNS,
+    Decoder,
+    EventShape,
+    HolePath,
+    Shortcut,
+    StopTable,
+    StreamFailure,
+    changed,
+    load_event,
+    obj,
+)
 from streamfns.ollama.errors import ERRORS, VENDOR
 
 __all__ = ["STOPS", "OllamaDecoder", "tool_call_id"]
@@ -86,12 +102,27 @@ _from_json = jiter.from_json
 
 #: What a line without a ``message`` object reads as (never written to).
 _NO_MESSAGE: Final[dict[str, Any]] = {}
+#: A text line's piece, and the member Ollama stamps anew on every line (read by nothing after the first).
+_CONTENT: Final[HolePath] = ("message", "content")
+_STAMP: Final[tuple[HolePath, ...]] = (("created_at",),)
 
 
 class OllamaDecoder(Decoder[bytes]):
     """One response's lines → builder calls (see the module docstring)."""
 
-    __slots__ = ("_builder", "_calls", "_created_at", "_id_prefix", "_key", "_kind", "_segment")
+    __slots__ = (
+        "_builder",
+        "_calls",
+        "_created_at",
+        "_id_prefix",
+        "_key",
+        "_kind",
+        "_learns",
+        "_segment",
+        "_shape",
+        "_shape_value",
+        "shortcut",
+    )
 
     def __init__(self, builder: MessageBuilder, model: Model) -> None:
         self._builder = builder
@@ -103,6 +134,14 @@ class OllamaDecoder(Decoder[bytes]):
         self._kind = ""
         self._segment = 0
         self._key: tuple[str, int] = ("", 0)  # the open block's key (meaningful while _kind is set)
+        # The layout of the last line read whole that only continued the open text block: until another
+        # line is read whole, a line differing from it only in its holes continues it (see the module
+        # docstring); its value, to tell which members change from line to line.
+        self._shape: EventShape | None = None
+        self._shape_value: Any = None
+        self._learns = SHAPE_LEARNS
+        #: The shape, for the kit (a text line's path depends on nothing but its bytes).
+        self.shortcut: Shortcut | None = None
 
     def _switch(self, kind: str) -> tuple[str, int]:
         """The key of the ``kind`` block to write to: the open one, or a new one after ending the other."""
@@ -114,14 +153,24 @@ class OllamaDecoder(Decoder[bytes]):
         return key
 
     def on_event(self, frame: bytes, /) -> None:
+        shape = self._shape
+        if shape is not None:
+            pieces = shape.match(frame)
+            if pieces is not None:
+                self._shaped_text(pieces[0])
+                return
+            self._shape = self.shortcut = None
+            self._learns += shape.hits > 0  # a learn that paid is given back (kit.SHAPE_LEARNS)
         # The plain parse inline (one call per token); what it refuses goes through load_event, which
         # repairs what it can and fails the rest as a protocol error.
+        strict = True
         try:
             line: Any = _from_json(frame)
         except ValueError:
             line = None
         if line.__class__ is not dict:
             line = load_event(frame, VENDOR)
+            strict = False
         builder = self._builder
         if "error" in line:
             raise ERRORS.from_event(line)
@@ -145,6 +194,22 @@ class OllamaDecoder(Decoder[bytes]):
                 self._tool_call(call)
         if line.get("done") is True:
             self._done(line)
+        elif strict and self._learns and not thinking and calls is None and content and self._kind == "text":
+            self._learn(frame, line)
+
+    def _learn(self, frame: bytes, line: dict[str, Any]) -> None:
+        """Learn the layout of a line, parsed strictly, whose one effect was the text it continued."""
+        self._learns -= 1
+        holes: list[HolePath] = [_CONTENT, *changed(self._shape_value, line, _STAMP)]
+        self._shape = EventShape.learn(frame, line, holes)
+        self._shape_value = line
+        self.shortcut = Shortcut.of("", self._shape, self._shaped_text)
+
+    def _shaped_text(self, piece: str) -> None:
+        """A text line the shape read (from on_event, or from the kit's shortcut): as the full path
+        reads it, an empty piece adds nothing, and the open text block goes on."""
+        if piece:
+            self._builder.text_delta(self._key, piece)
 
     def _tool_call(self, call: object) -> None:
         function = obj(obj(call).get("function"))

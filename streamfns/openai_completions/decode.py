@@ -222,6 +222,9 @@ class CompletionsDecoder(Decoder[ServerSentEvent]):
     #: so the kit may take it itself (see :class:`~streamfns.kit.Shortcut`); a subclass that reads a
     #: chunk otherwise first (Mistral strips a padding) says False.
     _SHORTCUTS: ClassVar[bool] = True
+    #: The members a vendor fills with a random padding, read by nothing: a learned layout takes one as
+    #: a hole once it changed from the chunk learned before (see _install).
+    _padding: ClassVar[tuple[HolePath, ...]] = _PADDING
 
     __slots__ = (
         "_block",
@@ -620,7 +623,7 @@ class CompletionsDecoder(Decoder[ServerSentEvent]):
 
     def _install(self, data: bytes, chunk: dict[str, Any], path: HolePath, sink: Callable[[str], None]) -> None:
         self._learns -= 1
-        holes: list[HolePath] = [path, *changed(self._shape_value, chunk, _PADDING)]
+        holes: list[HolePath] = [path, *changed(self._shape_value, chunk, self._padding)]
         self._shape = EventShape.learn(data, chunk, holes)
         self._shape_value = chunk
         self._shape_sink = sink

@@ -43,6 +43,11 @@ Terminals: ``response.completed`` → ``stop`` (``toolUse`` with a complete call
 body that ends (or says ``[DONE]``) before a terminal event is ``truncated``, as is one that starts a
 second response. Usage, the service tier and the final reasoning payloads are read from the terminal
 response only.
+
+A text delta's layout is learned (:mod:`streamfns.kit.shapes`: its ``delta`` the piece, its running
+``sequence_number`` and random ``obfuscation`` holes too): until another event is read whole, a delta
+whose bytes differ from it only there goes to the same block without a parse, and the kit may apply a
+read holding only such a delta itself (its :class:`~streamfns.kit.Shortcut`).
 """
 
 from __future__ import annotations
@@ -55,8 +60,12 @@ import jiter
 
 from normalize import ErrorInfo, MessageBuilder, Model
 from streamfns.kit import (
+    SHAPE_LEARNS,
     Decoder,
+    EventShape,
+    HolePath,
     ServerSentEvent,
+    Shortcut,
     StopTable,
     StreamFailure,
     VendorError,
@@ -136,12 +145,17 @@ class OpenAIResponsesDecoder(Decoder[ServerSentEvent]):
         "_builder",
         "_by_item",
         "_dispatch",
+        "_learns",
         "_pending_signatures",
+        "_raw",
         "_refusal",
         "_response_id",
+        "_shape",
+        "_shape_key",
         "_slots",
         "_unplaced",
         "_unplaced_count",
+        "shortcut",
     )
 
     def __init__(self, builder: MessageBuilder, model: Model | None = None) -> None:
@@ -159,17 +173,37 @@ class OpenAIResponsesDecoder(Decoder[ServerSentEvent]):
         # many there were. Reported at the terminal event (see the module docstring).
         self._unplaced: tuple[str, str] | None = None
         self._unplaced_count = 0
+        # The layout of the last text delta read whole and its block: until another event is read
+        # whole (an item added or done may change what a delta means), a delta whose bytes differ from
+        # it only in its holes is text for that block (see the module docstring).
+        self._shape: EventShape | None = None
+        self._shape_key = -1
+        self._learns = SHAPE_LEARNS
+        #: The event being read whole, when it parsed strictly (only such an event's layout is learned).
+        self._raw: ServerSentEvent | None = None
+        #: The shape, for the kit (a delta's path here depends on nothing but its bytes and name).
+        self.shortcut: Shortcut | None = None
 
     # -- dispatch ---------------------------------------------------------------------------------
 
     def on_event(self, sse: ServerSentEvent) -> None:
         """Apply one server-sent event; raises :class:`StreamFailure` for vendor errors."""
         raw = sse.data
+        shape = self._shape
+        if shape is not None:
+            pieces = shape.match(raw)
+            if pieces is not None:
+                self._builder.text_delta(self._shape_key, pieces[0])
+                return
+            self._shape = self.shortcut = None
+            self._learns += shape.hits > 0  # a learn that paid is given back (kit.SHAPE_LEARNS)
         try:
             data: Any = _from_json(raw)
         except ValueError:
             data = None
+        self._raw = sse
         if data.__class__ is not dict:  # not plain JSON of an object: repaired, [DONE], or an error
+            self._raw = None
             if raw.strip() == b"[DONE]":
                 return  # a proxy's end marker: not a terminal response event (EOF decides)
             data = load_event(raw, _VENDOR)
@@ -189,8 +223,23 @@ class OpenAIResponsesDecoder(Decoder[ServerSentEvent]):
         elif slot.kind == _TEXT:
             delta = data.get("delta")
             self._builder.text_delta(slot.key, delta if type(delta) is str else "")
+            if self._learns and type(delta) is str and self._raw is not None and data.get("type") == kind:
+                self._learn(self._raw, data, slot.key)
         elif slot.kind != _SKIP:
             raise _misaimed(kind, slot)
+
+    def _learn(self, sse: ServerSentEvent, data: dict[str, Any], key: int) -> None:
+        """Learn the layout of a text delta just applied to block ``key`` (read whole, strictly, its
+        type in its bytes: what the shape matches is then read by nothing but its bytes)."""
+        self._learns -= 1
+        holes: list[HolePath] = [("delta",)]
+        if type(data.get("sequence_number")) is int:
+            holes.append(("sequence_number",))
+        if type(data.get("obfuscation")) is str:
+            holes.append(("obfuscation",))
+        self._shape = EventShape.learn(sse.data, data, holes)
+        self._shape_key = key
+        self.shortcut = Shortcut.of(sse.event, self._shape, self._builder.text_delta, key)
 
     def _arguments_delta(self, kind: str, data: dict[str, Any]) -> None:
         # One event per token: the slot by output_index without a call (``_slot`` for the rest).

@@ -141,6 +141,56 @@ def test_integer_holes_take_plain_non_negative_integers_only() -> None:
         assert shape.match(GEMINI.replace(b": 66}", b": " + bad + b"}")) is None, bad
 
 
+GEMINI_HOLES: list[HolePath] = [
+    ("candidates", 0, "content", "parts", 0, "text"),
+    ("usageMetadata", "candidatesTokenCount"),
+    ("usageMetadata", "totalTokenCount"),
+]
+
+
+@pytest.mark.parametrize(
+    "spaced",
+    [
+        GEMINI.replace(b'"The stream "', b' "The stream "'),  # JSON whitespace around the piece
+        GEMINI.replace(b'"The stream "', b'"The stream " '),
+        GEMINI.replace(b'"The stream "', b'"The stream "\n'),
+        GEMINI.replace(b'"The stream "', b'\r\n"The stream "'),
+        RESPONSES.replace(b'"The "', b'"The "\t'),  # the piece of a shape with a hole before it
+    ],
+)
+def test_a_hole_is_its_literal_alone_never_with_whitespace_around_it(spaced: bytes) -> None:
+    # The whitespace parses the same, but it is another layout (a line break in it would end an SSE line).
+    data, holes = (RESPONSES, LAYOUTS[0][1]) if spaced.startswith(b'{"type"') else (GEMINI, GEMINI_HOLES)
+    shape = learned(data, holes)
+    assert shape.match(data) is not None
+    assert shape.match(spaced) is None
+    assert shape.match(spaced) is None  # the same again, now the holes' places are known
+
+
+@pytest.mark.parametrize(("before", "after"), [(b"data: ", b"\r\n\r\n"), (b"event: e\ndata: ", b"\n\n")])
+def test_a_framed_shape_of_several_holes_reads_a_whole_read_as_the_shape_reads_its_data(
+    before: bytes, after: bytes
+) -> None:
+    shape = learned(GEMINI, GEMINI_HOLES)
+    framed = shape.framed(before, after)
+    rng = random.Random(5)
+    for _ in range(300):
+        text = "".join(rng.choice(["a", " ", "\n", '"', "é", "\\"]) for _ in range(rng.randint(0, 8)))
+        counts = (rng.choice([0, 7, 12345]), rng.choice([1, 99, 100000]))
+        data = (
+            GEMINI.replace(b'"The stream "', json.dumps(text).encode())
+            .replace(b'"candidatesTokenCount": 1', b'"candidatesTokenCount": %d' % counts[0])
+            .replace(b": 66}", b": %d}" % counts[1])
+        )
+        assert framed.match(before + data + after) == shape.match(data) == [text, *counts]
+    # What the frame holds around the data is checked too, and nothing may lie between the two.
+    assert framed.match(before + GEMINI + after[:-1]) is None
+    assert framed.match(before + GEMINI + b"\n" + after) is None
+    assert framed.match(before[:-1] + GEMINI + after) is None
+    broken = GEMINI.replace(b'"candidatesTokenCount": 1', b'"candidatesTokenCount": 1\n')
+    assert framed.match(before + broken + after) is None
+
+
 @pytest.mark.parametrize(
     ("data", "holes"),
     [

@@ -14,11 +14,19 @@ from cassettes import library
 from cassettes.mutations import rechunk
 from normalize import AssistantMessage, AssistantMessageEvent, event_to_json
 from streamfns.kit import SHAPE_LEARNS, EventShape
-from tests.adapters import ANTHROPIC, ANTHROPIC_BEDROCK, ANTHROPIC_VERTEX, GOOGLE, OPENAI_COMPLETIONS, AdapterUnderTest
+from tests.adapters import (
+    ANTHROPIC,
+    ANTHROPIC_BEDROCK,
+    ANTHROPIC_VERTEX,
+    GOOGLE,
+    OPENAI_COMPLETIONS,
+    OPENAI_RESPONSES,
+    AdapterUnderTest,
+)
 
 pytestmark = pytest.mark.parallel
 
-ADAPTERS = [ANTHROPIC, ANTHROPIC_BEDROCK, ANTHROPIC_VERTEX, GOOGLE, OPENAI_COMPLETIONS]
+ADAPTERS = [ANTHROPIC, ANTHROPIC_BEDROCK, ANTHROPIC_VERTEX, GOOGLE, OPENAI_COMPLETIONS, OPENAI_RESPONSES]
 CASES = [(adapter, name) for adapter in ADAPTERS for name in adapter.stream_names()]
 
 
@@ -43,10 +51,9 @@ class Matches:
                 self.shapes.append(shape)
             return shape
 
-        def kept_framed(shape: EventShape, before: bytes, after: bytes) -> EventShape | None:
+        def kept_framed(shape: EventShape, before: bytes, after: bytes) -> EventShape:
             made = framed(shape, before, after)
-            if made is not None:
-                self.shapes.append(made)
+            self.shapes.append(made)
             return made
 
         monkeypatch.setattr(EventShape, "learn", classmethod(kept))
@@ -79,7 +86,7 @@ def test_the_recordings_do_reach_the_fast_path(monkeypatch: pytest.MonkeyPatch) 
     import asyncio
 
     matches = Matches(monkeypatch)
-    for adapter in (ANTHROPIC, GOOGLE, OPENAI_COMPLETIONS):
+    for adapter in (ANTHROPIC, GOOGLE, OPENAI_COMPLETIONS, OPENAI_RESPONSES):
         before = matches.count
         for name in adapter.stream_names():
             asyncio.run(adapter.replay(library.load(name)))

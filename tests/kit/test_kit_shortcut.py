@@ -5,9 +5,10 @@ full path gives.
 - ``lone`` promises that feeding the chunk would dispatch that one event and leave the decoder as it
   was: checked against ``feed`` on random streams of every form SSE allows (names, ids, retries,
   comments, CRLF, several data lines, a BOM), cut at event ends and at random;
-- on every bundled recording of the decoders that keep a shortcut (Anthropic, Chat Completions, Cohere),
-  read one event per read as real traffic comes, the events are those of the full path, and the
-  shortcut did run;
+- on every bundled recording of the decoders that keep a shortcut (Anthropic, Chat Completions,
+  Responses, Cohere, Mistral, Gemini, whose lines end in CRLF and whose shortcut takes every hole,
+  and Ollama's JSON lines), read one event (one line) per read as real traffic comes, the events are
+  those of the full path, and the shortcut did run;
 - a read the shortcut must not take (a ping shaped like a delta, an ``id:`` line, CRLF, two events,
   the shape's bytes in another event's name) goes to the full path.
 """
@@ -27,14 +28,25 @@ from normalize import MessageBuilder, Model
 from normalize.wire import ServerSentEvent
 from normalize.wire.sse import SSEDecoder, SSEEventTooLarge
 from streamfns.kit import Decoder, EventShape, Shortcut
-from tests.adapters import ANTHROPIC, OPENAI_COMPLETIONS, AdapterUnderTest, first_text, reads_client, response_of
+from tests.adapters import (
+    ANTHROPIC,
+    GOOGLE,
+    OLLAMA,
+    OPENAI_COMPLETIONS,
+    OPENAI_RESPONSES,
+    AdapterUnderTest,
+    first_text,
+    reads_client,
+    response_of,
+)
 from tests.cohere._cohere import COHERE
 from tests.kit._fake import CONTEXT, WIRE, EchoDecoder, model, options, sse
 from tests.kit.test_kit_shapes_decoders import normalized
+from tests.mistral._mistral import MISTRAL
 
 pytestmark = pytest.mark.parallel  # in-process transports only
 
-ADAPTERS = [ANTHROPIC, OPENAI_COMPLETIONS, COHERE]
+ADAPTERS = [ANTHROPIC, OPENAI_COMPLETIONS, OPENAI_RESPONSES, COHERE, GOOGLE, MISTRAL, OLLAMA]
 CASES = [(adapter, name) for adapter in ADAPTERS for name in adapter.stream_names()]
 
 
@@ -47,6 +59,11 @@ def test_a_lone_event_gives_its_data() -> None:
     assert decoder.lone(b'event: content_block_delta\ndata: {"a":1}\n\n', "content_block_delta") == b'{"a":1}'
     assert decoder.lone(b'data: {"a":1}\n\n', "message") == b'{"a":1}'
     assert decoder.lone(b"data: \n\n", "message") == b""
+    # Gemini's framing: every line ends in CRLF.
+    assert decoder.lone(b'data: {"a":1}\r\n\r\n', "message") == b'{"a":1}'
+    assert decoder.lone(b"event: e\r\ndata: x y\r\n\r\n", "e") == b"x y"
+    assert decoder.lone_parts(b'data: {"a":1}\r\n\r\n', b'{"a":1}') == (b"data: ", b"\r\n\r\n")
+    assert decoder.lone_parts(b"event: e\ndata: x\n\n", b"x") == (b"event: e\ndata: ", b"\n\n")
 
 
 @pytest.mark.parametrize(
@@ -62,7 +79,17 @@ def test_a_lone_event_gives_its_data() -> None:
         (b"data: a\n\n", b"id: 7\ndata: x\n\n", "message"),
         (b"data: a\n\n", b"retry: 9\ndata: x\n\n", "message"),
         (b"data: a\n\n", b": keep-alive\ndata: x\n\n", "message"),
-        (b"data: a\n\n", b"data: x\r\n\r\n", "message"),
+        (b"data: a\n\n", b"data: x\r\n\n", "message"),  # line ends of two kinds
+        (b"data: a\n\n", b"data: x\n\r\n", "message"),
+        (b"data: a\n\n", b"event: e\ndata: x\r\n\r\n", "e"),
+        (b"data: a\n\n", b"event: e\r\ndata: x\n\n", "e"),
+        (b"data: a\n\n", b"data: x\r\r\n\r\n", "message"),  # a lone CR: a line break of its own
+        (b"data: a\n\n", b"data: x\ry\r\n\r\n", "message"),
+        (b"data: a\n\n", b"data: x\r\ndata: y\r\n\r\n", "message"),
+        (b"data: a\n\n", b"data: x\r\n\r\n\r\n", "message"),
+        (b"data: a\n\n", b"id: 1\r\ndata: x\r\n\r\n", "message"),
+        (b"data: a\n\n", b"data: x\r\n\r\n", "e"),
+        (b"data: a\n\ndata: b\r", b"\ndata: x\r\n\r\n", "message"),  # a CR that may begin a CRLF
         (b"data: a\n\n", b"data: x\ndata: y\n\n", "message"),
         (b"data: a\n\n", b"data: x\n\ndata: y\n\n", "message"),
         (b"data: a\n\n", b"data: x\n\n\n", "message"),
@@ -189,6 +216,17 @@ def per_event(body: bytes) -> list[bytes]:
     return reads
 
 
+def per_line(body: bytes) -> list[bytes]:
+    """A JSON-lines ``body`` cut after every LF: one line per read."""
+    return [line + b"\n" for line in body.split(b"\n")[:-1]] + (
+        [body.rsplit(b"\n", 1)[-1]] if body[-1:] != b"\n" else []
+    )
+
+
+def one_frame_per_read(adapter: AdapterUnderTest, body: bytes) -> list[bytes]:
+    return per_line(body) if adapter is OLLAMA else per_event(body)
+
+
 class Taken:
     """Counts the reads the kit applied through a decoder's shortcut (the shortcut's sink, which only
     the kit calls: a decoder's own path calls its verb itself)."""
@@ -198,31 +236,39 @@ class Taken:
         of = Shortcut.of.__func__  # pyright: ignore[reportFunctionMemberAccess]
 
         def counted_of(
-            cls: type[Shortcut], event: str, shape: EventShape | None, sink: Callable[..., None], *args: object
+            cls: type[Shortcut],
+            event: str,
+            shape: EventShape | None,
+            sink: Callable[..., None],
+            *args: object,
+            whole: bool = False,
         ) -> Shortcut | None:
             def counted(*values: Any) -> None:
                 self.count += 1
                 sink(*values)
 
-            return of(cls, event, shape, counted, *args)
+            return of(cls, event, shape, counted, *args, whole=whole)
 
         monkeypatch.setattr(Shortcut, "of", classmethod(counted_of))
 
 
 def without_shortcuts(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(Shortcut, "of", classmethod(lambda cls, *args: None))  # pyright: ignore
+    monkeypatch.setattr(Shortcut, "of", classmethod(lambda cls, *args, **kwargs: None))  # pyright: ignore
 
 
 async def _both_ways(
     adapter: AdapterUnderTest, reads: list[bytes], monkeypatch: pytest.MonkeyPatch, **fields: Any
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], int]:
     target = adapter.model(**fields)
+    content_type = "application/x-ndjson" if adapter is OLLAMA else "text/event-stream"
     with monkeypatch.context() as patch:
         without_shortcuts(patch)
-        expected = normalized((await adapter.run_reads(reads, target=target))[0])
+        expected = normalized((await adapter.run_reads(reads, target=target, content_type=content_type))[0])
     with monkeypatch.context() as patch:
         taken = Taken(patch)
-        got = normalized((await adapter.run_reads(reads, target=target))[0])
+        got = normalized((await adapter.run_reads(reads, target=target, content_type=content_type))[0])
+    # Both runs read the body as a stream (a body the framing refused would compare equal, and prove nothing).
+    assert "stream: " not in json.dumps(expected[-1]), expected[-1]
     return got, expected, taken.count
 
 
@@ -232,7 +278,7 @@ async def test_every_recording_read_one_event_at_a_time_gives_the_full_paths_eve
 ) -> None:
     cassette = library.load(name)
     fields = adapter.replay_fields(cassette)
-    reads = per_event(b"".join(chunk.data for chunk in response_of(name).chunks))
+    reads = one_frame_per_read(adapter, b"".join(chunk.data for chunk in response_of(name).chunks))
     got, expected, _ = await _both_ways(adapter, reads, monkeypatch, **fields)
     assert got == expected
 
@@ -242,7 +288,7 @@ async def test_the_shortcut_runs_on_the_recordings(adapter: AdapterUnderTest, mo
     taken = 0
     for name in adapter.stream_names():
         fields = adapter.replay_fields(library.load(name))
-        reads = per_event(b"".join(chunk.data for chunk in response_of(name).chunks))
+        reads = one_frame_per_read(adapter, b"".join(chunk.data for chunk in response_of(name).chunks))
         taken += (await _both_ways(adapter, reads, monkeypatch, **fields))[2]
     assert taken > 0
 

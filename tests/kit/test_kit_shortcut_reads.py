@@ -189,17 +189,80 @@ def test_lone_parts_are_the_bytes_around_the_data() -> None:
     assert before + data + after == chunk
 
 
-def test_only_a_one_string_shape_is_framed() -> None:
-    data = b'{"n":1,"text":"a"}'
-    shape = EventShape.learn(data, json.loads(data), (("text",), ("n",)))
+def _gemini(literal: bytes, count: bytes = b"7") -> bytes:
+    """A Gemini chunk's data with ``literal`` as its text and ``count`` as both its running counts."""
+    return (
+        b'{"candidates":[{"content":{"parts":[{"text":' + literal + b'}],"role":"model"},"index":0}],'
+        b'"usageMetadata":{"promptTokenCount":3,"candidatesTokenCount":'
+        + count
+        + b',"totalTokenCount":'
+        + count
+        + b"}}"
+    )
+
+
+_GEMINI_HOLES = (
+    ("candidates", 0, "content", "parts", 0, "text"),
+    ("usageMetadata", "candidatesTokenCount"),
+    ("usageMetadata", "totalTokenCount"),
+)
+
+
+def _gemini_frame(data: bytes) -> bytes:
+    return b"data: " + data + b"\r\n\r\n"  # Gemini's lines end in CRLF
+
+
+def test_a_shape_of_several_holes_is_framed_and_reads_every_hole() -> None:
+    data = _gemini(b'"a"')
+    shape = EventShape.learn(data, json.loads(data), _GEMINI_HOLES)
     assert shape is not None
-    assert shape.framed(b"data: ", b"\n\n") is None
-    one = EventShape.learn(data, json.loads(data), (("text",),))
-    assert one is not None
-    framed = one.framed(b"data: ", b"\n\n")
-    assert framed is not None
-    assert framed.match(b'data: {"n":1,"text":"b c"}\n\n') == ["b c"]
-    assert framed.match(b'data: {"n":2,"text":"b c"}\n\n') is None
+    shortcut = Shortcut.of("message", shape, _ignore, whole=True)
+    assert shortcut is not None
+    assert shortcut.whole
+    framer = _at_rest()
+    reads = ShortcutReads.of(framer)
+    assert reads is not None
+    assert reads.pieces(_gemini_frame(_gemini(b'"taught "', b"8")), shortcut) == ["taught ", 8, 8]
+    for text, count in (("b c", 9), ("\r\n", 10), ("", 123456)):
+        chunk = _gemini_frame(_gemini(json.dumps(text).encode(), str(count).encode()))
+        assert reads.pieces(chunk, shortcut) == _reference(framer, chunk, shortcut) == [text, count, count]
+
+
+def test_a_read_of_several_holes_is_framed_exactly_when_lone_and_the_match_take_it() -> None:
+    rng = random.Random(20261206)
+    data = _gemini(b'"a"')
+    shape = EventShape.learn(data, json.loads(data), _GEMINI_HOLES)
+    assert shape is not None
+    shortcut = Shortcut.of("message", shape, _ignore, whole=True)
+    assert shortcut is not None
+    specials = [b"\n", b"\r", b"\r\n", b"\x00", b'"', b"\\", b"\xff", b" ", b"a", b"}", b"1", b","]
+    counts = [b"7", b"70", b"07", b" 7", b"7 ", b"7\r\n", b"\n7", b"-7", b"7.0", b"", b"99999999"]
+    chunks: list[bytes] = []
+    for _ in range(400):
+        middle = b"".join(rng.choice(specials) for _ in range(rng.randint(0, 6)))
+        chunks.append(_gemini_frame(_gemini(b'"' + middle + b'"', rng.choice(counts))))
+    good = _gemini_frame(_gemini(b'"ok "'))
+    chunks += [
+        good.replace(b"\r\n", b"\n"),  # LF framing: another frame
+        good[:-2],
+        good + b"\r\n",
+        good + good,
+        b"id: 1\r\n" + good,
+        _gemini_frame(_gemini(b' "ok "')),
+        _gemini_frame(_gemini(b'"ok "\r\n')),
+    ]
+    compared = framed_took = 0
+    for chunk in chunks:
+        framer = _at_rest()
+        reads = ShortcutReads.of(framer)
+        assert reads is not None
+        assert reads.pieces(_gemini_frame(_gemini(b'"taught "')), shortcut) is not None  # now framed
+        got = reads.pieces(chunk, shortcut)
+        assert got == _reference(framer, chunk, shortcut), chunk
+        compared += 1
+        framed_took += got is not None
+    assert compared > 400
+    assert 0 < framed_took < compared  # both outcomes were examined
 
 
 def test_a_framer_without_lone_gives_no_reads() -> None:

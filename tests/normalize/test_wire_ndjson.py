@@ -141,3 +141,84 @@ def test_a_crlf_split_across_reads_is_one_line_ending_and_a_lone_cr_ends_a_line(
 def test_json_strings_may_hold_the_separators_httpx_would_split_on() -> None:
     line = '{"text":"a\u2028b\u2029c\x85d"}'.encode()
     assert _frames(line + b"\n") == [line]
+
+
+# -- lone: one line per read, without feeding it ----------------------------------------------------------
+
+
+def test_a_lone_line_gives_its_bytes_and_what_lies_around_them() -> None:
+    framer = NDJSONDecoder()
+    assert framer.lone(b'{"a":1}\n', "") is None  # the body's start: a byte order mark may still come
+    assert framer.feed(b'{"start":1}\n') == [b'{"start":1}']
+    assert framer.lone(b'{"a":1}\n', "") == b'{"a":1}'
+    assert framer.lone_parts(b'{"a":1}\n', b'{"a":1}') == (b"", b"\n")
+    assert framer.max_frame_bytes == NDJSONDecoder().max_frame_bytes
+
+
+@pytest.mark.parametrize(
+    ("held", "chunk"),
+    [
+        (b'{"a":1}\n{"b"', b":2}\n"),  # a partial line held: the chunk ends it
+        (b'{"a":1}\r', b'{"b":2}\n'),  # a CR the last read ended in
+        (b'{"a":1}\n', b'{"b":2}\r\n'),  # CRLF
+        (b'{"a":1}\n', b'{"b":2}\r'),
+        (b'{"a":1}\n', b'{"b":\r2}\n'),
+        (b'{"a":1}\n', b'{"b":2}'),  # no line ending yet
+        (b'{"a":1}\n', b'{"b":2}\n{"c":3}\n'),  # two lines
+        (b'{"a":1}\n', b'{"b":2}\n\n'),
+        (b'{"a":1}\n', b'\n{"b":2}\n'),
+        (b'{"a":1}\n', b" \t\n"),  # a blank line: skipped by feed
+        (b'{"a":1}\n', b"\n"),
+    ],
+)
+def test_anything_but_one_line_at_a_boundary_is_fed(held: bytes, chunk: bytes) -> None:
+    framer = NDJSONDecoder()
+    framer.feed(held)
+    assert framer.lone(chunk, "") is None
+
+
+@pytest.mark.parametrize("kind", [bytearray, memoryview])
+def test_a_read_that_is_not_bytes_is_fed(kind: type[bytes]) -> None:
+    framer = NDJSONDecoder()
+    framer.feed(b'{"a":1}\n')
+    assert framer.lone(kind(b'{"b":2}\n'), "") is None
+
+
+def test_a_line_over_the_limit_is_fed() -> None:
+    framer = NDJSONDecoder(max_frame_bytes=16)
+    framer.feed(b"{}\n")
+    assert framer.lone(b'{"a":"' + b"x" * 20 + b'"}\n', "") is None
+    assert framer.lone(b'{"a":"xxx"}\n', "") == b'{"a":"xxx"}'
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_lone_never_says_other_than_feed(seed: int) -> None:
+    rng = random.Random(seed)
+    pieces = [b'{"a":1}', b'{"t":"x y"}', b"[1]", b" ", b"", b"\xef\xbb\xbf", b"\t"]
+    endings = [b"\n", b"\n", b"\n", b"\r\n", b"\r", b""]
+    body = b"".join(rng.choice(pieces) + rng.choice(endings) for _ in range(80))
+    chunks: list[bytes] = []
+    per_line = rng.random() < 0.5
+    if per_line:  # one line per read, where lone applies
+        chunks = [line + b"\n" for line in body.split(b"\n")]
+    else:
+        at = 0
+        while at < len(body):
+            step = rng.randint(1, 30)
+            chunks.append(body[at : at + step])
+            at += step
+    full, quick = NDJSONDecoder(), NDJSONDecoder()
+    expected: list[bytes] = []
+    got: list[bytes] = []
+    took = 0
+    for chunk in chunks:
+        expected += full.feed(chunk)
+        line = quick.lone(chunk, "")
+        if line is not None:
+            got.append(line)
+            took += 1
+        else:
+            got += quick.feed(chunk)
+    assert got + quick.flush() == expected + full.flush()
+    if per_line:
+        assert took > 0  # the comparison covered lines lone took, not only reads it passed on
