@@ -289,6 +289,36 @@ class EventStreamDecoder:
         self._buffer = bytearray(data[at:]) if at < size else bytearray()
         return out
 
+    @property
+    def max_frame_bytes(self) -> int:
+        """The longest message this framer takes."""
+        return self._max
+
+    def lone(self, chunk: bytes, event: str) -> bytes | None:
+        """The payload of ``chunk`` when it is exactly one whole message, both CRCs right, an event
+        (``:message-type`` ``event`` or none) whose ``:event-type`` is ``event``, within
+        ``max_frame_bytes``, and the framer holds nothing: then feeding it would give that one message
+        and leave the framer as it is, so a caller that reads nothing of a message but its event type
+        and payload may skip :meth:`feed`. None otherwise (feed it: it decides, errors included)."""
+        if self._need or self._buffer or chunk.__class__ is not bytes:
+            return None
+        size = len(chunk)
+        if size < _MINIMUM or size > self._max:
+            return None
+        total, headers_length, prelude_crc = _PRELUDE_STRUCT.unpack_from(chunk)
+        if total != size or headers_length > size - _MINIMUM or zlib.crc32(chunk[:8]) != prelude_crc:
+            return None
+        end = size - _CRC
+        if zlib.crc32(chunk[:end]) != _UINT32.unpack_from(chunk, end)[0]:
+            return None
+        headers_end = _PRELUDE + headers_length
+        headers = _PARSED_HEADERS.get(chunk[_PRELUDE:headers_end])
+        if headers is None:  # headers not seen before: the framer parses them (and then knows them)
+            return None
+        if headers.get(":event-type") != event or headers.get(":message-type", "event") != "event":
+            return None
+        return chunk[headers_end:end]
+
     def flush(self) -> list[EventStreamMessage]:
         """End of body: nothing may be left over (a cut message is ``truncated``)."""
         held = len(self._buffer)

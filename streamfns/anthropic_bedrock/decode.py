@@ -8,17 +8,24 @@ not read. Fail closed: a chunk whose payload is not a JSON object, has no ``byte
 ``bytes`` are not base64, and an event of any other type, are ``protocol`` errors (nothing is skipped);
 an ``exception`` or ``error`` message ends the stream with its kind
 (:func:`streamfns.bedrock.errors.exception_failure`: throttling → ``rate_limit`` …).
+
+While the Anthropic decoder holds a shortcut (a delta layout it reads off the bytes), this decoder
+holds one for the kit too: a ``chunk`` read whose payload parses strictly, and whose ``bytes`` decode
+to an event that layout reads, is applied as the Anthropic decoder would apply it, with no framing and
+no ``on_event`` (:class:`_ChunkShape`).
 """
 
 from __future__ import annotations
 
 import binascii
-from typing import Final
+from typing import Any, Final
+
+import jiter
 
 from normalize import MessageBuilder, Model
 from streamfns.anthropic.decode import AnthropicDecoder
 from streamfns.bedrock.errors import VENDOR, exception_failure
-from streamfns.kit import Decoder, EventStreamMessage, ServerSentEvent, StreamFailure, load_event
+from streamfns.kit import Decoder, EventStreamMessage, Matcher, ServerSentEvent, Shortcut, StreamFailure, load_event
 
 __all__ = ["BedrockAnthropicDecoder", "unwrap_chunk"]
 
@@ -39,13 +46,49 @@ def unwrap_chunk(payload: bytes) -> bytes:
         raise StreamFailure.protocol(f"{VENDOR} sent a chunk whose bytes are not base64") from None
 
 
+_from_json = jiter.from_json
+
+
+class _ChunkShape:
+    """The Anthropic decoder's delta layout, read through a chunk's wrapping: :meth:`match` takes a
+    chunk's payload and gives what ``shape`` reads of the event it carries, or None — exactly when
+    :meth:`BedrockAnthropicDecoder.on_event` would hand that event to the Anthropic decoder (the payload
+    a JSON object, parsed without repair, its ``bytes`` strict base64) and ``shape`` would read it."""
+
+    __slots__ = ("_shape",)
+
+    def __init__(self, shape: Matcher) -> None:
+        self._shape = shape
+
+    def match(self, payload: bytes) -> list[Any] | None:
+        try:
+            value: Any = _from_json(payload)
+        except ValueError:
+            return None  # the full path repairs or refuses it
+        if value.__class__ is not dict:
+            return None
+        encoded: Any = value.get("bytes")
+        if encoded.__class__ is not str:
+            return None
+        try:
+            event = binascii.a2b_base64(encoded, strict_mode=True)
+        except (binascii.Error, ValueError):
+            return None
+        return self._shape.match(event)
+
+
 class BedrockAnthropicDecoder(Decoder[EventStreamMessage]):
     """Feeds one response's chunks to an :class:`AnthropicDecoder` (see the module docstring)."""
 
-    __slots__ = ("_inner",)
+    __slots__ = ("_inner", "_wrapped", "shortcut")
 
     def __init__(self, builder: MessageBuilder, model: Model | None = None) -> None:
         self._inner = AnthropicDecoder(builder, model)
+        #: The inner decoder's shortcut that ``shortcut`` wraps (None: none).
+        self._wrapped: Shortcut | None = None
+        #: The inner decoder's shortcut for a ``chunk`` message (see the module docstring), kept in step
+        #: with it after every message read whole (only those change it).
+        self.shortcut: Shortcut | None = None
 
     def on_event(self, message: EventStreamMessage) -> None:
         """Apply one event-stream message; raises :class:`StreamFailure` for exceptions and bad chunks."""
@@ -55,7 +98,18 @@ class BedrockAnthropicDecoder(Decoder[EventStreamMessage]):
         if headers.get(":event-type") != _CHUNK:
             raise StreamFailure.protocol(f"{VENDOR} sent an event of unknown type {message.event_type!r}")
         # The inner event names itself by its "type"; "message" is only what an SSE event without a name is.
-        self._inner.on_event(ServerSentEvent("message", unwrap_chunk(message.payload)))
+        inner = self._inner
+        inner.on_event(ServerSentEvent("message", unwrap_chunk(message.payload)))
+        if inner.shortcut is not self._wrapped:
+            self._rewrap(inner.shortcut)
+
+    def _rewrap(self, inner: Shortcut | None) -> None:
+        self._wrapped = inner
+        self.shortcut = (
+            None
+            if inner is None
+            else Shortcut(_CHUNK, _ChunkShape(inner.shape), inner.sink, *inner.args, whole=inner.whole)
+        )
 
     def on_eof(self) -> None:
         """The body ended before ``message_stop``: nothing to conclude (the kit reports ``truncated``)."""

@@ -27,6 +27,11 @@ random ``"p"`` padding member, which is ignored. What this decoder promises:
   The stream is complete at the end of the body once both came; a body that ends without either is
   ``truncated``, and so is one cut between them. Nothing may follow both (``protocol``).
 - ``exception`` and ``error`` messages end the stream with the kind of their type (``errors.py``).
+
+A text delta's layout is learned (:mod:`streamfns.kit.shapes`: its text the piece, Bedrock's random
+``p`` padding a hole once it changed): until another message is read whole, a ``contentBlockDelta``
+whose payload differs from it only there is text for that block, read without a parse, and the kit
+may apply a read holding only such a message itself (the decoder's :class:`~streamfns.kit.Shortcut`).
 """
 
 from __future__ import annotations
@@ -36,7 +41,18 @@ from typing import Any, Final
 
 from normalize import MessageBuilder, Model
 from streamfns.bedrock.errors import VENDOR, exception_failure
-from streamfns.kit import Decoder, EventStreamMessage, StopTable, StreamFailure, load_event
+from streamfns.kit import (
+    SHAPE_LEARNS,
+    Decoder,
+    EventShape,
+    EventStreamMessage,
+    HolePath,
+    Shortcut,
+    StopTable,
+    StreamFailure,
+    changed,
+    load_event,
+)
 
 __all__ = ["REDACTED_PLACEHOLDER", "STOPS", "ConverseDecoder"]
 
@@ -71,6 +87,11 @@ _NAMES: Final = {
 }
 # Phases of the response.
 _BEFORE, _OPEN, _STOPPED, _DONE = range(4)
+#: The event of every piece of content (one per token).
+_DELTA: Final = "contentBlockDelta"
+#: A delta's text, and Bedrock's random padding (read by nothing).
+_TEXT_PIECE: Final[HolePath] = ("delta", "text")
+_PADDING: Final[tuple[HolePath, ...]] = (("p",),)
 
 
 def _count(usage: dict[str, Any], name: str) -> int | None:
@@ -85,7 +106,19 @@ def _count(usage: dict[str, Any], name: str) -> int | None:
 class ConverseDecoder(Decoder[EventStreamMessage]):
     """One ConverseStream response's messages → builder calls (see the module docstring)."""
 
-    __slots__ = ("_builder", "_event", "_headers", "_kinds", "_metadata", "_phase")
+    __slots__ = (
+        "_builder",
+        "_event",
+        "_headers",
+        "_kinds",
+        "_learns",
+        "_metadata",
+        "_phase",
+        "_shape",
+        "_shape_index",
+        "_shape_value",
+        "shortcut",
+    )
 
     def __init__(self, builder: MessageBuilder, model: Model | None = None) -> None:
         del model  # the stream needs nothing from the model
@@ -97,6 +130,15 @@ class ConverseDecoder(Decoder[EventStreamMessage]):
         # read-only mapping per distinct headers section, so a stream of deltas reads them once.
         self._headers: object = None
         self._event: object = None
+        # The layout of the last text delta read whole, and its block: until another message is read
+        # whole (which may change what a delta means), a delta whose payload differs from it only in
+        # its holes is text for that block (see the module docstring).
+        self._shape: EventShape | None = None
+        self._shape_index = -1
+        self._shape_value: Any = None
+        self._learns = SHAPE_LEARNS
+        #: The shape, for the kit (a delta's path here depends on nothing but its event type and payload).
+        self.shortcut: Shortcut | None = None
 
     def on_event(self, message: EventStreamMessage, /) -> None:
         headers = message.headers
@@ -108,8 +150,17 @@ class ConverseDecoder(Decoder[EventStreamMessage]):
             event = self._event = headers.get(":event-type")
             # Only a mapping nobody can change is remembered (a caller's own dict could be reused).
             self._headers = headers if headers.__class__ is MappingProxyType else None
+        shape = self._shape
+        if shape is not None:
+            if event == _DELTA:
+                pieces = shape.match(message.payload)
+                if pieces is not None:
+                    self._builder.text_delta(self._shape_index, pieces[0])
+                    return
+            self._shape = self.shortcut = None
+            self._learns += shape.hits > 0  # a learn that paid is given back (kit.SHAPE_LEARNS)
         data = load_event(message.payload, VENDOR)
-        if event == "contentBlockDelta" and self._phase == _OPEN:
+        if event == _DELTA and self._phase == _OPEN:
             # The hot path (one message per token): no copies, one kind lookup.
             index = data.get("contentBlockIndex")
             delta: Any = data.get("delta")
@@ -119,6 +170,8 @@ class ConverseDecoder(Decoder[EventStreamMessage]):
             piece = delta.get("text")
             if piece is not None and kind == _TEXT and type(piece) is str:
                 self._builder.text_delta(index, piece)
+                if self._learns:
+                    self._learn(message.payload, data, index)
                 return
             self._delta(index, kind, delta)
         elif event == "contentBlockStart" and self._phase == _OPEN:
@@ -242,6 +295,16 @@ class ConverseDecoder(Decoder[EventStreamMessage]):
             elif signature:
                 kinds[index] = _THINKING
                 builder.thinking_start(index, signature=signature)
+
+    def _learn(self, payload: bytes, data: dict[str, Any], index: int) -> None:
+        """Learn the layout of a text delta just applied to block ``index`` (a learn checks the bytes
+        parse strictly to ``data``: a payload the parse had to repair is not learned)."""
+        self._learns -= 1
+        holes: list[HolePath] = [_TEXT_PIECE, *changed(self._shape_value, data, _PADDING)]
+        self._shape = EventShape.learn(payload, data, holes)
+        self._shape_index = index
+        self._shape_value = data
+        self.shortcut = Shortcut.of(_DELTA, self._shape, self._builder.text_delta, index)
 
     def _start(self, data: dict[str, Any]) -> None:
         index = data.get("contentBlockIndex")

@@ -103,7 +103,7 @@ from streamfns.kit.provider_auth import (
     provider_signers,
     register_provider_signer,
 )
-from streamfns.kit.shapes import MAX_SHAPE_BYTES, SHAPE_LEARNS, EventShape, HolePath, Shortcut, changed
+from streamfns.kit.shapes import MAX_SHAPE_BYTES, SHAPE_LEARNS, EventShape, HolePath, Matcher, Shortcut, changed
 from streamfns.kit.signing import Signature, Signer, SigningRequest
 from streamfns.kit.stops import StopMapping, StopTable
 from streamfns.kit.thinking import DEFAULT_THINKING_BUDGETS, MIN_ANSWER_TOKENS, effort_for, thinking_budget
@@ -147,6 +147,7 @@ __all__ = [
     "HolePath",
     "HttpRequest",
     "HttpResponse",
+    "Matcher",
     "ProviderSignerError",
     "RequestBuilder",
     "SSEDecoder",

@@ -32,7 +32,7 @@ import itertools
 import json
 import re
 from collections.abc import Callable, Sequence
-from typing import Any, Final, TypeAlias
+from typing import Any, Final, Protocol, TypeAlias
 
 import jiter
 
@@ -42,6 +42,7 @@ __all__ = [
     "SHAPE_LEARNS",
     "EventShape",
     "HolePath",
+    "Matcher",
     "Shortcut",
     "ShortcutReads",
     "changed",
@@ -408,6 +409,14 @@ def _locate(data: bytes, value: Any, path: HolePath) -> tuple[int, int, type] | 
     return found
 
 
+class Matcher(Protocol):
+    """What a :class:`Shortcut` reads a frame's data with: an :class:`EventShape`, or a decoder's own
+    reading of a wrapped one (Claude on Bedrock's base64 chunks) — ``match`` gives the holes' values, the
+    piece first, or None."""
+
+    def match(self, data: bytes, /) -> list[Any] | None: ...
+
+
 class Shortcut:
     """A decoder's word to the kit, for as long as it holds one (its ``shortcut`` attribute): a frame of
     event ``event`` whose data has ``shape`` is applied by ``sink(*args, piece)``, ``piece`` being the
@@ -429,7 +438,7 @@ class Shortcut:
     __slots__ = ("args", "event", "shape", "sink", "take", "whole")
 
     def __init__(
-        self, event: str, shape: EventShape, sink: Callable[..., None], *args: object, whole: bool = False
+        self, event: str, shape: Matcher, sink: Callable[..., None], *args: object, whole: bool = False
     ) -> None:
         self.event = event
         self.shape = shape
@@ -443,7 +452,7 @@ class Shortcut:
 
     @classmethod
     def of(
-        cls, event: str, shape: EventShape | None, sink: Callable[..., None], *args: object, whole: bool = False
+        cls, event: str, shape: Matcher | None, sink: Callable[..., None], *args: object, whole: bool = False
     ) -> Shortcut | None:
         """The shortcut of ``shape`` (None for no shape)."""
         return None if shape is None else cls(event, shape, sink, *args, whole=whole)

@@ -18,6 +18,7 @@ from tests.adapters import (
     ANTHROPIC,
     ANTHROPIC_BEDROCK,
     ANTHROPIC_VERTEX,
+    BEDROCK,
     GOOGLE,
     OPENAI_COMPLETIONS,
     OPENAI_RESPONSES,
@@ -26,7 +27,7 @@ from tests.adapters import (
 
 pytestmark = pytest.mark.parallel
 
-ADAPTERS = [ANTHROPIC, ANTHROPIC_BEDROCK, ANTHROPIC_VERTEX, GOOGLE, OPENAI_COMPLETIONS, OPENAI_RESPONSES]
+ADAPTERS = [ANTHROPIC, ANTHROPIC_BEDROCK, ANTHROPIC_VERTEX, BEDROCK, GOOGLE, OPENAI_COMPLETIONS, OPENAI_RESPONSES]
 CASES = [(adapter, name) for adapter in ADAPTERS for name in adapter.stream_names()]
 
 
@@ -86,7 +87,7 @@ def test_the_recordings_do_reach_the_fast_path(monkeypatch: pytest.MonkeyPatch) 
     import asyncio
 
     matches = Matches(monkeypatch)
-    for adapter in (ANTHROPIC, GOOGLE, OPENAI_COMPLETIONS, OPENAI_RESPONSES):
+    for adapter in (ANTHROPIC, GOOGLE, OPENAI_COMPLETIONS, OPENAI_RESPONSES, BEDROCK):
         before = matches.count
         for name in adapter.stream_names():
             asyncio.run(adapter.replay(library.load(name)))

@@ -7,14 +7,16 @@ full path gives.
   comments, CRLF, several data lines, a BOM), cut at event ends and at random;
 - on every bundled recording of the decoders that keep a shortcut (Anthropic, Chat Completions,
   Responses, Cohere, Mistral, Gemini, whose lines end in CRLF and whose shortcut takes every hole,
-  and Ollama's JSON lines), read one event (one line) per read as real traffic comes, the events are
-  those of the full path, and the shortcut did run;
+  Ollama's JSON lines, and ConverseStream's and Claude on Bedrock's event-stream messages, the latter
+  base64-wrapped), read one event (one line, one message) per read as real traffic comes, the events
+  are those of the full path, and the shortcut did run;
 - a read the shortcut must not take (a ping shaped like a delta, an ``id:`` line, CRLF, two events,
   the shape's bytes in another event's name) goes to the full path.
 """
 
 from __future__ import annotations
 
+import base64
 import json
 import random
 from collections.abc import Callable
@@ -25,11 +27,13 @@ import pytest
 
 from cassettes import library
 from normalize import MessageBuilder, Model
-from normalize.wire import ServerSentEvent
+from normalize.wire import ServerSentEvent, encode_message
 from normalize.wire.sse import SSEDecoder, SSEEventTooLarge
 from streamfns.kit import Decoder, EventShape, Shortcut
 from tests.adapters import (
     ANTHROPIC,
+    ANTHROPIC_BEDROCK,
+    BEDROCK,
     GOOGLE,
     OLLAMA,
     OPENAI_COMPLETIONS,
@@ -46,7 +50,17 @@ from tests.mistral._mistral import MISTRAL
 
 pytestmark = pytest.mark.parallel  # in-process transports only
 
-ADAPTERS = [ANTHROPIC, OPENAI_COMPLETIONS, OPENAI_RESPONSES, COHERE, GOOGLE, MISTRAL, OLLAMA]
+ADAPTERS = [
+    ANTHROPIC,
+    OPENAI_COMPLETIONS,
+    OPENAI_RESPONSES,
+    COHERE,
+    GOOGLE,
+    MISTRAL,
+    OLLAMA,
+    BEDROCK,
+    ANTHROPIC_BEDROCK,
+]
 CASES = [(adapter, name) for adapter in ADAPTERS for name in adapter.stream_names()]
 
 
@@ -223,8 +237,30 @@ def per_line(body: bytes) -> list[bytes]:
     )
 
 
+def per_message(body: bytes) -> list[bytes]:
+    """An AWS event-stream ``body`` cut after every message (by its prelude's length): one per read."""
+    reads: list[bytes] = []
+    at = 0
+    while at + 4 <= len(body):
+        total = int.from_bytes(body[at : at + 4], "big")
+        reads.append(body[at : at + total])
+        at += total
+    return reads + ([body[at:]] if at < len(body) else [])
+
+
+_AWS = (BEDROCK, ANTHROPIC_BEDROCK)
+
+
 def one_frame_per_read(adapter: AdapterUnderTest, body: bytes) -> list[bytes]:
-    return per_line(body) if adapter is OLLAMA else per_event(body)
+    if adapter is OLLAMA:
+        return per_line(body)
+    return per_message(body) if adapter in _AWS else per_event(body)
+
+
+def content_type_of(adapter: AdapterUnderTest) -> str:
+    if adapter is OLLAMA:
+        return "application/x-ndjson"
+    return "application/vnd.amazon.eventstream" if adapter in _AWS else "text/event-stream"
 
 
 class Taken:
@@ -260,7 +296,7 @@ async def _both_ways(
     adapter: AdapterUnderTest, reads: list[bytes], monkeypatch: pytest.MonkeyPatch, **fields: Any
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], int]:
     target = adapter.model(**fields)
-    content_type = "application/x-ndjson" if adapter is OLLAMA else "text/event-stream"
+    content_type = content_type_of(adapter)
     with monkeypatch.context() as patch:
         without_shortcuts(patch)
         expected = normalized((await adapter.run_reads(reads, target=target, content_type=content_type))[0])
@@ -335,6 +371,64 @@ async def test_reads_the_shortcut_must_not_take_give_the_full_paths_events(
     deltas = [_anthropic_delta(f"{i} ") for i in range(4)]
     reads = [_ANTHROPIC_HEAD, *deltas, odd, *deltas, _ANTHROPIC_TAIL]
     got, expected, taken = await _both_ways(ANTHROPIC, reads, monkeypatch)
+    assert got == expected
+    assert taken > 0  # the deltas around it did take it
+
+
+_CHUNK_HEADERS = {":event-type": "chunk", ":content-type": "application/json", ":message-type": "event"}
+
+
+def _chunk(payload: bytes, headers: dict[str, str] = _CHUNK_HEADERS) -> bytes:
+    return encode_message(dict(headers), payload)
+
+
+def _wrapped(event: bytes, extra: bytes = b"") -> bytes:
+    """Claude on Bedrock's chunk message around one Anthropic event's data."""
+    return _chunk(b'{"bytes":"' + base64.b64encode(event) + b'"' + extra + b"}")
+
+
+def _claude_delta(text: str, index: int = 0) -> bytes:
+    return f'{{"type":"content_block_delta","index":{index},"delta":{{"type":"text_delta","text":"{text}"}}}}'.encode()
+
+
+_CLAUDE_HEAD = [
+    (
+        b'{"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","model":"claude",'
+        b'"content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":3,"output_tokens":1}}}'
+    ),
+    b'{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}',
+]
+_CLAUDE_TAIL = [
+    b'{"type":"content_block_stop","index":0}',
+    b'{"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"output_tokens":9}}',
+    b'{"type":"message_stop"}',
+]
+
+
+@pytest.mark.parametrize(
+    "odd",
+    [
+        _wrapped(_claude_delta("padded "), b',"p":"abcdef"'),  # Bedrock's padding: read as the layout says
+        _chunk(b'{"bytes":"' + base64.b64encode(_claude_delta("spaced ")) + b'"} '),  # whitespace after it
+        _chunk(b'{"bytes":"eA==","bytes":"' + base64.b64encode(_claude_delta("twice ")) + b'"}'),  # the last wins
+        _chunk(b'{"bytes":"' + base64.b64encode(_claude_delta("line "))[:8] + b"\n" + b'"}'),  # not strict base64
+        _chunk(b'{"bytes":5}'),  # no bytes string: a protocol error
+        _chunk(b'{"bytes":"' + base64.b64encode(_claude_delta("cut "))),  # not JSON: the full path decides
+        _wrapped(_claude_delta("other block ", index=1)),  # a block that never started
+        _wrapped(b'{"type":"ping"}'),
+        _wrapped(_claude_delta('quote \\" and \\\\ ')),
+        _chunk(
+            b'{"bytes":"' + base64.b64encode(_claude_delta("x")) + b'"}',
+            {**_CHUNK_HEADERS, ":message-type": "exception"},
+        ),
+    ],
+)
+async def test_claude_on_bedrock_chunks_the_shortcut_must_not_take_give_the_full_paths_events(
+    odd: bytes, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    deltas = [_wrapped(_claude_delta(f"{i} ")) for i in range(4)]
+    reads = [*(_wrapped(event) for event in _CLAUDE_HEAD), *deltas, odd, *deltas, *(_wrapped(e) for e in _CLAUDE_TAIL)]
+    got, expected, taken = await _both_ways(ANTHROPIC_BEDROCK, reads, monkeypatch)
     assert got == expected
     assert taken > 0  # the deltas around it did take it
 

@@ -245,3 +245,116 @@ def test_parsed_headers_are_shared_read_only_and_the_cache_stays_bounded() -> No
     messages = EventStreamDecoder().feed(body)
     assert [m.event_type for m in messages] == [f"kind-{n}" for n in range(1_500)]
     assert len(eventstream._PARSED_HEADERS) <= eventstream._CACHE_ENTRIES  # pyright: ignore[reportPrivateUsage]
+
+
+# -- lone: one message per read, without feeding it -------------------------------------------------------
+
+_DELTA_HEADERS = {":event-type": "contentBlockDelta", ":content-type": "application/json", ":message-type": "event"}
+
+
+def _message_spans(body: bytes) -> list[bytes]:
+    """``body`` cut after every message (by the lengths in the preludes): one message per read."""
+    reads: list[bytes] = []
+    at = 0
+    while at < len(body):
+        (total,) = struct.unpack_from(">I", body, at)
+        reads.append(body[at : at + total])
+        at += total
+    return reads
+
+
+def _at_rest() -> EventStreamDecoder:
+    framer = EventStreamDecoder()
+    # Past one message with the delta's headers (the framer parses a headers section once, then knows it).
+    assert framer.feed(encode_message(_DELTA_HEADERS, b'{"start":1}'))
+    return framer
+
+
+def test_a_lone_message_gives_its_payload() -> None:
+    framer = _at_rest()
+    message = encode_message(_DELTA_HEADERS, b'{"delta":{"text":"a"}}')
+    assert framer.lone(message, "contentBlockDelta") == b'{"delta":{"text":"a"}}'
+    assert framer.lone(message, "messageStop") is None  # another event
+    assert framer.max_frame_bytes == EventStreamDecoder().max_frame_bytes
+
+
+def _corrupt(message: bytes, at: int) -> bytes:
+    return message[:at] + bytes([message[at] ^ 1]) + message[at + 1 :]
+
+
+_GOOD = encode_message(_DELTA_HEADERS, b'{"delta":{"text":"ok"}}')
+
+
+@pytest.mark.parametrize(
+    "chunk",
+    [
+        _GOOD[:-1],  # cut short
+        _GOOD + _GOOD,  # two messages
+        _GOOD + b"\x00",
+        _corrupt(_GOOD, 2),  # the prelude's length (and so its CRC)
+        _corrupt(_GOOD, 9),  # the prelude's CRC
+        _corrupt(_GOOD, 20),  # a header byte: the message CRC
+        _corrupt(_GOOD, len(_GOOD) - 10),  # a payload byte
+        _corrupt(_GOOD, len(_GOOD) - 1),  # the message CRC
+        encode_message({**_DELTA_HEADERS, ":message-type": "exception"}, b"{}"),
+        encode_message({":event-type": "contentBlockDelta", ":message-type": "error"}, b"{}"),
+        encode_message({**_DELTA_HEADERS, "x-extra": "1"}, b"{}"),  # headers never parsed: feed first
+        b"",
+        b"\x00" * 16,
+    ],
+)
+def test_anything_but_one_known_delta_message_is_fed(chunk: bytes) -> None:
+    assert _at_rest().lone(chunk, "contentBlockDelta") is None
+
+
+def test_a_message_after_a_held_part_is_fed() -> None:
+    framer = _at_rest()
+    assert framer.feed(_GOOD[:10]) == []
+    assert framer.lone(_GOOD, "contentBlockDelta") is None
+
+
+def test_a_message_over_the_limit_is_fed() -> None:
+    framer = EventStreamDecoder(max_frame_bytes=200)
+    framer.feed(encode_message(_DELTA_HEADERS, b"{}"))
+    long = encode_message(_DELTA_HEADERS, b'"' + b"x" * 200 + b'"')
+    assert framer.lone(long, "contentBlockDelta") is None
+    with pytest.raises(FrameTooLarge):
+        framer.feed(long)
+
+
+@pytest.mark.parametrize("name", sorted(BODIES))
+def test_lone_never_says_other_than_feed_on_real_bodies(name: str) -> None:
+    reads = _message_spans(BODIES[name])
+    rng = random.Random(name)
+    # Hostile variants of some reads, and a read cut in two now and then.
+    mixed: list[bytes] = []
+    for read in reads:
+        roll = rng.random()
+        if roll < 0.1:
+            mixed.append(_corrupt(read, rng.randrange(len(read))))
+            break  # feed refuses it: the comparison ends with the error
+        if roll < 0.2:
+            cut = rng.randrange(1, len(read))
+            mixed += [read[:cut], read[cut:]]
+        else:
+            mixed.append(read)
+    full, quick = EventStreamDecoder(), EventStreamDecoder()
+    expected: list[tuple[str | None, bytes]] = []
+    got: list[tuple[str | None, bytes]] = []
+    took = 0
+    for read in mixed:
+        try:
+            expected += [(message.event_type, message.payload) for message in full.feed(read)]
+        except FramingError:
+            assert all(quick.lone(read, event) is None for event in ("contentBlockDelta", "chunk"))
+            break
+        for event in ("contentBlockDelta", "chunk"):
+            payload = quick.lone(read, event)
+            if payload is not None:
+                got.append((event, payload))
+                took += 1
+                break
+        else:
+            got += [(message.event_type, message.payload) for message in quick.feed(read)]
+    assert got == expected
+    assert took > 0  # messages lone took were compared, not only reads it passed on
