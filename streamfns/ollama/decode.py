@@ -21,9 +21,10 @@ promises:
   without a ``done`` line is ``truncated`` (the kit's default for a decoder that never finished).
 
 A line that only continued the text is learned (:mod:`streamfns.kit.shapes`: its ``content`` the
-piece, and ``created_at`` a hole once it changed): until another line is read whole, a line whose bytes
-differ from it only there is that text, read without a parse, and the kit may apply a read holding only
-such a line itself (the decoder's :class:`~streamfns.kit.Shortcut`).
+piece, and ``created_at`` a hole once it changed) for the kit alone: a read holding only a line of that
+layout is applied to the text without framing or parsing it (the decoder's
+:class:`~streamfns.kit.Shortcut`), until a line that does anything else is read. The decoder's own
+path parses every line: a line is small, so matching it would cost more than its parse.
 """
 
 from __future__ import annotations
@@ -134,9 +135,9 @@ class OllamaDecoder(Decoder[bytes]):
         self._kind = ""
         self._segment = 0
         self._key: tuple[str, int] = ("", 0)  # the open block's key (meaningful while _kind is set)
-        # The layout of the last line read whole that only continued the open text block: until another
-        # line is read whole, a line differing from it only in its holes continues it (see the module
-        # docstring); its value, to tell which members change from line to line.
+        # The layout of the last line learned that only continued the open text block, for the kit's
+        # shortcut: until a line that does anything else is read, a line differing from it only in its
+        # holes continues it (see the module docstring); its value, to tell which members change.
         self._shape: EventShape | None = None
         self._shape_value: Any = None
         self._learns = SHAPE_LEARNS
@@ -153,14 +154,6 @@ class OllamaDecoder(Decoder[bytes]):
         return key
 
     def on_event(self, frame: bytes, /) -> None:
-        shape = self._shape
-        if shape is not None:
-            pieces = shape.match(frame)
-            if pieces is not None:
-                self._shaped_text(pieces[0])
-                return
-            self._shape = self.shortcut = None
-            self._learns += shape.hits > 0  # a learn that paid is given back (kit.SHAPE_LEARNS)
         # The plain parse inline (one call per token); what it refuses goes through load_event, which
         # repairs what it can and fails the rest as a protocol error.
         strict = True
@@ -192,13 +185,29 @@ class OllamaDecoder(Decoder[bytes]):
                 raise StreamFailure.protocol(f"{VENDOR} sent tool_calls that are not a list: {calls!r:.200}")
             for call in calls:
                 self._tool_call(call)
+        shape = self._shape
         if line.get("done") is True:
             self._done(line)
-        elif strict and self._learns and not thinking and calls is None and content and self._kind == "text":
-            self._learn(frame, line)
+        elif not thinking and calls is None and content and self._kind == "text":
+            # Text alone: the shortcut still holds. Learned when there is none, or when the kit never
+            # read by it (the reads come several lines at a time, or the layout moved: created_at).
+            if strict and self._learns and (shape is None or shape.hits == 0):
+                self._learn(frame, line)
+            return
+        if shape is not None:
+            self._forget()
+
+    def _forget(self) -> None:
+        """Drop the shortcut (see the module docstring); a learn the kit read by is given back."""
+        shape = self._shape
+        self._shape = self.shortcut = None
+        if shape is not None:
+            self._learns += shape.hits > 0  # kit.SHAPE_LEARNS
 
     def _learn(self, frame: bytes, line: dict[str, Any]) -> None:
         """Learn the layout of a line, parsed strictly, whose one effect was the text it continued."""
+        if self._shape is not None:
+            self._forget()
         self._learns -= 1
         holes: list[HolePath] = [_CONTENT, *changed(self._shape_value, line, _STAMP)]
         self._shape = EventShape.learn(frame, line, holes)
@@ -206,8 +215,8 @@ class OllamaDecoder(Decoder[bytes]):
         self.shortcut = Shortcut.of("", self._shape, self._shaped_text)
 
     def _shaped_text(self, piece: str) -> None:
-        """A text line the shape read (from on_event, or from the kit's shortcut): as the full path
-        reads it, an empty piece adds nothing, and the open text block goes on."""
+        """A text line the kit's shortcut read: as the full path reads it, an empty piece adds nothing,
+        and the open text block goes on."""
         if piece:
             self._builder.text_delta(self._key, piece)
 

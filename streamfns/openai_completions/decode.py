@@ -220,7 +220,8 @@ class CompletionsDecoder(Decoder[ServerSentEvent]):
 
     #: Whether the shape path of :meth:`on_event` depends on nothing but the event's name and bytes,
     #: so the kit may take it itself (see :class:`~streamfns.kit.Shortcut`); a subclass that reads a
-    #: chunk otherwise first (Mistral strips a padding) says False.
+    #: chunk otherwise first says False, or gives the kit its own reading (:meth:`_shortcut_for`: Mistral
+    #: strips a padding first).
     _SHORTCUTS: ClassVar[bool] = True
     #: The members a vendor fills with a random padding, read by nothing: a learned layout takes one as
     #: a hole once it changed from the chunk learned before (see _install).
@@ -400,8 +401,11 @@ class CompletionsDecoder(Decoder[ServerSentEvent]):
             and self._finish is None
         ):
             self._learn(data, chunk, cast("dict[str, Any]", delta))
-            if self._SHORTCUTS:
-                self.shortcut = Shortcut.of(event, self._shape, self._shape_sink)
+            self.shortcut = self._shortcut_for(event)
+
+    def _shortcut_for(self, event: str) -> Shortcut | None:
+        """The kit's shortcut for the layout just learned, from chunks of ``event`` (see _SHORTCUTS)."""
+        return Shortcut.of(event, self._shape, self._shape_sink) if self._SHORTCUTS else None
 
     def on_eof(self) -> None:
         """The body ended without ``[DONE]``: a stream whose choice finished is complete, unless the

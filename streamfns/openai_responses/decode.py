@@ -45,9 +45,10 @@ second response. Usage, the service tier and the final reasoning payloads are re
 response only.
 
 A text delta's layout is learned (:mod:`streamfns.kit.shapes`: its ``delta`` the piece, its running
-``sequence_number`` and random ``obfuscation`` holes too): until another event is read whole, a delta
-whose bytes differ from it only there goes to the same block without a parse, and the kit may apply a
-read holding only such a delta itself (its :class:`~streamfns.kit.Shortcut`).
+``sequence_number`` and random ``obfuscation`` holes too) for the kit alone: a read holding only a
+delta of that layout is applied to the same block without framing or parsing it (the decoder's
+:class:`~streamfns.kit.Shortcut`), until an event other than a text delta is read. The decoder's own
+path parses every event: the delta is small, so matching it would cost more than its parse.
 """
 
 from __future__ import annotations
@@ -107,6 +108,7 @@ _INPUT_OPEN: Final = '{"input":"'
 _INPUT_CLOSE: Final = '"}'
 _PART_SEPARATOR: Final = "\n\n"
 _from_json = jiter.from_json  # bound once: looked up per event otherwise
+_TEXT_DELTA: Final = "response.output_text.delta"
 _Handler = Callable[["OpenAIResponsesDecoder", str, dict[str, Any]], None]
 
 
@@ -173,9 +175,9 @@ class OpenAIResponsesDecoder(Decoder[ServerSentEvent]):
         # many there were. Reported at the terminal event (see the module docstring).
         self._unplaced: tuple[str, str] | None = None
         self._unplaced_count = 0
-        # The layout of the last text delta read whole and its block: until another event is read
-        # whole (an item added or done may change what a delta means), a delta whose bytes differ from
-        # it only in its holes is text for that block (see the module docstring).
+        # The layout of the last text delta learned and its block, for the kit's shortcut: until an event
+        # other than a text delta is read (an item added or done may change what a delta means), a
+        # delta whose bytes differ from it only in its holes is text for that block.
         self._shape: EventShape | None = None
         self._shape_key = -1
         self._learns = SHAPE_LEARNS
@@ -189,14 +191,6 @@ class OpenAIResponsesDecoder(Decoder[ServerSentEvent]):
     def on_event(self, sse: ServerSentEvent) -> None:
         """Apply one server-sent event; raises :class:`StreamFailure` for vendor errors."""
         raw = sse.data
-        shape = self._shape
-        if shape is not None:
-            pieces = shape.match(raw)
-            if pieces is not None:
-                self._builder.text_delta(self._shape_key, pieces[0])
-                return
-            self._shape = self.shortcut = None
-            self._learns += shape.hits > 0  # a learn that paid is given back (kit.SHAPE_LEARNS)
         try:
             data: Any = _from_json(raw)
         except ValueError:
@@ -210,6 +204,8 @@ class OpenAIResponsesDecoder(Decoder[ServerSentEvent]):
         kind = data.get("type")
         if type(kind) is not str:
             kind = sse.event
+        if kind != _TEXT_DELTA and self._shape is not None:
+            self._forget()
         handler = self._dispatch(kind)
         if handler is not None:
             handler(self, kind, data)
@@ -223,14 +219,32 @@ class OpenAIResponsesDecoder(Decoder[ServerSentEvent]):
         elif slot.kind == _TEXT:
             delta = data.get("delta")
             self._builder.text_delta(slot.key, delta if type(delta) is str else "")
-            if self._learns and type(delta) is str and self._raw is not None and data.get("type") == kind:
+            shape = self._shape
+            if (
+                self._learns
+                # None yet, one for another block, or one the kit never read by (the reads come
+                # several events at a time, or this layout is not that one): learned again.
+                and (shape is None or shape.hits == 0 or self._shape_key != slot.key)
+                and type(delta) is str
+                and self._raw is not None
+                and data.get("type") == kind
+            ):
                 self._learn(self._raw, data, slot.key)
         elif slot.kind != _SKIP:
             raise _misaimed(kind, slot)
 
+    def _forget(self) -> None:
+        """Drop the shortcut (see the module docstring); a learn the kit read by is given back."""
+        shape = self._shape
+        self._shape = self.shortcut = None
+        if shape is not None:
+            self._learns += shape.hits > 0  # kit.SHAPE_LEARNS
+
     def _learn(self, sse: ServerSentEvent, data: dict[str, Any], key: int) -> None:
         """Learn the layout of a text delta just applied to block ``key`` (read whole, strictly, its
         type in its bytes: what the shape matches is then read by nothing but its bytes)."""
+        if self._shape is not None:
+            self._forget()
         self._learns -= 1
         holes: list[HolePath] = [("delta",)]
         if type(data.get("sequence_number")) is int:

@@ -120,19 +120,26 @@ def _raw_variants(rng: random.Random) -> list[bytes]:
     return chunks
 
 
-def test_a_read_is_framed_exactly_when_lone_and_the_match_take_it() -> None:
-    rng = random.Random(20261205)
-    shortcut = _shortcut()
+def _framed_exactly_as_lone_and_the_match(chunks: list[bytes], shortcut: Shortcut, teaching: bytes) -> None:
+    """Each of ``chunks``, read after ``teaching`` (taken through lone, which frames the shape), is taken
+    by the framed shape exactly when lone and the match take it, with the same holes."""
     compared = framed_took = 0
-    for chunk in _raw_variants(rng):
+    for chunk in chunks:
         framer = _at_rest()
-        reads = _taught(framer, shortcut)
+        reads = ShortcutReads.of(framer)
+        assert reads is not None
+        assert reads.pieces(teaching, shortcut) is not None  # through lone: now framed
         got = reads.pieces(chunk, shortcut)
         assert got == _reference(framer, chunk, shortcut), chunk
         compared += 1
         framed_took += got is not None
     assert compared > 400
     assert 0 < framed_took < compared  # both outcomes were examined
+
+
+def test_a_read_is_framed_exactly_when_lone_and_the_match_take_it() -> None:
+    chunks = _raw_variants(random.Random(20261205))
+    _framed_exactly_as_lone_and_the_match(chunks, _shortcut(), _frame(_data("taught ")))
 
 
 def test_after_a_fed_read_only_lone_decides() -> None:
@@ -251,18 +258,7 @@ def test_a_read_of_several_holes_is_framed_exactly_when_lone_and_the_match_take_
         _gemini_frame(_gemini(b' "ok "')),
         _gemini_frame(_gemini(b'"ok "\r\n')),
     ]
-    compared = framed_took = 0
-    for chunk in chunks:
-        framer = _at_rest()
-        reads = ShortcutReads.of(framer)
-        assert reads is not None
-        assert reads.pieces(_gemini_frame(_gemini(b'"taught "')), shortcut) is not None  # now framed
-        got = reads.pieces(chunk, shortcut)
-        assert got == _reference(framer, chunk, shortcut), chunk
-        compared += 1
-        framed_took += got is not None
-    assert compared > 400
-    assert 0 < framed_took < compared  # both outcomes were examined
+    _framed_exactly_as_lone_and_the_match(chunks, shortcut, _gemini_frame(_gemini(b'"taught "')))
 
 
 def test_a_framer_without_lone_gives_no_reads() -> None:

@@ -11,6 +11,7 @@ import pytest
 
 from normalize import TextContent, ThinkingContent, ToolCall, validate_events
 from streamfns.mistral import generated_call_id, usage_fields
+from streamfns.mistral.decode import unpadded
 from tests.adapters import calls, texts, thinking
 from tests.mistral._mistral import chunk, decode, sse_body
 
@@ -348,8 +349,24 @@ def test_a_chunk_like_the_learned_one_but_for_another_call_goes_to_that_call() -
     assert [(c.name, c.arguments) for c in calls(decode(body).message)] == [("a", {"a": 1}), ("b", {"b": 2})]
 
 
+@pytest.mark.parametrize(
+    ("data", "expected"),
+    [
+        (b'{"a":1,"p":"abcdef"}', b'{"a":1}'),
+        (b'{"a":1,"p":""}', b'{"a":1}'),
+        (b'{"a":1}', b'{"a":1}'),
+        (b'{"a":1,"p":"ab\\"c"}', b'{"a":1,"p":"ab\\"c"}'),  # an escape: not a plain padding
+        (b'{"a":1,"p":"x","b":2}', b'{"a":1,"p":"x","b":2}'),  # a member after it: not the last
+        (b'{"a":{"p":"x"}}', b'{"a":{"p":"x"}}'),  # not a member of the top-level object
+        (b'{"a":1,"p":"x"} ', b'{"a":1,"p":"x"} '),
+    ],
+)
+def test_unpadded_cuts_only_a_plain_last_padding(data: bytes, expected: bytes) -> None:
+    assert unpadded(data) == expected
+
+
 def test_what_follows_a_padding_is_read_even_after_a_learned_layout() -> None:
-    # A layout learned with the padding as a hole must not hide members that follow a "p" that is not the last.
+    # A layout learned without the padding must not hide members that follow a "p" that is not the last.
     parts = [_padded({"content": f"w{i} "}, i) for i in range(6)]
     smuggled = {**chunk({"content": "end"}), "p": "abc", "usage": usage(3, 2)}
     compact = f"data: {json.dumps(smuggled, separators=(',', ':'))}\n\n".encode()

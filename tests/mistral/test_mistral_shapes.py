@@ -1,5 +1,5 @@
-"""The Mistral decoder reads repeated chunks off their bytes (kit.shapes, its ``p`` padding a hole) and
-must give exactly the events it gives when every chunk is parsed whole: on every bundled recording
+"""The Mistral decoder reads repeated chunks off their bytes (kit.shapes, its ``p`` padding cut out first)
+and must give exactly the events it gives when every chunk is parsed whole: on every bundled recording
 (Mistral's own and the Mistral bodies of the chat-completions library), in the recorded reads and in
 random ones, and on the bench's bodies — and the fast path must actually run."""
 
@@ -51,7 +51,7 @@ async def test_the_bench_bodies_give_the_same_events_with_and_without_shapes(
         expected = normalized((await MISTRAL.run_reads([body]))[0])
     matches = Matches(monkeypatch)
     assert normalized((await MISTRAL.run_reads([body]))[0]) == expected
-    assert matches.count > 250  # nearly every chunk was read off its bytes, whatever its padding
+    assert matches.count > 250  # nearly every chunk was read off its bytes, its padding cut out
 
 
 def test_the_recordings_do_reach_the_fast_path(monkeypatch: pytest.MonkeyPatch) -> None:
