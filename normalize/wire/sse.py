@@ -122,9 +122,13 @@ def _event_name(raw: bytes) -> str:
 _LEADS: Final[dict[str, bytes]] = {"message": b"data: "}
 
 
-def _lead(event: str) -> bytes:
+def _lead(event: str) -> bytes | None:
+    """The lead of a lone event named ``event``; None for a name no ``event:`` line can give (empty,
+    or holding a line break: the line would end there), whose events are always fed."""
     lead = _LEADS.get(event)
     if lead is None:
+        if not event or "\n" in event or "\r" in event:
+            return None
         lead = b"event: " + event.encode("utf-8", "surrogatepass") + b"\ndata: "
         if len(_LEADS) < _CACHE_ENTRIES and len(lead) <= _CACHE_KEY_BYTES:
             _LEADS[event] = lead
@@ -320,33 +324,24 @@ class SSEDecoder:
         if self._edge or self._partial or self._size or chunk.__class__ is not bytes:
             return None
         lead = _LEADS.get(event) or _lead(event)
-        if 13 in chunk:  # b"\r": CRLF framing, or fed
-            return self._lone_crlf(chunk, event, lead)
+        if lead is None:
+            return None
+        end = b"\n\n"
+        if 13 in chunk:  # b"\r": CRLF framing (each LF of the lead and of the end a CRLF), or fed
+            end = b"\r\n\r\n"
+            if event != "message":
+                lead = lead[: -len(b"\ndata: ")] + b"\r\ndata: "
         lead_len = len(lead)
         if (
             chunk[:lead_len] != lead
-            or chunk[-2:] != b"\n\n"
+            or chunk[-len(end) :] != end
             or len(chunk) > self._max
-            or chunk.count(b"\n", lead_len) != 2  # the data line's end and the blank line, no other
+            # the data line's end and the blank line, no other line break (nor, with CRLF, a lone CR)
+            or chunk.count(b"\n", lead_len) != 2
+            or (len(end) == 4 and chunk.count(b"\r", lead_len) != 2)
         ):
             return None
-        return chunk[lead_len:-2]
-
-    def _lone_crlf(self, chunk: bytes, event: str, lead: bytes) -> bytes | None:
-        """:meth:`lone` for a chunk whose lines end in CRLF: the same event, each LF of the lead and
-        of the end a CRLF, and no other CR or LF after the lead (which a line of the data would be)."""
-        if event != "message":
-            lead = lead[: -len(b"\ndata: ")] + b"\r\ndata: "
-        lead_len = len(lead)
-        if (
-            chunk[:lead_len] != lead
-            or chunk[-4:] != b"\r\n\r\n"
-            or len(chunk) > self._max
-            or chunk.count(b"\n", lead_len) != 2  # the data line's end and the blank line, no other
-            or chunk.count(b"\r", lead_len) != 2  # each the CR of one of those CRLFs
-        ):
-            return None
-        return chunk[lead_len:-4]
+        return chunk[lead_len : -len(end)]
 
     def lone_parts(self, chunk: bytes, data: bytes) -> tuple[bytes, bytes]:
         """For a ``chunk`` that :meth:`lone` took, returning ``data``: the bytes before the data (its

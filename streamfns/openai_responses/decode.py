@@ -195,9 +195,9 @@ class OpenAIResponsesDecoder(Decoder[ServerSentEvent]):
             data: Any = _from_json(raw)
         except ValueError:
             data = None
-        self._raw = sse
-        if data.__class__ is not dict:  # not plain JSON of an object: repaired, [DONE], or an error
-            self._raw = None
+        strict = data.__class__ is dict
+        self._raw = sse if strict else None
+        if not strict:  # not plain JSON of an object: repaired, [DONE], or an error
             if raw.strip() == b"[DONE]":
                 return  # a proxy's end marker: not a terminal response event (EOF decides)
             data = load_event(raw, _VENDOR)

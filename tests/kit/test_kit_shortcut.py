@@ -104,6 +104,10 @@ def test_a_lone_event_gives_its_data() -> None:
         (b"data: a\n\n", b"id: 1\r\ndata: x\r\n\r\n", "message"),
         (b"data: a\n\n", b"data: x\r\n\r\n", "e"),
         (b"data: a\n\ndata: b\r", b"\ndata: x\r\n\r\n", "message"),  # a CR that may begin a CRLF
+        # A name no event line can give: its line break ends the line (feed names the event "a").
+        (b"data: a\n\n", b"event: a\rb\r\ndata: x\r\n\r\n", "a\rb"),
+        (b"data: a\n\n", b"event: a\nb\ndata: x\n\n", "a\nb"),
+        (b"data: a\n\n", b"event: \ndata: x\n\n", ""),
         (b"data: a\n\n", b"data: x\ndata: y\n\n", "message"),
         (b"data: a\n\n", b"data: x\n\ndata: y\n\n", "message"),
         (b"data: a\n\n", b"data: x\n\n\n", "message"),
