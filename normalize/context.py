@@ -123,9 +123,12 @@ class SplitTranscript:
 def split_transcript(messages: Sequence[Message]) -> SplitTranscript:
     """Split ``messages`` (see :class:`SplitTranscript`); the prompt is scrubbed of lone surrogates."""
     first_turn = next((i for i, m in enumerate(messages) if not isinstance(m, SystemMessage)), len(messages))
-    prompt = sanitize_surrogates(effective_system(list(messages[:first_turn])).prompt)
-    tools = effective_system(list(messages)).tools
-    return SplitTranscript(prompt=prompt, tools=tools, turns=list(messages[first_turn:]))
+    leading = effective_system(list(messages[:first_turn]))
+    turns = list(messages[first_turn:])
+    # The tools in force at the end: the leading ones, unless a later system message changes them.
+    later = any(isinstance(message, SystemMessage) for message in turns)
+    tools = effective_system(list(messages)).tools if later else leading.tools
+    return SplitTranscript(prompt=sanitize_surrogates(leading.prompt), tools=tools, turns=turns)
 
 
 def transcript_for(

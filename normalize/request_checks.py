@@ -14,6 +14,7 @@ import binascii
 import json
 import math
 import re
+import sys
 from collections.abc import Mapping
 from typing import cast
 
@@ -31,10 +32,24 @@ _CACHE_RETENTION = ("none", "short", "long")
 #: The highest price per million tokens accepted: no model costs more, and a capped token count times
 #: a larger rate could overflow the cost to infinity.
 _MAX_RATE = 1e9
+_NUMBERS = (int, float)
+_FLOAT_MAX = sys.float_info.max
 
 
 def _finite_number(value: object) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+    """A number (not a bool) that is finite as a float: an int too large for one (``10**400``) is not,
+    since every use of it (a cost, a timer, a request field) would overflow."""
+    cls = value.__class__
+    if cls is float:  # the usual values first, with one class check each
+        return math.isfinite(cast("float", value))
+    if cls is int:
+        return -_FLOAT_MAX <= cast("int", value) <= _FLOAT_MAX
+    if not isinstance(value, _NUMBERS) or isinstance(value, bool):
+        return False
+    try:
+        return math.isfinite(value)  # a subclass of int or float
+    except OverflowError:
+        return False
 
 
 def model_problem(model: object) -> str | None:

@@ -280,6 +280,8 @@ def _unique_call_ids(
 
 
 def _synthetic_results(pending: dict[str, ToolCall], timestamp: int) -> list[Message]:
+    if not pending:
+        return []  # the usual case, at every turn: nothing outstanding
     results: list[Message] = [
         ToolResultMessage(
             tool_call_id=call_id,

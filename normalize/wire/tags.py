@@ -228,7 +228,8 @@ def header_secrets(headers: Iterable[tuple[str, str]]) -> list[HeaderSecret]:
     (:func:`guarded`), in order, without repeats. Never includes a value of a public header."""
     found: dict[HeaderSecret, None] = {}
     for name, value in headers:
-        found.update(dict.fromkeys(_secrets_of_header(name.lower(), value)))
+        for secret in _secrets_of_header(name.lower(), value):  # none, for most (public) headers
+            found[secret] = None
     return list(found)
 
 

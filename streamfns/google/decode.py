@@ -114,6 +114,22 @@ _COUNT_FIELDS = (
 )
 
 
+_CANDIDATES = _COUNT_FIELDS.index("candidatesTokenCount")
+
+
+def _in_range(counts: tuple[Any, ...]) -> tuple[int, int, int, int, int]:
+    """The five counts (in _COUNT_FIELDS order) as the usage reads them: a missing, non-integer or
+    negative count (a broken server) reads as 0, so reasoning never exceeds output and input never goes
+    below 0; the cached count is a part of the prompt (at most it)."""
+    prompt, candidates, thoughts, cached, tool_prompt = counts
+    prompt = prompt if prompt.__class__ is int and prompt > 0 else 0
+    candidates = candidates if candidates.__class__ is int and candidates > 0 else 0
+    thoughts = thoughts if thoughts.__class__ is int and thoughts > 0 else 0
+    cached = min(cached, prompt) if cached.__class__ is int and cached > 0 else 0
+    tool_prompt = tool_prompt if tool_prompt.__class__ is int and tool_prompt > 0 else 0
+    return prompt, candidates, thoughts, cached, tool_prompt
+
+
 def _first_candidate(candidates: list[Any]) -> dict[str, Any] | None:
     """Candidate 0 (the one without an index or with index 0), wherever it is in the list."""
     for item in candidates:
@@ -141,6 +157,8 @@ class GoogleDecoder(Decoder[ServerSentEvent]):
         "_builder",
         "_call",
         "_counts",
+        "_fast_candidates",
+        "_fast_from",
         "_has_id",
         "_has_model",
         "_identified",
@@ -150,6 +168,7 @@ class GoogleDecoder(Decoder[ServerSentEvent]):
         "_shape",
         "_shape_call",
         "_shape_counts",
+        "_shape_fast",
         "_shape_key",
         "_shape_slots",
         "_shape_usage",
@@ -189,6 +208,13 @@ class GoogleDecoder(Decoder[ServerSentEvent]):
         # them: (position, hole), so a matched read's counts are made with no dict (see _usage).
         self._shape_counts: tuple[Any, ...] = _NO_COUNTS
         self._shape_slots: tuple[tuple[int, int], ...] = ()
+        # When the candidates count is the only count in a hole (a text stream's usual chunk): that
+        # hole and the other counts as _usage reads them, so a read's usage is one compare (see _usage).
+        self._shape_fast: tuple[int, int, int, int] | None = None
+        # The learned counts and the candidates count the fast path applied last (None: the full path
+        # applied the counts since).
+        self._fast_from: tuple[Any, ...] | None = None
+        self._fast_candidates: Any = None
         self._shape_value: Any = None
         self._learns = SHAPE_LEARNS
         #: The text layout, for the kit (a text chunk's path depends on nothing but its bytes and name:
@@ -348,6 +374,10 @@ class GoogleDecoder(Decoder[ServerSentEvent]):
             for hole, path in enumerate(counts, start=1)
             if path[1] in _COUNT_FIELDS
         )
+        self._shape_fast = None
+        if len(self._shape_slots) == 1 and self._shape_slots[0][0] == _CANDIDATES:
+            prompt, _, thoughts, cached, tool_prompt = _in_range(self._shape_counts)
+            self._shape_fast = (self._shape_slots[0][1], prompt - cached + tool_prompt, cached, thoughts)
         self._shape_value = data
 
     def _finish_with(self, usage: Any) -> None:
@@ -567,6 +597,17 @@ class GoogleDecoder(Decoder[ServerSentEvent]):
         counts: tuple[Any, ...]
         if meta.__class__ is tuple:  # (the learned counts, where the holes go, the pieces): see on_event
             learned, slots, pieces = meta
+            fast = self._shape_fast
+            if fast is not None and learned is self._shape_counts:
+                # Only the candidates count is in a hole: the others are the learned ones, in range
+                # already. At one chunk per read this runs per chunk, so it builds no tuple.
+                hole, prompt, cached, thoughts = fast
+                candidates = pieces[hole]  # digits: a non-negative int
+                if self._fast_from is learned and candidates == self._fast_candidates:
+                    return  # unchanged: nothing to recompute
+                self._fast_from, self._fast_candidates, self._counts = learned, candidates, None
+                self._builder.usage_counts(prompt, candidates + thoughts, cached, 0, thoughts)
+                return
             filled = list(learned)
             for position, hole in slots:
                 filled[position] = pieces[hole]
@@ -578,14 +619,8 @@ class GoogleDecoder(Decoder[ServerSentEvent]):
         if counts == self._counts:
             return  # unchanged: nothing to recompute
         self._counts = counts
+        self._fast_from = None
         if counts == _NO_COUNTS:
             return  # e.g. only trafficType: no counts yet
-        # Missing, non-integer or negative counts (a broken server) read as 0, so reasoning never
-        # exceeds output and input never goes below 0.
-        prompt, candidates, thoughts, cached, tool_prompt = counts
-        prompt = prompt if prompt.__class__ is int and prompt > 0 else 0
-        candidates = candidates if candidates.__class__ is int and candidates > 0 else 0
-        thoughts = thoughts if thoughts.__class__ is int and thoughts > 0 else 0
-        cached = min(cached, prompt) if cached.__class__ is int and cached > 0 else 0  # a part of the prompt
-        tool_prompt = tool_prompt if tool_prompt.__class__ is int and tool_prompt > 0 else 0
+        prompt, candidates, thoughts, cached, tool_prompt = _in_range(counts)
         self._builder.usage_counts(prompt - cached + tool_prompt, candidates + thoughts, cached, 0, thoughts)

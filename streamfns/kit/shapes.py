@@ -21,6 +21,12 @@ with a distinct sentinel in every hole and parsed again; unless that parse equal
 with the sentinels at exactly the given paths, there is no shape. A duplicate key that shadows a
 hole, a name that occurs in two places, a value the vendor wrote in a form we did not expect: each
 makes :meth:`~EventShape.learn` return ``None``, never a shape that reads the wrong bytes.
+
+Reading is cheap and stays strict. A shape of several holes (Gemini's text and two running counts) that
+has read :data:`READER_AFTER_HITS` events reads the next with one compiled pattern of its layout, made
+once per layout in the process: the fixed bytes and every hole's literal in one pass, each string then
+read by jiter as before. A lone string hole (a text delta) keeps its three slices and one parse, which
+cost less than a pattern.
 """
 
 from __future__ import annotations
@@ -79,10 +85,12 @@ class EventShape:
         "_head",
         "_head_len",
         "_kinds",
+        "_layout",
         "_lefts",
         "_middles",
         "_one_string",
         "_piece_is_string",
+        "_reader",
         "_rights",
         "_strings_slots",
         "_tail",
@@ -101,25 +109,28 @@ class EventShape:
         value: Any,
         order: Sequence[int] = (0,),
     ) -> None:
-        self._head = head
-        self._head_len = len(head)
-        self._kinds = tuple(kinds)
-        self._middles = tuple(middles)
-        self._tail = tail
-        self._tail_len = len(tail)
-        self._one_string = self._kinds == (str,)
-        self._blank: tuple[None, ...] = (None,) * len(self._kinds)
-        self._strings_slots = [(kind is str, slot) for kind, slot in zip(self._kinds, order, strict=True)]
-        # The piece (the hole given first to learn(), whose width changes from event to event) splits
-        # the others: those before it are found from the start, each by the fixed bytes after it; those
-        # after it from the end, last first, each by the fixed bytes before it (see _holes).
-        piece_at = list(order).index(0) if order else 0
-        self._piece_is_string = self._kinds[piece_at] is str if self._kinds else True
-        self._lefts = tuple((self._middles[i], len(self._middles[i]), *self._strings_slots[i]) for i in range(piece_at))
-        self._rights = tuple(
-            (self._middles[i - 1], len(self._middles[i - 1]), *self._strings_slots[i])
-            for i in reversed(range(piece_at + 1, len(self._kinds)))
-        )
+        layout: _Layout = (head, tuple(kinds), tuple(middles), tail, tuple(order))
+        self._layout = layout
+        derived = _derived.get(layout)
+        if derived is None:
+            derived = _derive(layout)
+        (
+            self._head,
+            self._head_len,
+            self._kinds,
+            self._middles,
+            self._tail,
+            self._tail_len,
+            self._one_string,
+            self._blank,
+            self._strings_slots,
+            self._piece_is_string,
+            self._lefts,
+            self._rights,
+        ) = derived
+        # A shape of several holes, once it has read READER_AFTER_HITS events, reads each with one
+        # compiled pattern of its layout (see _reader_of), made once per layout in the process.
+        self._reader: _Reader | None = None if self._one_string else _readers.get(layout)
         self.value: Any = value
         """The learned event's parsed value (the caller's, not a copy: read it, do not change it)."""
         self.hits = 0
@@ -180,6 +191,12 @@ class EventShape:
         has this shape; else ``None``."""
         # Written for CPython 3.11, where every slice allocates a slice object: the usual shape (one
         # string hole, as a text delta) costs three slices, two compares and one small parse.
+        reader = self._reader
+        if reader is not None:
+            values = reader(data)
+            if values is not None:
+                self.hits += 1
+            return values
         head_len = self._head_len
         if data[:head_len] != self._head:
             return None
@@ -202,6 +219,8 @@ class EventShape:
         values = self._holes(data, head_len, end)
         if values is not None:
             self.hits += 1
+            if self.hits == READER_AFTER_HITS and not self._one_string:
+                self._reader = _reader_of(self._layout)
         return values
 
     def _holes(self, data: bytes, start: int, end: int) -> list[Any] | None:
@@ -286,6 +305,161 @@ set is dropped, so a decoder deriving its holes from what a server sends cannot 
 #: Verified layouts by the holes they were learned with. Read and replaced whole (a dict's get and
 #: set are atomic), so the event loops of several threads may share it; a lost update costs one learn.
 _layouts: dict[tuple[HolePath, ...], tuple[_Layout, ...]] = {}
+
+
+_Derived: TypeAlias = tuple[
+    bytes,
+    int,
+    tuple[type, ...],
+    tuple[bytes, ...],
+    bytes,
+    int,
+    bool,
+    tuple[None, ...],
+    tuple[tuple[bool, int], ...],
+    bool,
+    tuple[tuple[bytes, int, bool, int], ...],
+    tuple[tuple[bytes, int, bool, int], ...],
+]
+"""What a shape reads with, derived from its layout (see :func:`_derive`)."""
+
+_DERIVED_KEPT: Final = 64
+"""How many layouts' derived fields the process keeps (every stream of an api makes the same few shapes)."""
+
+#: The derived fields of layouts, by layout; shared as :data:`_layouts` is.
+_derived: dict[_Layout, _Derived] = {}
+
+
+def _derive(layout: _Layout) -> _Derived:
+    """The fields a shape of ``layout`` reads with, made once per layout (a shape is made per stream,
+    twice with its framed form: deriving them each time was a third of a known layout's learn)."""
+    head, kinds, middles, tail, order = layout
+    strings_slots = tuple((kind is str, slot) for kind, slot in zip(kinds, order, strict=True))
+    # The piece (the hole given first to learn(), whose width changes from event to event) splits
+    # the others: those before it are found from the start, each by the fixed bytes after it; those
+    # after it from the end, last first, each by the fixed bytes before it (see _holes).
+    piece_at = order.index(0) if order else 0
+    lefts = tuple((middles[i], len(middles[i]), *strings_slots[i]) for i in range(piece_at))
+    rights = tuple(
+        (middles[i - 1], len(middles[i - 1]), *strings_slots[i]) for i in reversed(range(piece_at + 1, len(kinds)))
+    )
+    derived: _Derived = (
+        head,
+        len(head),
+        kinds,
+        middles,
+        tail,
+        len(tail),
+        kinds == (str,),
+        (None,) * len(kinds),
+        strings_slots,
+        kinds[piece_at] is str if kinds else True,
+        lefts,
+        rights,
+    )
+    if len(_derived) >= _DERIVED_KEPT:
+        with contextlib.suppress(StopIteration, KeyError, RuntimeError):  # another thread changed it first
+            del _derived[next(iter(_derived))]
+    _derived[layout] = derived
+    return derived
+
+
+READER_AFTER_HITS: Final = 32
+"""How many events a shape of several holes reads before it reads them with a compiled pattern of its
+layout (about 40% less work an event for three holes). Compiling one costs about a millisecond (some
+hundred events' worth), so it is made only for a layout that keeps repeating, and once per process:
+a hostile server changing layouts every few events never gets one compiled."""
+
+_READERS_KEPT: Final = 32
+"""How many compiled layouts the process keeps (the built-in decoders use a handful); past it the
+oldest is dropped."""
+
+_Reader: TypeAlias = Callable[[bytes], "list[Any] | None"]
+"""A layout's compiled reading (see :func:`_reader_of`): the holes' values in the caller's order, or None."""
+
+#: The compiled readings of layouts, by layout (see :func:`_reader_of`); shared as :data:`_layouts` is.
+_readers: dict[_Layout, _Reader] = {}
+
+# A JSON string literal's bytes (an escape is a backslash and the byte after it; jiter then reads the
+# literal strictly), possessive so a long one is one pass; and a non-negative integer in plain digits.
+_STRING_GROUP: Final = rb'("(?:[^"\\\x00-\x1f]++|\\.)*+")'
+_DIGITS_GROUP: Final = rb"(0|[1-9][0-9]*)"
+#: A string hole's literal read: the pattern matched it, so it opens and closes with a quote no escape
+#: takes and holds none between; jiter gives its str or refuses it (ValueError). No string cache, as in
+#: EventShape.match.
+_string_value: Final = functools.partial(_from_json, cache_mode="none")
+
+
+def _reader_of(layout: _Layout) -> _Reader:
+    """What :meth:`EventShape.match` does for ``layout``, with one compiled pattern: its fixed bytes
+    exactly and a group for each hole holding one literal of the hole's kind (the JSON grammar ends a
+    string at its first quote no escape takes, so the groups split an event as
+    :meth:`EventShape._holes` does), then each literal read (a string by jiter, strictly) — the same
+    events match, with the same values. Made once per layout in the process."""
+    reader = _readers.get(layout)
+    if reader is not None:
+        return reader
+    head, kinds, middles, tail, order = layout
+    pattern = [re.escape(head)]
+    for kind, after in zip(kinds, (*middles, tail), strict=True):
+        pattern += (_STRING_GROUP if kind is str else _DIGITS_GROUP, re.escape(after))
+    reader = _reading(re.compile(b"".join(pattern), re.DOTALL).fullmatch, kinds, order)
+    if len(_readers) >= _READERS_KEPT:
+        with contextlib.suppress(StopIteration, KeyError, RuntimeError):  # another thread changed it first
+            del _readers[next(iter(_readers))]
+    _readers[layout] = reader
+    return reader
+
+
+def _reading(
+    fullmatch: Callable[[bytes], re.Match[bytes] | None], kinds: tuple[type, ...], order: tuple[int, ...]
+) -> _Reader:
+    """The reading of a compiled layout whose holes, in byte order, have ``kinds`` and go to the
+    caller's places ``order``: one call per event, the literals taken in the caller's order
+    (``Match.group`` of several numbers) and each read by its kind. Two and three holes (every
+    built-in layout of several) have their own unrolled reading."""
+    groups = sorted(range(1, len(kinds) + 1), key=lambda group: order[group - 1])
+    reads: list[Callable[[bytes], Any]] = [_string_value if kinds[group - 1] is str else int for group in groups]
+    if len(groups) == 2:
+        read_0, read_1 = reads
+
+        def read_two(data: bytes) -> list[Any] | None:
+            found = fullmatch(data)
+            if found is None:
+                return None
+            first, second = found.group(*groups)
+            try:
+                return [read_0(first), read_1(second)]
+            except ValueError:
+                return None
+
+        return read_two
+    if len(groups) == 3:
+        read_0, read_1, read_2 = reads
+
+        def read_three(data: bytes) -> list[Any] | None:
+            found = fullmatch(data)
+            if found is None:
+                return None
+            first, second, third = found.group(*groups)
+            try:
+                return [read_0(first), read_1(second), read_2(third)]
+            except ValueError:
+                return None
+
+        return read_three
+
+    def read_any(data: bytes) -> list[Any] | None:
+        found = fullmatch(data)
+        if found is None:
+            return None
+        literals = found.groups()
+        try:
+            return [read(literals[group - 1]) for read, group in zip(reads, groups, strict=True)]
+        except ValueError:
+            return None
+
+    return read_any
 
 
 def _known_layout(data: bytes, value: Any, holes: tuple[HolePath, ...]) -> EventShape | None:

@@ -434,6 +434,58 @@ async def test_hostile_usage_counts_keep_the_usage_contract() -> None:
     assert (result.usage.input, result.usage.cache_read, result.usage.output) == (0, 5, 0)  # cached ≤ prompt
 
 
+@pytest.mark.parametrize("layout_break", [False, True])
+async def test_every_text_chunk_shows_its_own_usage_when_only_the_candidates_count_moves(
+    layout_break: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The usual text stream: a learned layout whose one moving count is candidatesTokenCount (the
+    # decoder's short way, see GoogleDecoder._usage). Each text delta's partial message carries that
+    # chunk's usage: counts that repeat, drop back to the learned ones, or follow a chunk of another
+    # layout (read the long way) included.
+    from normalize import StreamOptions, Usage, calculate_cost
+    from streamfns.google import decode, stream_google
+    from tests.adapters import CONTEXT, reads_client
+
+    long_way: list[Any] = []
+    in_range = decode._in_range  # pyright: ignore[reportPrivateUsage]
+
+    def counted(counts: tuple[Any, ...]) -> tuple[int, int, int, int, int]:
+        long_way.append(counts)
+        return in_range(counts)
+
+    monkeypatch.setattr(decode, "_in_range", counted)
+    counts = [1, 2, 3, 3, 5, 1, 1, 8, 2, 40, 41, 42, 8, 50, *range(51, 67)]
+    named = {"modelVersion": "gemini-x", "responseId": "r1"}  # a layout is learned once the response is named
+    chunks = [
+        chunk({"text": f"t{n} "}, usageMetadata=usage(100, c, thoughts=7, cached=40), **named)
+        for n, c in enumerate(counts)
+    ]
+    if layout_break:
+        # Chunks the learned layout does not read: the first with the counts it learned; the second with
+        # those the long way read last (before the short way moved them), which must count again.
+        for n in (6, 12):
+            chunks[n] = chunk(
+                {"text": f"t{n} "}, usageMetadata=usage(100, counts[n], thoughts=7, cached=40), **named, extra=1
+            )
+    model = GOOGLE.model()
+    seen: list[tuple[Any, ...]] = []
+    async with reads_client([sse(c) for c in [*chunks, chunk(finish="STOP")]]) as client:
+        stream = stream_google(model, CONTEXT, StreamOptions(api_key="test-key", http_client=client))
+        async for event in stream:
+            if event.type == "text_delta":
+                u = event.partial.usage
+                seen.append((event.delta, u.input, u.output, u.cache_read, u.reasoning, u.total_tokens, u.cost.total))
+        result = await stream.result()
+    expected: list[tuple[Any, ...]] = []
+    for n, c in enumerate(counts):
+        want = Usage(input=60, output=c + 7, cache_read=40, reasoning=7, total_tokens=60 + c + 7 + 40)
+        calculate_cost(model, want)
+        expected.append((f"t{n} ", 60, c + 7, 40, 7, want.total_tokens, want.cost.total))
+    assert seen == expected
+    assert result.usage.output == counts[-1] + 7
+    assert len(long_way) < len(counts) // 2, "the learned layout's chunks took the short way"
+
+
 async def test_google_side_parts_are_left_out_and_the_text_around_them_stays_one_block() -> None:
     events, result = await run_chunks(
         chunk({"text": "Computing: "}),

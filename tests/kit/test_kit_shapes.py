@@ -406,3 +406,147 @@ def test_paths_that_cannot_be_remembered_are_still_learned(searches: list[HolePa
     assert shape is not None
     assert shape.match(ANTHROPIC.replace(b"The ", b"x")) == ["x"]
     assert remembered() == {}
+
+
+# The compiled reading of a repeating layout (shapes._reader_of): a second implementation of match,
+# checked against the search it replaces on the same inputs.
+
+SEVERAL = [(data, holes) for data, holes in LAYOUTS if len(holes) > 1] + [
+    (b'{"n":12,"k":"x"}', [("n",)]),  # one integer hole
+    (b'{"a":"x","n":3,"b":"y","m":4}', [("b",), ("n",), ("a",), ("m",)]),  # four, in another order
+]
+
+
+@pytest.fixture
+def readers(monkeypatch: pytest.MonkeyPatch) -> dict[Any, Any]:
+    """A fresh table of compiled readings (none made by an earlier test)."""
+    table: dict[Any, Any] = {}
+    monkeypatch.setattr(shapes, "_readers", table)
+    return table
+
+
+def searching_and_compiled(data: bytes, holes: list[HolePath]) -> tuple[EventShape, EventShape]:
+    """Two shapes of one layout: one that always searches (its reading never compiled), one that reads
+    with the compiled pattern."""
+    searching = learned(data, holes)
+    searching.hits = shapes.READER_AFTER_HITS + 1  # past the count that compiles (it is checked once)
+    compiled = learned(data, holes)
+    compiled._reader = shapes._reader_of(compiled._layout)  # pyright: ignore[reportPrivateUsage]
+    assert searching._reader is None  # pyright: ignore[reportPrivateUsage]
+    return searching, compiled
+
+
+def escaped_texts(rng: random.Random) -> list[str]:
+    characters = ['"', "\\", "é", "😀", "\n", "a", "}", "\x00", "\u2028", "/", "\\u0041", " "]
+    return ["".join(rng.choice(characters) for _ in range(rng.randint(0, 12))) for _ in range(200)]
+
+
+@pytest.mark.parametrize(("data", "holes"), SEVERAL)
+def test_fuzz_the_compiled_reading_matches_what_the_search_matches(
+    data: bytes, holes: list[HolePath], readers: dict[Any, Any]
+) -> None:
+    searching, compiled = searching_and_compiled(data, holes)
+    value = jiter.from_json(data)
+    rng = random.Random(20261206)
+    inputs = [_mutations(data, rng) for _ in range(3000)]
+    # New values in every string hole (escapes, non-ASCII, both spellings) and every integer hole.
+    literals = [json.dumps(_at(value, path)).encode() for path in holes]
+    for text in escaped_texts(rng):
+        replaced = data
+        for path, literal in zip(holes, literals, strict=True):
+            if isinstance(_at(value, path), str):
+                new = json.dumps(text, ensure_ascii=rng.random() < 0.5).encode("utf-8")
+            else:
+                new = str(rng.choice([0, 1, 9, 10, 2**70])).encode()
+            replaced = replaced.replace(literal, new, 1)
+        inputs.append(replaced)
+    # Literals the JSON grammar refuses or reads otherwise, at every hole.
+    refused = [
+        b'"\\x"',
+        b'"\xff"',
+        b'"a\x01"',
+        b'"\\ud800x"',
+        b'"a"  ',
+        b' "a"',
+        b"01",
+        b"-1",
+        b"1.0",
+        b"1e3",
+        b"",
+        b'"',
+    ]
+    inputs += [data.replace(literal, bad, 1) for literal in literals for bad in refused]
+    matched = 0
+    for given in inputs:
+        expected = searching.match(given)
+        assert compiled.match(given) == expected, given
+        if expected is not None:
+            matched += 1
+            assert parse(given) == with_holes(value, holes, expected), given
+    assert 0 < matched < len(inputs)
+    assert compiled.hits == searching.hits - shapes.READER_AFTER_HITS - 1 == matched
+
+
+def _at(value: Any, path: HolePath) -> Any:
+    for step in path:
+        value = value[step]
+    return value
+
+
+def test_a_layout_that_repeats_is_compiled_once_for_every_stream(readers: dict[Any, Any]) -> None:
+    data, holes = LAYOUTS[-1]  # Gemini's three holes
+    shape = learned(data, holes)
+    for count in range(1, shapes.READER_AFTER_HITS):
+        assert shape.match(data) is not None
+        assert readers == {}, f"compiled after {count} events"
+    assert shape.match(data) is not None
+    assert list(readers) == [shape._layout]  # pyright: ignore[reportPrivateUsage]
+    reading = readers[shape._layout]  # pyright: ignore[reportPrivateUsage]
+    # The next stream's shape of that layout reads with it from its first event; the framed shape of
+    # a whole read is a layout of its own.
+    assert learned(data, holes)._reader is reading  # pyright: ignore[reportPrivateUsage]
+    assert shape.framed(b"data: ", b"\n\n")._reader is None  # pyright: ignore[reportPrivateUsage]
+
+
+def test_a_single_string_hole_keeps_its_own_read(readers: dict[Any, Any]) -> None:
+    shape = learned(ANTHROPIC, [("delta", "text")])
+    for _ in range(3 * shapes.READER_AFTER_HITS):
+        assert shape.match(ANTHROPIC) == ["The "]
+    assert readers == {}  # three slices and a parse cost less than a pattern
+
+
+def test_the_table_of_compiled_layouts_stays_small_whatever_a_server_sends(readers: dict[Any, Any]) -> None:
+    for index in range(100):
+        data = b'{"i":%d,"t":"x","n":1}' % index
+        shape = learned(data, [("t",), ("n",)])
+        for _ in range(shapes.READER_AFTER_HITS):
+            assert shape.match(data) == ["x", 1]
+        assert shape._reader is not None  # pyright: ignore[reportPrivateUsage]
+    assert len(readers) == shapes._READERS_KEPT  # pyright: ignore[reportPrivateUsage]
+
+
+def test_a_long_escaped_text_is_read_whole(readers: dict[Any, Any]) -> None:
+    data, holes = LAYOUTS[-1]
+    searching, compiled = searching_and_compiled(data, holes)
+    for text in ['\\"' * 50_000, "é" * 100_000, "a" * 200_000 + "\\"]:
+        given = data.replace(b'"The stream "', json.dumps(text, ensure_ascii=False).encode("utf-8"))
+        assert compiled.match(given) == searching.match(given) == [text, 1, 66]
+    unclosed = data.replace(b'"The stream "', b'"' + b"\\\\" * 50_000 + b'\\"')
+    assert compiled.match(unclosed) is searching.match(unclosed) is None
+
+
+def test_what_shapes_derive_from_their_layouts_is_kept_for_a_bounded_number(monkeypatch: pytest.MonkeyPatch) -> None:
+    table: dict[Any, Any] = {}
+    monkeypatch.setattr(shapes, "_derived", table)
+    first = learned(ANTHROPIC, [("delta", "text")])
+    kept = dict(table)
+    # Another stream's shape of that layout reads with the same fields, and reads as the first does.
+    again = learned(ANTHROPIC, [("delta", "text")])
+    assert table == kept
+    assert again._lefts is first._lefts  # pyright: ignore[reportPrivateUsage]
+    assert again._strings_slots is first._strings_slots  # pyright: ignore[reportPrivateUsage]
+    assert again.match(ANTHROPIC.replace(b"The ", b"x")) == first.match(ANTHROPIC.replace(b"The ", b"x")) == ["x"]
+    for index in range(200):  # a server that changes its layout every event
+        data = b'{"i":%d,"t":"x","n":1}' % index
+        assert learned(data, [("t",), ("n",)]).match(data) == ["x", 1]
+    assert len(table) == shapes._DERIVED_KEPT  # pyright: ignore[reportPrivateUsage]

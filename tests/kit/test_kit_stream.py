@@ -556,6 +556,8 @@ def _image(data: str, mime_type: str) -> Context:
         (CONTEXT, "fast", "config", "options must be a normalize.StreamOptions"),
         (CONTEXT, options(temperature=float("nan")), "config", "options.temperature"),
         (CONTEXT, options(temperature=float("inf")), "config", "options.temperature"),
+        (CONTEXT, options(temperature=10**400), "config", "options.temperature"),  # no float holds it
+        (CONTEXT, options(timeout=10**400), "config", "options.timeout"),
         (CONTEXT, options(max_tokens=0), "config", "options.max_tokens"),
         (CONTEXT, options(timeout=-1), "config", "options.timeout"),
         (CONTEXT, options(reasoning="loud"), "config", "options.reasoning"),
@@ -569,6 +571,8 @@ def _image(data: str, mime_type: str) -> Context:
         "options-str",
         "nan-temperature",
         "inf-temperature",
+        "huge-int-temperature",
+        "huge-int-timeout",
         "zero-max-tokens",
         "negative-timeout",
         "unknown-reasoning",
