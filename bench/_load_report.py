@@ -66,6 +66,8 @@ class LoadRun:
     processes: int = 1
     sdk_client: str = ""
     matrix: bool = False
+    #: The client processes' first-generation collector threshold (None: Python's default).
+    gc_threshold: int | None = None
 
     @property
     def figures(self) -> list[LoadFigure]:
@@ -315,6 +317,7 @@ def _record(
             "loop": first.loop if first else "",
             "processes": run.processes,
             "matrix": run.matrix,
+            "gc_threshold": run.gc_threshold,
             "sdk_client": run.sdk_client,
             "adapters": [f.as_dict() for f in run.figures],
             "bare": [f.as_dict() for f in first.bare] if first else [],
@@ -384,6 +387,11 @@ def report(run: LoadRun) -> list[str]:
     ]
     if run.sdk_client:
         lines.append(f"  SDK: {run.sdk_client}")
+    if run.gc_threshold is not None:
+        lines.append(
+            f"  collector: every client process, every stack alike, gc.set_threshold({run.gc_threshold:,}, …) "
+            "(Python's own otherwise)"
+        )
     lines += _sections(run)
     lines += _overhead_lines(found, every)
     lines += _budget_lines(verdicts)

@@ -130,6 +130,8 @@ class LoadFigure:
     server_cpu_s: float | None = None
     latencies_ns: array[int] = field(default_factory=lambda: array("q"))
     sustain_ms: float = 100.0
+    #: The collector's first-generation threshold the phase ran under, read in its process (0: not read).
+    gc_threshold: int = 0
     parts: list[LoadFigure] = field(default_factory=list["LoadFigure"])
     _ordered: list[int] = field(default_factory=list[int], repr=False, compare=False)
 
@@ -213,6 +215,7 @@ class LoadFigure:
             if self.server_cpu_s is not None and self.wall_s
             else None,
             "sustained": self.sustained,
+            "gc_threshold": self.gc_threshold,
         }
         if self.parts:
             entry["per_process"] = [part.as_dict() for part in self.parts]
@@ -239,6 +242,7 @@ def combine(parts: list[LoadFigure]) -> LoadFigure:
         loop=first.loop,
         processes=len(parts),
         sustain_ms=first.sustain_ms,
+        gc_threshold=first.gc_threshold,
         parts=parts,
     )
     whole.events = sum(p.events for p in parts)
@@ -526,7 +530,15 @@ async def drive(phase: Phase, base_url: str, loop: str) -> LoadFigure:
     stack = _RAW.get((phase.stack, phase.transport)) or _STACKS[phase.stack]
     transport = "" if phase.stack == "sdk" else phase.transport
     figure = LoadFigure(
-        phase.api, phase.stack, phase.streams, phase.rate, phase.events, transport, loop, sustain_ms=phase.sustain_ms
+        phase.api,
+        phase.stack,
+        phase.streams,
+        phase.rate,
+        phase.events,
+        transport,
+        loop,
+        sustain_ms=phase.sustain_ms,
+        gc_threshold=gc.get_threshold()[0],
     )
     if phase.memory:
         tracemalloc.start()
@@ -610,9 +622,12 @@ class _WorkerError:
     text: str
 
 
-def _worker(conn: Connection, base_url: str, loop: str) -> None:
+def _worker(conn: Connection, base_url: str, loop: str, gc_threshold: int | None = None) -> None:
     """A client process: run each :class:`Phase` it is sent on one event loop of kind ``loop``, answer
-    ``"leaks"`` with what it holds beyond its start, stop on None."""
+    ``"leaks"`` with what it holds beyond its start, stop on None. ``gc_threshold``: the collector's
+    first-generation threshold for every stack this process runs (None: Python's own)."""
+    if gc_threshold is not None:
+        gc.set_threshold(gc_threshold, *gc.get_threshold()[1:])
     with asyncio.Runner(loop_factory=_loop_factory(loop)) as runner:
         fds_before, tasks_before = runner.run(_baseline(base_url))
         while (command := conn.recv()) is not None:
@@ -627,15 +642,16 @@ def _worker(conn: Connection, base_url: str, loop: str) -> None:
 
 
 class Pool:
-    """``processes`` client processes on event loops of kind ``loop``, driving the server at ``base_url``."""
+    """``processes`` client processes on event loops of kind ``loop``, driving the server at ``base_url``
+    (``gc_threshold``: see :func:`_worker`)."""
 
-    def __init__(self, base_url: str, loop: str, processes: int) -> None:
+    def __init__(self, base_url: str, loop: str, processes: int, gc_threshold: int | None = None) -> None:
         context = multiprocessing.get_context("spawn")
         self.loop = loop
         self._workers: list[tuple[Any, Connection]] = []
         for _ in range(processes):
             mine, theirs = context.Pipe()
-            process = context.Process(target=_worker, args=(theirs, base_url, loop), daemon=True)
+            process = context.Process(target=_worker, args=(theirs, base_url, loop, gc_threshold), daemon=True)
             process.start()
             theirs.close()
             self._workers.append((process, mine))

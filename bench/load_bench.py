@@ -246,6 +246,7 @@ def measure(
     processes: int = 1,
     matrix: bool = False,
     apis: list[str] | None = None,
+    gc_threshold: int | None = None,
 ) -> LoadRun:
     """Start the server process, run each loop's client processes through the default run (or
     ``--matrix``), check for leaks, stop the server. ``transports``/``loops`` None: the fastest available."""
@@ -261,7 +262,7 @@ def measure(
         sdk_by_loop: dict[str, list[LoadFigure]] = {}
         fds = tasks = 0
         for loop in loops:
-            with Pool(base_url, loop, processes) as pool:
+            with Pool(base_url, loop, processes, gc_threshold) as pool:
                 driver = _Driver(pool, base_url, rate, seconds, sustain_ms)
                 if matrix:
                     measured, sdk_tries = _run_matrix(driver, transports, sdk)
@@ -290,6 +291,7 @@ def measure(
             processes,
             sdk_client() if sdk else "",
             matrix,
+            gc_threshold,
         )
         run.leaks.failed_streams = sum(f.streams - f.ok_streams for f in run.every())
         return run
@@ -349,9 +351,19 @@ def main(argv: list[str] | None = None) -> int:
         help=f"Anthropic adapter, bare transport and SDK at {', '.join(map(str, MATRIX_STREAMS))} streams, every "
         "transport × loop (about fifteen minutes)",
     )
+    parser.add_argument(
+        "--gc-threshold",
+        type=int,
+        default=None,
+        metavar="N",
+        help="the client processes' first-generation collector threshold, for every stack alike (default: "
+        "Python's own; see docs/many-streams.md)",
+    )
     args = parser.parse_args(argv or [])
     if args.processes < 1 or args.streams < 1:
         parser.error("--processes and --streams must be at least 1")
+    if args.gc_threshold is not None and args.gc_threshold < 1:
+        parser.error("--gc-threshold must be at least 1")
     transports = _choose(parser, "transport", args.transport, args.matrix)
     loops = _choose(parser, "loop", args.loop, args.matrix)
     seconds = args.seconds if args.seconds is not None else (MATRIX_SECONDS if args.matrix else 3.0)
@@ -365,6 +377,7 @@ def main(argv: list[str] | None = None) -> int:
         loops=loops,
         processes=args.processes,
         matrix=args.matrix,
+        gc_threshold=args.gc_threshold,
     )
     for line in report(run):
         print(line, flush=True)

@@ -5,6 +5,7 @@ lines from made-up figures. No timing is asserted (latency and CPU figures are p
 
 from __future__ import annotations
 
+import gc
 import json
 import subprocess
 import sys
@@ -281,7 +282,9 @@ def test_each_load_is_warmed_unmeasured_before_ours_bare_and_the_floor_are_measu
 def test_two_client_processes_on_aiohttp_and_uvloop_receive_exactly_their_events_and_nothing_leaks() -> None:
     pytest.importorskip("aiohttp")
     pytest.importorskip("uvloop")
-    run = load_bench.measure(streams=4, rate=40, seconds=0.5, transports=["aiohttp"], loops=["uvloop"], processes=2)
+    run = load_bench.measure(
+        streams=4, rate=40, seconds=0.5, transports=["aiohttp"], loops=["uvloop"], processes=2, gc_threshold=5000
+    )
     assert {figure.api for figure in run.figures} == _APIS
     assert len(run.figures) == len(_APIS)
     (combo,) = run.combinations
@@ -295,6 +298,9 @@ def test_two_client_processes_on_aiohttp_and_uvloop_receive_exactly_their_events
         assert figure.ok_streams == 4, figure.api
         assert [(part.streams, part.events, part.ok_streams) for part in figure.parts] == [(2, 40, 2), (2, 40, 2)]
         assert figure.memory_kib_per_stream is not None  # from the tracemalloc pass
+        # The threshold each process ran under, read there: every stack alike.
+        assert [part.gc_threshold for part in figure.parts] == [5000, 5000]
+    assert {t.gc_threshold for t in [*run.ours_tries, *run.sdk_tries]} == {5000}
     assert {(f.stack, f.api) for f in [*run.figures, bare, floor]} == {("ours", api) for api in _APIS} | {
         ("bare", ANTHROPIC),
         ("floor", ANTHROPIC),
@@ -311,6 +317,10 @@ def test_two_client_processes_on_aiohttp_and_uvloop_receive_exactly_their_events
     assert leaks.failed_streams == 0
     lines = load_bench.report(run)
     assert lines[0].startswith("load: 4 streams × 40 events/s × 0.5 s per phase, 2 client processes")
+    assert any(
+        line.startswith("  collector: every client process, every stack alike, gc.set_threshold(5,000")
+        for line in lines
+    )
     assert "  -- aiohttp × uvloop" in lines
     assert any(line.startswith("      process 2/2: 2 streams, 40 events") for line in lines)
     (split,) = [line for line in lines if line.startswith("    aiohttp × uvloop") and "ours − bare" in line]
@@ -334,6 +344,7 @@ def test_python_m_bench_load_passes_its_arguments_and_writes_json(tmp_path: Path
     assert {"date", "git_revision", "cpus", "cpu_model", "python", "rule"} <= set(document)
     (load,) = document["suites"]["load"]["load"]
     assert (load["streams"], load["rate"], load["seconds"], load["processes"]) == (2, 50, 0.2, 1)
+    assert load["gc_threshold"] is None  # Python's own collector settings unless --gc-threshold says otherwise
     transports = ["aiohttp", "httpx"] if "aiohttp" in load_bench.available("transport") else ["httpx"]
     assert [(c["transport"], c["loop"]) for c in load["combinations"]] == [(t, "asyncio") for t in transports]
     assert (load["transport"], load["loop"]) == (transports[0], "asyncio")
@@ -342,6 +353,7 @@ def test_python_m_bench_load_passes_its_arguments_and_writes_json(tmp_path: Path
         assert {row["api"] for row in combination["adapters"]} == _APIS
         assert all(row["events"] == 2 * 10 and row["ok_streams"] == 2 for row in rows)
         assert all(row["memory_kib_per_stream"] is not None for row in rows)
+        assert {row["gc_threshold"] for row in rows} == {gc.get_threshold()[0]}  # unchanged
         assert [row["stack"] for row in combination["bare"]] == ["bare", "floor"]
     assert [(p["transport"], p["streams"]) for p in load["ours_minus_bare"]] == [(t, 2) for t in transports]
     assert load["sdk_tries"] == []

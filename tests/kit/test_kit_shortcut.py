@@ -421,6 +421,12 @@ _CLAUDE_TAIL = [
         _wrapped(_claude_delta("other block ", index=1)),  # a block that never started
         _wrapped(b'{"type":"ping"}'),
         _wrapped(_claude_delta('quote \\" and \\\\ ')),
+        # JSON escapes inside the base64 (the parse reads "/" and "A"; no alphabet has a backslash).
+        _chunk(b'{"bytes":"' + base64.b64encode(_claude_delta("s?>?>")).replace(b"/", b"\\/") + b'"}'),
+        _chunk(b'{"bytes":"\\u0065' + base64.b64encode(b"{" + _claude_delta("u ")[1:])[1:] + b'"}'),
+        _chunk(b'{"bytes": "' + base64.b64encode(_claude_delta("space ")) + b'"}'),  # JSON's space after the colon
+        _chunk(b'{"bytes":""}'),  # no event at all
+
         _chunk(
             b'{"bytes":"' + base64.b64encode(_claude_delta("x")) + b'"}',
             {**_CHUNK_HEADERS, ":message-type": "exception"},
