@@ -653,8 +653,9 @@ class MessageBuilder:
         usage.input, usage.output, usage.cache_read, usage.cache_write = input, output, cache_read, cache_write
         if usage.reasoning is not None and usage.reasoning > output:
             usage.reasoning = output
-        usage.recompute_total()
-        self._price()
+        usage.total_tokens = input + output + cache_read + cache_write  # Usage.recompute_total, inline
+        if self._model is not None:  # _price, inline
+            calculate_cost(self._model, usage, multiplier=self._price_multiplier)
 
     def price_multiplier(self, multiplier: float) -> None:
         """Price this response at ``multiplier`` times the model's rates (a processing tier billed

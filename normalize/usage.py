@@ -169,12 +169,17 @@ def calculate_cost(model: Model, usage: Usage, *, multiplier: float = 1.0) -> Co
         cost.input = cost.output = cost.cache_read = cost.cache_write = 0.0
         cost.total = None if basis == "unknown" else 0.0
         return cost
-    write_1h = min(usage.cache_write_1h or 0, usage.cache_write)
-    cost.input = rates.input * usage.input / _PER_MILLION * multiplier
-    cost.output = rates.output * usage.output / _PER_MILLION * multiplier
-    cost.cache_read = rates.cache_read * usage.cache_read / _PER_MILLION * multiplier
-    cost.cache_write = (
-        (rates.cache_write * (usage.cache_write - write_1h) + rates.input * 2 * write_1h) / _PER_MILLION * multiplier
+    # Each part in the same order of operations as ever (a float result is not changed by a rewrite),
+    # each read once: with per-chunk usage (Gemini) this runs for every event.
+    cache_write = usage.cache_write
+    write_1h = usage.cache_write_1h
+    write_1h = min(write_1h, cache_write) if write_1h else min(0, cache_write) if cache_write < 0 else 0
+    rate_in = rates.input
+    cost.input = input_cost = rate_in * usage.input / _PER_MILLION * multiplier
+    cost.output = output_cost = rates.output * usage.output / _PER_MILLION * multiplier
+    cost.cache_read = read_cost = rates.cache_read * usage.cache_read / _PER_MILLION * multiplier
+    cost.cache_write = write_cost = (
+        (rates.cache_write * (cache_write - write_1h) + rate_in * 2 * write_1h) / _PER_MILLION * multiplier
     )
-    cost.total = cost.input + cost.output + cost.cache_read + cost.cache_write
+    cost.total = input_cost + output_cost + read_cost + write_cost
     return cost

@@ -308,10 +308,22 @@ class GoogleDecoder(Decoder[ServerSentEvent]):
             self._usage_seen = self._shape_usage
 
     def _shaped_text(self, pieces: list[Any]) -> None:
-        """A text chunk the shape read (``pieces``: its holes, the text first), from on_event or from
-        the kit's shortcut, which gives it every hole (``whole``): the text continues the open block."""
+        """A text chunk the shape read in on_event (``pieces``: its holes, the text first): the text
+        continues the open block, and the chunk's usage is the read's latest."""
         self._shaped_usage(pieces)
         self._builder.text_delta(self._shape_key, pieces[0])
+
+    def _shortcut_text(self, pieces: list[Any]) -> None:
+        """The kit's shortcut (see on_event): a read that is one text chunk of the learned layout, every
+        hole given (``whole``). What _shaped_text and the read's end do, at once: the chunk is the read's
+        only one, so its usage is the read's (a usage no count of which moved was applied when the
+        layout was learned, and nothing has changed it since: a chunk read whole drops the layout)."""
+        self._builder.text_delta(self._shape_key, pieces[0])
+        fast = self._shape_fast
+        if fast is not None:
+            self._fast_usage(fast, pieces[fast[0]])
+        elif self._shape_slots:
+            self._usage((self._shape_counts, self._shape_slots, pieces))
 
     def _learn(self, sse: ServerSentEvent, data: dict[str, Any], content: Any, usage: Any) -> None:
         """Learn the layout of a chunk whose one part was text continuing the open text block, or the
@@ -363,7 +375,9 @@ class GoogleDecoder(Decoder[ServerSentEvent]):
         self._shape = EventShape.learn(sse.data, data, holes)
         self._shape_key = self._block_key
         self._shape_call = call
-        self.shortcut = None if call is not None else Shortcut.of(sse.event, self._shape, self._shaped_text, whole=True)
+        self.shortcut = (
+            None if call is not None else Shortcut.of(sse.event, self._shape, self._shortcut_text, whole=True)
+        )
         self._shape_usage = usage
         self._shape_counts = (
             tuple(usage.get(field) for field in _COUNT_FIELDS) if usage.__class__ is dict else _NO_COUNTS
@@ -593,20 +607,24 @@ class GoogleDecoder(Decoder[ServerSentEvent]):
         )
         return True
 
+    def _fast_usage(self, fast: tuple[int, int, int, int], candidates: int) -> None:
+        """The usage of a chunk of the learned layout whose only count in a hole is the candidates count
+        (``candidates``, digits: a non-negative int); the others are the learned ones, in range already
+        (``fast``, see _learn). At one chunk per read this runs per chunk, so it builds no tuple."""
+        learned = self._shape_counts
+        if self._fast_from is learned and candidates == self._fast_candidates:
+            return  # unchanged: nothing to recompute
+        self._fast_from, self._fast_candidates, self._counts = learned, candidates, None
+        _, prompt, cached, thoughts = fast
+        self._builder.usage_counts(prompt, candidates + thoughts, cached, 0, thoughts)
+
     def _usage(self, meta: Any) -> None:
         counts: tuple[Any, ...]
         if meta.__class__ is tuple:  # (the learned counts, where the holes go, the pieces): see on_event
             learned, slots, pieces = meta
             fast = self._shape_fast
             if fast is not None and learned is self._shape_counts:
-                # Only the candidates count is in a hole: the others are the learned ones, in range
-                # already. At one chunk per read this runs per chunk, so it builds no tuple.
-                hole, prompt, cached, thoughts = fast
-                candidates = pieces[hole]  # digits: a non-negative int
-                if self._fast_from is learned and candidates == self._fast_candidates:
-                    return  # unchanged: nothing to recompute
-                self._fast_from, self._fast_candidates, self._counts = learned, candidates, None
-                self._builder.usage_counts(prompt, candidates + thoughts, cached, 0, thoughts)
+                self._fast_usage(fast, pieces[fast[0]])
                 return
             filled = list(learned)
             for position, hole in slots:
