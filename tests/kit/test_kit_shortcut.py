@@ -426,7 +426,6 @@ _CLAUDE_TAIL = [
         _chunk(b'{"bytes":"\\u0065' + base64.b64encode(b"{" + _claude_delta("u ")[1:])[1:] + b'"}'),
         _chunk(b'{"bytes": "' + base64.b64encode(_claude_delta("space ")) + b'"}'),  # JSON's space after the colon
         _chunk(b'{"bytes":""}'),  # no event at all
-
         _chunk(
             b'{"bytes":"' + base64.b64encode(_claude_delta("x")) + b'"}',
             {**_CHUNK_HEADERS, ":message-type": "exception"},
