@@ -219,7 +219,7 @@ class EventShape:
         values = self._holes(data, head_len, end)
         if values is not None:
             self.hits += 1
-            if self.hits == READER_AFTER_HITS and not self._one_string:
+            if self.hits == READER_AFTER_HITS and not self._one_string and _compiles(self._layout):
                 self._reader = _reader_of(self._layout)
         return values
 
@@ -369,6 +369,17 @@ READER_AFTER_HITS: Final = 32
 layout (about 40% less work an event for three holes). Compiling one costs about a millisecond (some
 hundred events' worth), so it is made only for a layout that keeps repeating, and once per process:
 a hostile server changing layouts every few events never gets one compiled."""
+
+READER_MAX_BYTES: Final = 2048
+"""The most fixed bytes a layout may have to be compiled (a delta's are a few hundred). Compiling costs
+about 2 ms a kilobyte of them: a server sending large events of a layout that changes every
+:data:`READER_AFTER_HITS` events would otherwise make each change cost far more than reading them."""
+
+
+def _compiles(layout: _Layout) -> bool:
+    head, _, middles, tail, _ = layout
+    return len(head) + len(tail) + sum(map(len, middles)) <= READER_MAX_BYTES
+
 
 _READERS_KEPT: Final = 32
 """How many compiled layouts the process keeps (the built-in decoders use a handful); past it the

@@ -550,3 +550,18 @@ def test_what_shapes_derive_from_their_layouts_is_kept_for_a_bounded_number(monk
         data = b'{"i":%d,"t":"x","n":1}' % index
         assert learned(data, [("t",), ("n",)]).match(data) == ["x", 1]
     assert len(table) == shapes._DERIVED_KEPT  # pyright: ignore[reportPrivateUsage]
+
+
+def test_a_layout_of_large_fixed_bytes_is_never_compiled(readers: dict[Any, Any]) -> None:
+    # Compiling costs about 2 ms a kilobyte: a server whose large events change layout every 32 events
+    # must not make each change cost that. Such a layout keeps the search, which reads as well.
+    padding = "p" * shapes.READER_MAX_BYTES
+    data = json.dumps({"t": "x", "n": 1, "pad": padding}, separators=(",", ":")).encode()
+    shape = learned(data, [("t",), ("n",)])
+    for count in range(3 * shapes.READER_AFTER_HITS):
+        assert shape.match(data.replace(b'"t":"x"', b'"t":"%d"' % count)) == [str(count), 1]
+    assert readers == {}
+    small = learned(data.replace(padding.encode(), b"p"), [("t",), ("n",)])
+    for _ in range(shapes.READER_AFTER_HITS):
+        small.match(data.replace(padding.encode(), b"p"))
+    assert len(readers) == 1  # the same layout with a short padding is
