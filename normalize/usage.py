@@ -172,8 +172,7 @@ def calculate_cost(model: Model, usage: Usage, *, multiplier: float = 1.0) -> Co
     # Each part in the same order of operations as ever (a float result is not changed by a rewrite),
     # each read once: with per-chunk usage (Gemini) this runs for every event.
     cache_write = usage.cache_write
-    write_1h = usage.cache_write_1h
-    write_1h = min(write_1h, cache_write) if write_1h else min(0, cache_write) if cache_write < 0 else 0
+    write_1h = min(usage.cache_write_1h or 0, cache_write)
     rate_in = rates.input
     cost.input = input_cost = rate_in * usage.input / _PER_MILLION * multiplier
     cost.output = output_cost = rates.output * usage.output / _PER_MILLION * multiplier
