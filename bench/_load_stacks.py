@@ -49,8 +49,11 @@ __all__ = [
     "ANTHROPIC",
     "APIS",
     "LOOPS",
+    "OBJECTS_PROBE_S",
+    "SETTLE_S",
     "TRANSPORTS",
     "ClientProcessError",
+    "CollectorFigure",
     "LoadFigure",
     "Phase",
     "Pool",
@@ -108,6 +111,87 @@ def _loop_factory(loop: str) -> Callable[[], asyncio.AbstractEventLoop]:
     return asyncio.new_event_loop
 
 
+#: Seconds after the last start at which the memory pass counts the objects its streams hold: each
+#: stream set up and between two events by then (see run_phase).
+OBJECTS_PROBE_S = 0.1
+#: Seconds after the last stream started from which an event's latency counts as settled: the starts'
+#: own work, and the collector passes they bring, are behind by then (see LoadFigure.settled_latency_ms).
+SETTLE_S = 1.0
+
+
+@dataclass(slots=True)
+class CollectorFigure:
+    """The garbage collector's passes during one timed phase in one process: how many of each
+    generation, how long they took in all, and the longest (its generation, and when it began, in
+    seconds from the phase's start). A pass stops every stream of the process while it runs: a long
+    one during the starts, when the loop is already behind, is what sets a p99 there."""
+
+    passes: list[int] = field(default_factory=lambda: [0, 0, 0])
+    total_ms: float = 0.0
+    longest_ms: float = 0.0
+    longest_generation: int = -1
+    longest_at_s: float = 0.0
+
+    def summary(self) -> str:
+        """One phrase for the report."""
+        count = sum(self.passes)
+        if not count:
+            return "no pass"
+        return (
+            f"{count:,} pass{'' if count == 1 else 'es'} ({self.passes[2]} full), longest {self.longest_ms:.1f} ms "
+            f"(generation {self.longest_generation}, at {self.longest_at_s:.2f} s), {self.total_ms:.0f} ms in all"
+        )
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-ready fields."""
+        return {
+            "passes_by_generation": list(self.passes),
+            "total_ms": round(self.total_ms, 3),
+            "longest_ms": round(self.longest_ms, 3),
+            "longest_generation": self.longest_generation,
+            "longest_at_s": round(self.longest_at_s, 3),
+        }
+
+    @staticmethod
+    def merged(parts: list[CollectorFigure]) -> CollectorFigure:
+        """Several processes' passes as one figure: counts and time summed, the longest of them all."""
+        whole = CollectorFigure()
+        for part in parts:
+            whole.passes = [a + b for a, b in zip(whole.passes, part.passes, strict=True)]
+            whole.total_ms += part.total_ms
+            if part.longest_ms > whole.longest_ms:
+                whole.longest_ms, whole.longest_generation = part.longest_ms, part.longest_generation
+                whole.longest_at_s = part.longest_at_s
+        return whole
+
+
+class _CollectorWatch:
+    """A ``gc.callbacks`` entry timing each pass of the collector into a :class:`CollectorFigure`,
+    from ``started`` (a ``time.perf_counter()`` reading): two clock readings a pass, a few hundred
+    passes a phase, the same for every stack."""
+
+    __slots__ = ("_began", "_started", "figure")
+
+    def __init__(self, started: float) -> None:
+        self._started = started
+        self._began = started
+        self.figure = CollectorFigure()
+
+    def __call__(self, phase: str, info: dict[str, int]) -> None:
+        now = time.perf_counter()
+        if phase == "start":
+            self._began = now
+            return
+        took_ms = (now - self._began) * 1e3
+        generation = info["generation"]
+        figure = self.figure
+        figure.passes[generation] += 1
+        figure.total_ms += took_ms
+        if took_ms > figure.longest_ms:
+            figure.longest_ms, figure.longest_generation = took_ms, generation
+            figure.longest_at_s = self._began - self._started
+
+
 @dataclass(slots=True)
 class LoadFigure:
     """One phase: ``streams`` concurrent streams of ``expected`` deltas each through one stack, in
@@ -126,9 +210,18 @@ class LoadFigure:
     cpu_s: float = 0.0
     wall_s: float = 0.0
     memory_kib_per_stream: float | None = None
+    #: The objects the collector tracks per open stream, counted once in the memory pass (None: not
+    #: counted): what each of its passes walks, and what sets off the next one.
+    objects_per_stream: float | None = None
     #: The server process's CPU seconds over the phase (None: not measured).
     server_cpu_s: float | None = None
     latencies_ns: array[int] = field(default_factory=lambda: array("q"))
+    #: Each latency's send stamp (the server's, :func:`stamp_ns`), in the same order.
+    sent_ns: array[int] = field(default_factory=lambda: array("q"))
+    #: Events sent from this stamp on count as settled (:meth:`settled_latency_ms`; 0: none set).
+    settled_from_ns: int = 0
+    #: The collector's passes during the timed phase, in this process (None: not watched).
+    collector: CollectorFigure | None = None
     sustain_ms: float = 100.0
     #: The collector's first-generation threshold the phase ran under, read in its process (0: not read).
     gc_threshold: int = 0
@@ -154,6 +247,20 @@ class LoadFigure:
         ordered = self._ordered
         return ordered[min(len(ordered) - 1, int(quantile * len(ordered)))] / 1e6
 
+    def settled_latency_ms(self, quantile: float) -> float | None:
+        """The latency at ``quantile`` of the events sent once every stream had started and
+        :data:`SETTLE_S` more had passed (each process's own), in milliseconds; None when no event was
+        sent that late (a run too short to settle: no figure, rather than one of nothing)."""
+        settled: list[int] = []
+        for part in self.parts or [self]:
+            cut = part.settled_from_ns
+            if cut:
+                settled += [lat for sent, lat in zip(part.sent_ns, part.latencies_ns, strict=True) if sent >= cut]
+        if not settled:
+            return None
+        settled.sort()
+        return settled[min(len(settled) - 1, int(quantile * len(settled)))] / 1e6
+
     def holds(self, limit_ms: float) -> bool:
         """Every stream got all its events and the p99 latency stayed under ``limit_ms``, in every process."""
         return (
@@ -168,8 +275,27 @@ class LoadFigure:
         return self.holds(self.sustain_ms)
 
     def lines(self) -> list[str]:
-        """Its report line and, with several processes, one line per process under it."""
-        return [self.line(), *(self._part_line(i, part) for i, part in enumerate(self.parts, 1))]
+        """Its report line, the line of where its tail is, and, with several processes, one line per
+        process under them."""
+        tail = self.tail_line()
+        return [
+            self.line(),
+            *([tail] if tail else []),
+            *(self._part_line(i, part) for i, part in enumerate(self.parts, 1)),
+        ]
+
+    def tail_line(self) -> str:
+        """Where the latency's tail comes from: the p99 once the starts have settled, and the
+        collector's pauses ("" when neither was measured)."""
+        settled = self.settled_latency_ms(0.99)
+        pieces: list[str] = []
+        if settled is not None:
+            pieces.append(f"p99 from {SETTLE_S:g} s after the last start {settled:7.2f} ms")
+        if self.collector is not None:
+            pieces.append(f"collector: {self.collector.summary()}")
+        if self.objects_per_stream is not None:
+            pieces.append(f"{self.objects_per_stream:.0f} tracked objects a stream")
+        return f"      tail: {'; '.join(pieces)}" if pieces else ""
 
     def line(self) -> str:
         """One report line."""
@@ -215,7 +341,10 @@ class LoadFigure:
             if self.server_cpu_s is not None and self.wall_s
             else None,
             "sustained": self.sustained,
+            "latency_p99_settled_ms": None if (settled := self.settled_latency_ms(0.99)) is None else round(settled, 3),
             "gc_threshold": self.gc_threshold,
+            "collector": None if self.collector is None else self.collector.as_dict(),
+            "objects_per_stream": None if self.objects_per_stream is None else round(self.objects_per_stream, 1),
         }
         if self.parts:
             entry["per_process"] = [part.as_dict() for part in self.parts]
@@ -251,6 +380,9 @@ def combine(parts: list[LoadFigure]) -> LoadFigure:
     whole.wall_s = max(p.wall_s for p in parts)
     for part in parts:
         whole.latencies_ns.extend(part.latencies_ns)
+        whole.sent_ns.extend(part.sent_ns)
+    watched = [part.collector for part in parts if part.collector is not None]
+    whole.collector = CollectorFigure.merged(watched) if len(watched) == len(parts) else None
     return whole
 
 
@@ -261,7 +393,9 @@ def record(figure: LoadFigure, text: str) -> int:
     counted = 0
     for stamp in text.split():
         if stamp.isdigit():  # anything else is not one of the server's deltas: not counted, so its stream fails
-            figure.latencies_ns.append(now - int(stamp))
+            sent = int(stamp)
+            figure.sent_ns.append(sent)
+            figure.latencies_ns.append(now - sent)
             counted += 1
     figure.events += counted
     return counted
@@ -556,24 +690,49 @@ async def drive(phase: Phase, base_url: str, loop: str) -> LoadFigure:
 async def run_phase(figure: LoadFigure, one: One, *, spread_s: float = 1.0) -> LoadFigure:
     """Run ``figure.streams`` copies of ``one`` (each returns whether its stream ended well; one that
     raises an ``Exception`` fails alone, a cancellation is not swallowed), their starts spread over
-    ``spread_s``, measuring CPU time (and, when ``tracemalloc`` is tracing, the peak of traced memory
-    per stream) into ``figure``."""
+    ``spread_s``, measuring CPU time, the collector's passes and when the last stream started into
+    ``figure``; when ``tracemalloc`` is tracing (the memory pass), also the peak of traced memory per
+    stream and the tracked objects per open stream, :data:`OBJECTS_PROBE_S` after the last start."""
     gc.collect()
     tracing = tracemalloc.is_tracing()
     if tracing:
         tracemalloc.reset_peak()
     traced_before = tracemalloc.get_traced_memory()[0] if tracing else 0
+    objects_before = len(gc.get_objects()) if tracing else 0
+
+    last_start = [0]
+    open_streams = [0]
 
     async def staggered(index: int) -> bool:
         await asyncio.sleep(spread_s * index / figure.streams)
+        last_start[0] = max(last_start[0], stamp_ns())  # a loop that is behind starts the last ones late
+        open_streams[0] += 1
         try:
             return await one(figure)
         except Exception:  # a stack that raises (the SDK does) fails its stream, not the whole run
             return False
+        finally:
+            open_streams[0] -= 1
+
+    async def count_objects() -> None:
+        await asyncio.sleep(spread_s + OBJECTS_PROBE_S)
+        if open_streams[0]:  # none open (a pass too short for the probe): no figure, not one of nothing
+            gc.collect()  # what the streams hold, not garbage a pass has yet to find
+            figure.objects_per_stream = (len(gc.get_objects()) - objects_before) / open_streams[0]
 
     cpu, wall = time.process_time(), time.perf_counter()
-    results = await asyncio.gather(*(staggered(i) for i in range(figure.streams)))
+    watch = _CollectorWatch(wall)
+    gc.callbacks.append(watch)
+    probe = asyncio.ensure_future(count_objects()) if tracing else None
+    try:
+        results = await asyncio.gather(*(staggered(i) for i in range(figure.streams)))
+    finally:
+        gc.callbacks.remove(watch)
+        if probe is not None:
+            probe.cancel()  # done by now unless the pass ended first; not awaited: no cancellation of ours is held up
     figure.cpu_s, figure.wall_s = time.process_time() - cpu, time.perf_counter() - wall
+    figure.collector = watch.figure
+    figure.settled_from_ns = last_start[0] + int(SETTLE_S * 1e9)
     figure.ok_streams = sum(results)
     if tracing:
         peak = tracemalloc.get_traced_memory()[1]

@@ -18,11 +18,20 @@ phase it prints:
   the delta's text) to the consumer receiving the event, on the same machine (all processes' merged);
 - **memory per stream**: in a separate short pass under ``tracemalloc`` (which slows everything, so
   never during the timed phases), the peak of traced memory over the pass, less what was traced
-  before it, ÷ the streams open at once (at most 100, in one process);
+  before it, ÷ the streams open at once (at most 100, in one process); in the same pass, a tenth of
+  a second after the last start, the objects the garbage collector tracks, less those before the
+  pass, ÷ the streams open then (printed on the tail line below);
 - the server's CPU share over the phase (near 100%: the server, not the client, was the limit);
 - whether the load was **sustained**: every stream received exactly its deltas and the p99 latency
   stayed under ``--sustain-ms``, in every process (a client that falls behind queues, and its
-  latency grows with time).
+  latency grows with time);
+- under it, **where the tail is**: the p99 of the events sent from a second after the last stream
+  started (the starts' own work behind them; none when the phase is too short to settle), and the
+  garbage collector's passes over the timed phase in each client process (``gc.callbacks``): how
+  many, how many of them full, the longest (its generation and when it began) and their time in
+  all; and the tracked objects a stream holds (from the memory pass). A full pass stops every
+  stream of its process; one that falls among the starts, when the loop is already behind, is what
+  sets a p99 there (see docs/many-streams.md).
 
 **Ours − bare**: the bare transport (its library alone, reading each HTTP chunk and finding the stamp
 in the bytes, recorded the same way) runs at the same load; the difference of CPU per event is what
@@ -126,8 +135,9 @@ class _Driver:
             phase = Phase(stack, ANTHROPIC, transport, streams, self.rate, events, self.sustain_ms, _WARM_SECONDS / 2)
             self.pool.run(phase)
 
-    def memory(self, figure: LoadFigure, streams: int) -> float | None:
-        """Memory per stream of ``figure``'s stack, from a pass of ``streams`` streams under tracemalloc."""
+    def memory(self, figure: LoadFigure, streams: int) -> tuple[float | None, float | None]:
+        """Memory and tracked objects per stream of ``figure``'s stack, from a pass of ``streams``
+        streams under tracemalloc."""
         events = max(1, round(self.rate * _MEMORY_SECONDS))
         phase = Phase(
             figure.stack,
@@ -139,7 +149,8 @@ class _Driver:
             spread_s=_MEMORY_SPREAD_S,
             memory=True,
         )
-        return self.pool.run(phase).memory_kib_per_stream
+        measured = self.pool.run(phase)
+        return measured.memory_kib_per_stream, measured.objects_per_stream
 
 
 def _halving(drive: Callable[[int], LoadFigure], first: LoadFigure | None, streams: int) -> list[LoadFigure]:
@@ -155,12 +166,12 @@ def _halving(drive: Callable[[int], LoadFigure], first: LoadFigure | None, strea
 
 def _fill_memory(driver: _Driver, figures: list[LoadFigure], streams: int) -> None:
     """One memory pass per stack, transport and api among ``figures``, its figure given to each."""
-    done: dict[tuple[str, str, str], float | None] = {}
+    done: dict[tuple[str, str, str], tuple[float | None, float | None]] = {}
     for figure in figures:
         key = (figure.stack, figure.transport, figure.api)
         if key not in done:
             done[key] = driver.memory(figure, streams)
-        figure.memory_kib_per_stream = done[key]
+        figure.memory_kib_per_stream, figure.objects_per_stream = done[key]
 
 
 def _run_loop(

@@ -5,10 +5,13 @@ lines from made-up figures. No timing is asserted (latency and CPU figures are p
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import json
 import subprocess
 import sys
+import time
+import tracemalloc
 from array import array
 from pathlib import Path
 from typing import cast
@@ -17,7 +20,18 @@ import pytest
 
 from bench import _report, load_bench
 from bench._load_report import MATRIX_STREAMS
-from bench._load_stacks import ANTHROPIC, LoadFigure, Phase, Pool, combine, scan
+from bench._load_server import stamp_ns
+from bench._load_stacks import (
+    ANTHROPIC,
+    SETTLE_S,
+    CollectorFigure,
+    LoadFigure,
+    Phase,
+    Pool,
+    combine,
+    run_phase,
+    scan,
+)
 from streamfns._adapters import builtin_adapters
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -134,6 +148,128 @@ def test_the_bare_consumer_counts_a_delta_cut_between_two_reads() -> None:
     assert counted == 2
     assert figure.events == 2
     assert len(figure.latencies_ns) == 2
+
+
+@pytest.mark.parallel
+def test_a_phase_times_each_collector_pass_and_settles_after_its_last_start() -> None:
+    figure = LoadFigure(ANTHROPIC, "ours", 6, 20.0, 1)
+    starts: list[int] = []
+
+    async def one(_figure: LoadFigure) -> bool:
+        starts.append(stamp_ns())
+        if len(starts) == 1:
+            # Holds the loop on purpose: every later stream starts at least this late, whatever was planned.
+            time.sleep(0.05)  # noqa: ASYNC251
+        await asyncio.sleep(0)
+        gc.collect()  # a full pass, and a young one, in every stream: each one timed
+        gc.collect(0)
+        return True
+
+    before = list(gc.callbacks)
+    asyncio.run(run_phase(figure, one, spread_s=0.01))
+    assert gc.callbacks == before  # the watch is taken out with the phase
+    watched = figure.collector
+    assert watched is not None
+    assert watched.passes[2] >= 6
+    assert watched.passes[0] >= 6
+    assert 0 <= watched.longest_ms <= watched.total_ms
+    assert watched.longest_generation in (0, 1, 2)
+    assert 0 <= watched.longest_at_s <= figure.wall_s
+    assert "(" in watched.summary()
+    assert "full)" in watched.summary()
+    # settled from one SETTLE_S after the last stream started (read as it started, not as planned)
+    last_start = figure.settled_from_ns - int(SETTLE_S * 1e9)
+    assert min(starts) + 50_000_000 <= last_start <= max(starts)
+    assert CollectorFigure().summary() == "no pass"
+
+
+@pytest.mark.parallel
+def test_the_memory_pass_counts_the_tracked_objects_an_open_stream_holds() -> None:
+    held_each = 60
+
+    async def holding(_figure: LoadFigure) -> bool:
+        held: list[list[int]] = [[] for _ in range(held_each)]  # tracked, alive until the stream ends
+        await asyncio.sleep(1.0)  # its timer is due after the probe's: every stream is open at the probe
+        return len(held) == held_each
+
+    async def at_once(_figure: LoadFigure) -> bool:
+        return True
+
+    async def passes() -> tuple[LoadFigure, LoadFigure, LoadFigure]:
+        tracemalloc.start()
+        try:
+            counted = await run_phase(LoadFigure(ANTHROPIC, "ours", 4, 20.0, 1), holding, spread_s=0.01)
+            ended = await run_phase(LoadFigure(ANTHROPIC, "ours", 4, 20.0, 1), at_once, spread_s=0.01)
+        finally:
+            tracemalloc.stop()
+        timed = await run_phase(LoadFigure(ANTHROPIC, "ours", 4, 20.0, 1), holding, spread_s=0.01)
+        return counted, ended, timed
+
+    counted, ended, timed = asyncio.run(passes())
+    assert counted.ok_streams == 4
+    assert counted.objects_per_stream is not None
+    # its 60 lists and the list of them, and the stream's own task and coroutines: no more than that
+    assert held_each + 1 <= counted.objects_per_stream <= held_each + 40
+    assert f"{counted.objects_per_stream:.0f} tracked objects a stream" in counted.tail_line()
+    assert counted.as_dict()["objects_per_stream"] == round(counted.objects_per_stream, 1)
+    assert ended.objects_per_stream is None  # every stream over before the probe: nothing to divide by
+    assert timed.objects_per_stream is None  # counted only in the memory pass, never in a timed one
+
+
+@pytest.mark.parallel
+def test_the_settled_p99_leaves_the_starts_out_and_is_none_when_nothing_settled(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    ms = 1_000_000
+    starting = _figure("ours", 1000, p99_ms=1)
+    starting.sent_ns = array("q", [100, 200, 300, 400])
+    starting.latencies_ns = array("q", [500 * ms, 400 * ms, 2 * ms, 3 * ms])
+    assert starting.settled_latency_ms(0.99) is None  # no cut set: nothing is called settled
+    starting.settled_from_ns = 300
+    assert starting.settled_latency_ms(0.99) == 3.0
+    assert starting.latency_ms(0.99) == 500.0
+    assert starting.tail_line() == f"      tail: p99 from {SETTLE_S:g} s after the last start    3.00 ms"
+    assert starting.as_dict()["latency_p99_settled_ms"] == 3.0
+    starting.settled_from_ns = 401  # a run too short to settle: no figure, not one of nothing
+    assert starting.settled_latency_ms(0.99) is None
+    assert starting.tail_line() == ""
+    assert starting.as_dict()["latency_p99_settled_ms"] is None
+    # several processes: each part's own cut, their settled latencies merged
+    early, late = _figure("ours", 500), _figure("ours", 500)
+    early.sent_ns, early.latencies_ns, early.settled_from_ns = array("q", [5, 9]), array("q", [90 * ms, 4 * ms]), 9
+    late.sent_ns, late.latencies_ns, late.settled_from_ns = array("q", [5, 9]), array("q", [50 * ms, 7 * ms]), 5
+    both = combine([early, late])
+    assert both.settled_latency_ms(0.99) == 50.0  # 4 (early's settled), 50 and 7 (late's)
+    assert both.settled_latency_ms(0.0) == 4.0
+    # the collector: counts and time summed, the longest of the processes kept with its own time
+    early.collector = CollectorFigure([10, 2, 0], 30.0, 6.0, 1, 0.5)
+    late.collector = CollectorFigure([12, 1, 1], 90.0, 70.0, 2, 0.8)
+    merged = combine([early, late]).collector
+    assert merged is not None
+    assert merged == CollectorFigure([22, 3, 1], 120.0, 70.0, 2, 0.8)
+    assert merged.summary() == "26 passes (1 full), longest 70.0 ms (generation 2, at 0.80 s), 120 ms in all"
+    late.collector = None  # a process not watched: the whole is not claimed watched
+    assert combine([early, late]).collector is None
+    # in the report, under the figure's own line
+    monkeypatch.setattr(_report, "_results", {})
+    monkeypatch.setattr(_report, "_suite", "load")
+    run = _run()
+    ours = run.combinations[0].figures[0]
+    ours.collector = CollectorFigure([300, 30, 1], 250.0, 75.5, 2, 0.85)
+    lines = load_bench.report(run)
+    at = lines.index(ours.line())
+    assert lines[at + 1] == (
+        "      tail: collector: 331 passes (1 full), longest 75.5 ms (generation 2, at 0.85 s), 250 ms in all"
+    )
+    (record,) = _report.results()["load"]["load"]
+    assert record["adapters"][0]["collector"] == {
+        "passes_by_generation": [300, 30, 1],
+        "total_ms": 250.0,
+        "longest_ms": 75.5,
+        "longest_generation": 2,
+        "longest_at_s": 0.85,
+    }
+    assert record["bare"][0]["collector"] is None
 
 
 def _run(*, matrix: bool = False) -> load_bench.LoadRun:
@@ -300,6 +436,11 @@ def test_two_client_processes_on_aiohttp_and_uvloop_receive_exactly_their_events
         assert figure.memory_kib_per_stream is not None  # from the tracemalloc pass
         # The threshold each process ran under, read there: every stack alike.
         assert [part.gc_threshold for part in figure.parts] == [5000, 5000]
+        # Each process watched its collector over the timed phase, and set where its phase settles.
+        assert figure.collector is not None
+        assert all(part.collector is not None for part in figure.parts)
+        assert all(part.settled_from_ns > 0 for part in figure.parts)
+        assert len(figure.sent_ns) == len(figure.latencies_ns)
     assert {t.gc_threshold for t in [*run.ours_tries, *run.sdk_tries]} == {5000}
     assert {(f.stack, f.api) for f in [*run.figures, bare, floor]} == {("ours", api) for api in _APIS} | {
         ("bare", ANTHROPIC),
@@ -354,6 +495,8 @@ def test_python_m_bench_load_passes_its_arguments_and_writes_json(tmp_path: Path
         assert all(row["events"] == 2 * 10 and row["ok_streams"] == 2 for row in rows)
         assert all(row["memory_kib_per_stream"] is not None for row in rows)
         assert {row["gc_threshold"] for row in rows} == {gc.get_threshold()[0]}  # unchanged
+        assert all(len(row["collector"]["passes_by_generation"]) == 3 for row in rows)
+        assert all(row["latency_p99_settled_ms"] is None or row["latency_p99_settled_ms"] >= 0 for row in rows)
         assert [row["stack"] for row in combination["bare"]] == ["bare", "floor"]
     assert [(p["transport"], p["streams"]) for p in load["ours_minus_bare"]] == [(t, 2) for t in transports]
     assert load["sdk_tries"] == []
