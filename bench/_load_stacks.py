@@ -695,10 +695,12 @@ async def run_phase(figure: LoadFigure, one: One, *, spread_s: float = 1.0) -> L
     stream and the tracked objects per open stream, :data:`OBJECTS_PROBE_S` after the last start."""
     gc.collect()
     tracing = tracemalloc.is_tracing()
+    # Counted before the peak is reset: the list that counts them is not the streams' memory.
+    objects_before = len(gc.get_objects()) if tracing else 0
     if tracing:
         tracemalloc.reset_peak()
     traced_before = tracemalloc.get_traced_memory()[0] if tracing else 0
-    objects_before = len(gc.get_objects()) if tracing else 0
+    peak_before_count = [0]
 
     last_start = [0]
     open_streams = [0]
@@ -717,8 +719,12 @@ async def run_phase(figure: LoadFigure, one: One, *, spread_s: float = 1.0) -> L
     async def count_objects() -> None:
         await asyncio.sleep(spread_s + OBJECTS_PROBE_S)
         if open_streams[0]:  # none open (a pass too short for the probe): no figure, not one of nothing
+            peak_before_count[0] = tracemalloc.get_traced_memory()[1]
             gc.collect()  # what the streams hold, not garbage a pass has yet to find
             figure.objects_per_stream = (len(gc.get_objects()) - objects_before) / open_streams[0]
+            # The count's own list (eight bytes an object in the process) is no stream's memory: the
+            # peak restarts from here, and the one before it is kept.
+            tracemalloc.reset_peak()
 
     cpu, wall = time.process_time(), time.perf_counter()
     watch = _CollectorWatch(wall)
@@ -735,7 +741,7 @@ async def run_phase(figure: LoadFigure, one: One, *, spread_s: float = 1.0) -> L
     figure.settled_from_ns = last_start[0] + int(SETTLE_S * 1e9)
     figure.ok_streams = sum(results)
     if tracing:
-        peak = tracemalloc.get_traced_memory()[1]
+        peak = max(tracemalloc.get_traced_memory()[1], peak_before_count[0])
         figure.memory_kib_per_stream = max(0, peak - traced_before) / 1024 / figure.streams
     return figure
 

@@ -212,6 +212,9 @@ def test_the_memory_pass_counts_the_tracked_objects_an_open_stream_holds() -> No
     assert held_each + 1 <= counted.objects_per_stream <= held_each + 40
     assert f"{counted.objects_per_stream:.0f} tracked objects a stream" in counted.tail_line()
     assert counted.as_dict()["objects_per_stream"] == round(counted.objects_per_stream, 1)
+    # the count's own list (a pointer for every object in the process) is kept out of the memory figure
+    assert counted.memory_kib_per_stream is not None
+    assert counted.memory_kib_per_stream * 1024 * 4 < 8 * len(gc.get_objects()) / 2
     assert ended.objects_per_stream is None  # every stream over before the probe: nothing to divide by
     assert timed.objects_per_stream is None  # counted only in the memory pass, never in a timed one
 
