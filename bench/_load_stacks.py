@@ -227,6 +227,8 @@ class LoadFigure:
     gc_threshold: int = 0
     parts: list[LoadFigure] = field(default_factory=list["LoadFigure"])
     _ordered: list[int] = field(default_factory=list[int], repr=False, compare=False)
+    #: The settled latencies sorted, and the (events, cuts) they were sorted for.
+    _settled: tuple[tuple[int, ...], list[int]] = field(default_factory=lambda: ((), []), repr=False, compare=False)
 
     @property
     def label(self) -> str:
@@ -251,14 +253,19 @@ class LoadFigure:
         """The latency at ``quantile`` of the events sent once every stream had started and
         :data:`SETTLE_S` more had passed (each process's own), in milliseconds; None when no event was
         sent that late (a run too short to settle: no figure, rather than one of nothing)."""
-        settled: list[int] = []
-        for part in self.parts or [self]:
-            cut = part.settled_from_ns
-            if cut:
-                settled += [lat for sent, lat in zip(part.sent_ns, part.latencies_ns, strict=True) if sent >= cut]
+        parts = self.parts or [self]
+        key = tuple(n for part in parts for n in (len(part.latencies_ns), part.settled_from_ns))
+        if self._settled[0] != key:  # sorted once per figure (the report and the record both ask), not per call
+            settled: list[int] = []
+            for part in parts:
+                cut = part.settled_from_ns
+                if cut:
+                    settled += [lat for sent, lat in zip(part.sent_ns, part.latencies_ns, strict=True) if sent >= cut]
+            settled.sort()
+            self._settled = (key, settled)
+        settled = self._settled[1]
         if not settled:
             return None
-        settled.sort()
         return settled[min(len(settled) - 1, int(quantile * len(settled)))] / 1e6
 
     def holds(self, limit_ms: float) -> bool:
