@@ -38,14 +38,15 @@ import math
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
-from importlib import resources
-from importlib.resources.abc import Traversable
 from pathlib import Path
-from typing import Any, NoReturn, cast
+from typing import TYPE_CHECKING, Any, NoReturn, cast
 from urllib.parse import urlsplit
 
 from normalize import COST_BASES, THINKING_LEVELS, Model, ModelCost
 from normalize.suggest import did_you_mean
+
+if TYPE_CHECKING:
+    from importlib.resources.abc import Traversable
 
 __all__ = [
     "CatalogError",
@@ -80,6 +81,8 @@ def _catalog_files() -> Iterator[tuple[str, Traversable, bool]]:
     """``(source, file, built_in)`` for every catalog file, the built-in ones first."""
     # Walk from the ``streamfns`` package instead of importing the adapter sub-packages: reading
     # prices must not import (and register) an HTTP adapter.
+    from importlib import resources  # noqa: PLC0415 - read on the first lookup: 8 ms of `import streamfns`
+
     from streamfns._adapters import builtin_packages, installed_adapters  # noqa: PLC0415 - `import streamfns` loads no kit
 
     root = resources.files("streamfns")
