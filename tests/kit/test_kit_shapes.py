@@ -12,6 +12,7 @@ from __future__ import annotations
 import copy
 import json
 import random
+import re
 from typing import Any
 
 import jiter
@@ -485,6 +486,39 @@ def test_fuzz_the_compiled_reading_matches_what_the_search_matches(
             assert parse(given) == with_holes(value, holes, expected), given
     assert 0 < matched < len(inputs)
     assert compiled.hits == searching.hits - shapes.READER_AFTER_HITS - 1 == matched
+
+
+def test_a_string_hole_reads_as_jiter_reads_it_or_both_refuse() -> None:
+    # Only literals the compiled pattern lets through reach _string_value: quoted, no bare quote,
+    # backslash or control character inside. Without a backslash it decodes the bytes itself.
+    string_group = re.compile(shapes._STRING_GROUP)  # pyright: ignore[reportPrivateUsage]
+    literals = [
+        b'""',
+        b'"plain ascii"',
+        b'"caf\xc3\xa9 \xe2\x80\xa8 \xf0\x9f\x98\x80"',  # two-, three- and four-byte UTF-8
+        b'"\x7f \xef\xbf\xbe"',  # DEL and U+FFFE: JSON takes both
+        b'"\xff"',  # not UTF-8
+        b'"\xc0\xaf"',  # an overlong encoding of "/"
+        b'"\xed\xa0\x80"',  # a surrogate, encoded raw
+        b'"\xf4\x90\x80\x80"',  # past U+10FFFF
+        b'"\xc3"',  # cut inside a character
+        b'"tab\\t, quote\\", slash\\/ and \\u00e9"',
+        b'"\\ud83d\\ude00"',  # a surrogate pair, escaped
+        b'"\\ud800x"',  # a lone surrogate, escaped
+        b'"\\x"',  # not an escape
+    ]
+    for literal in literals:
+        assert string_group.fullmatch(literal), literal
+        try:
+            expected: object = jiter.from_json(literal)
+        except ValueError:
+            expected = ValueError
+        try:
+            got: object = shapes._string_value(literal)  # pyright: ignore[reportPrivateUsage]
+        except ValueError:
+            got = ValueError
+        assert got == expected, literal
+        assert got is ValueError or type(got) is str
 
 
 def _at(value: Any, path: HolePath) -> Any:
