@@ -622,7 +622,8 @@ class CompletionsDecoder(Decoder[ServerSentEvent]):
         elif kind == _TEXT:
             sink = self._text_piece
         else:
-            sink = partial(self._thinking_piece, field_name=field_name)
+            # Bound positionally: a partial with a keyword merges it into a new dict on every call.
+            sink = partial(self._thinking_piece, field_name)
         self._install(data, chunk, path, sink)
 
     def _install(self, data: bytes, chunk: dict[str, Any], path: HolePath, sink: Callable[[str], None]) -> None:
@@ -659,7 +660,7 @@ class CompletionsDecoder(Decoder[ServerSentEvent]):
         if piece:
             self._text(piece)
 
-    def _thinking_piece(self, piece: str, field_name: str | None) -> None:
+    def _thinking_piece(self, field_name: str | None, piece: str) -> None:
         if piece:
             self._thinking(piece, field_name)
 
