@@ -355,6 +355,34 @@ class SSEDecoder:
         end = 4 if chunk[-4:] == b"\r\n\r\n" else 2  # the line's CRLF and the blank line's, or two LFs
         return chunk[: len(chunk) - len(data) - end], chunk[-end:]
 
+    def at_boundary(self) -> bool:
+        """Whether the decoder holds nothing: past the stream's start and any CR the last chunk ended
+        in, no part of a line and no line of an event pending (the state :meth:`lone` asks for)."""
+        return not (self._edge or self._partial or self._size)
+
+    def run_parts(self, chunk: bytes, event: str) -> tuple[bytes, bytes] | None:
+        """For a ``chunk`` of several events (a read :meth:`lone` does not take): the bytes before the
+        data of an event named ``event`` written the usual way (its ``event:`` line and ``data: ``) and
+        after it (the line's end and the blank line), in the line ends of ``chunk``: CRLF when it holds
+        a CR, else LF. None for a name no ``event:`` line can give (see :meth:`lone`).
+
+        The promise a caller may build on, as :meth:`lone_parts`': given to a decoder :meth:`at_boundary`,
+        a run of bytes ``before + DATA + after``, where DATA holds no CR and no LF and the three are no
+        longer than ``max_event_bytes``, is one event of that name with data DATA — what feeding it
+        would dispatch, leaving the decoder at the boundary again. So a caller may take the leading
+        events of a chunk that each have that form (cut at ``after``) without feeding them, and feed
+        the rest from the first that does not."""
+        if chunk.__class__ is not bytes:
+            return None
+        lead = _LEADS.get(event) or _lead(event)
+        if lead is None:
+            return None
+        if 13 not in chunk:
+            return lead, b"\n\n"
+        if event != "message":
+            lead = lead[: -len(b"\ndata: ")] + b"\r\ndata: "
+        return lead, b"\r\n\r\n"
+
     def flush(self) -> list[ServerSentEvent]:
         """End of stream: returns the pending event, if it has data, as if a blank line followed.
 

@@ -601,6 +601,7 @@ class _Reading:
         "_feed",
         "_heading",
         "_raw_read",
+        "_run_stage",
         "_scope",
         "_shortcut_reads",
         "failure",
@@ -653,6 +654,8 @@ class _Reading:
         self.seen = False
         self.stopped: str | None = None
         self.failure: Exception | None = None
+        #: The step of _read_runs under way (next_batch reports a failure as that step's).
+        self._run_stage = "feed"
 
     async def next_piece(self) -> bytes | None:
         """The body's next decoded piece, past the framer (None at its end): for quoting."""
@@ -743,14 +746,20 @@ class _Reading:
                         batch_end()
                 else:
                     stage = "feed"
-                    if shortcut_reads is not None:
+                    end = None
+                    if shortcut is not None and shortcut_reads is not None:
                         shortcut_reads.fed()
-                    frames = self._feed(chunk)
-                    if not frames:
-                        continue
-                    self.seen = True
-                    stage = "deliver"
-                    _deliver(frames, self._call, self._decoder, builder)
+                        end = shortcut_reads.run_end(chunk, shortcut)
+                    if end is None:
+                        frames = self._feed(chunk)
+                        if not frames:
+                            continue
+                        self.seen = True
+                        stage = "deliver"
+                        _deliver(frames, self._call, self._decoder, builder)
+                    else:
+                        stage = "runs"
+                        self._read_runs(chunk, end)
                 if builder.events:
                     # Content: the progress clock restarts when the consumer asks for more (the
                     # top of this method), so its own time in between is not counted either.
@@ -763,6 +772,8 @@ class _Reading:
                     self.stopped = "finished"
                     return None
         except Exception as exc:  # settled by _read_events, where the generator chain resumes
+            if stage == "runs":
+                stage = self._run_stage  # the step of _read_runs that failed
             if stage in _SHORTCUT_STAGES:
                 try:
                     exc = self._shortcut_failed(stage, exc)
@@ -772,6 +783,58 @@ class _Reading:
             self.stopped = stage
             self.failure = exc
             return None
+
+    def _read_runs(self, chunk: bytes, end: bytes) -> None:
+        """A read of several events while the decoder holds a shortcut whose events the framer can cut
+        out of a read (``end`` ends one: see :meth:`ShortcutReads.run`). From where the framer is at an
+        event boundary, the events in a row that the shortcut reads are applied as a lone read's event
+        is (its sink: no framing, no frame, no ``on_event``). An event it does not read — or the part
+        of one the framer holds, completed — is fed alone (up to the next event end) and delivered,
+        and the walk goes on with the shortcut the decoder holds then; once it holds none, the rest of
+        the read is fed whole. Every event is looked at once. The read's batch ends once, after all
+        its events, as when the whole read is delivered; a failing step reports as the same step of
+        a lone read or of a fed one. With one event per read, lone reads never come here."""
+        builder = self._builder
+        decoder = self._decoder
+        shortcut_reads = self._shortcut_reads
+        assert shortcut_reads is not None
+        size = len(chunk)
+        at = 0
+        applied = False  # whether any event was applied (the batch ends only then, as _deliver's)
+        while at < size:
+            shortcut = decoder.shortcut
+            cut = size  # no shortcut: the rest of the read is fed whole
+            if shortcut is not None:
+                self._run_stage = "shortcut"
+                found, at = shortcut_reads.run(chunk, shortcut, at)
+                if found:
+                    self.seen = applied = True
+                    self._run_stage = "sink"
+                    take = shortcut.take
+                    whole = shortcut.whole
+                    for pieces in found:
+                        take(pieces if whole else pieces[0])
+                        if builder.finished:  # as _deliver: nothing after the terminal is applied
+                            return
+                    if at >= size:
+                        break
+                next_end = chunk.find(end, at)
+                if next_end >= 0:
+                    cut = next_end + len(end)
+            self._run_stage = "feed"
+            frames = self._feed(chunk[at:cut] if at or cut < size else chunk)
+            at = cut
+            if frames:
+                self.seen = applied = True
+                self._run_stage = "deliver"
+                _deliver(frames, self._call, decoder, builder, batch_end=False)
+                if builder.finished:
+                    return
+        if applied and not builder.finished:
+            batch_end = self._batch_end
+            if batch_end is not None:
+                self._run_stage = "batch end"
+                batch_end()
 
     def _shortcut_failed(self, stage: str, exc: Exception) -> Exception:
         """A failure on the shortcut's path, as :func:`_deliver` reports one: after a failing event the
@@ -856,18 +919,25 @@ def _make_decoder(call: StreamCall, builder: MessageBuilder, model: Model) -> De
     return cast("Decoder[Any]", made)
 
 
-def _deliver(frames: Sequence[Any], call: StreamCall, decoder: Decoder[Any], builder: MessageBuilder) -> None:
+def _deliver(
+    frames: Sequence[Any], call: StreamCall, decoder: Decoder[Any], builder: MessageBuilder, *, batch_end: bool = True
+) -> None:
+    """Hand ``frames`` to the decoder, then (``batch_end``) end the read's batch; with ``batch_end``
+    False the caller ends it, once, after the read's other events (see _Reading.next_batch's runs)."""
     on_event = decoder.on_event
     try:
+        delivered = False
         try:
             for frame in frames:
                 on_event(frame)
                 if builder.finished:
                     return
+            delivered = True
         finally:
             # The events of one read reach the consumer together, after this: a decoder may apply
-            # once per read what only the last event decides (see Decoder.on_batch_end).
-            if not builder.finished:
+            # once per read what only the last event decides (see Decoder.on_batch_end). A failing
+            # event ends the read here, so its batch ends here too.
+            if (batch_end or not delivered) and not builder.finished:
                 decoder.on_batch_end()
     except StreamFailure:
         raise

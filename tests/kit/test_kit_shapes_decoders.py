@@ -14,6 +14,7 @@ from cassettes import library
 from cassettes.mutations import rechunk
 from normalize import AssistantMessage, AssistantMessageEvent, event_to_json
 from streamfns.kit import SHAPE_LEARNS, EventShape
+from streamfns.kit.shapes import ShortcutReads
 from tests.adapters import (
     ANTHROPIC,
     ANTHROPIC_BEDROCK,
@@ -81,6 +82,130 @@ async def test_every_recording_gives_the_same_events_with_and_without_shapes(
     assert chunked == expected
     assert normalized((await adapter.replay(cassette))[0]) == expected
     assert normalized((await adapter.replay(rechunk(cassette, "random", seed=3)))[0]) == expected
+
+
+class RunCount:
+    """Counts the events the kit applied from reads of several events without framing them
+    (ShortcutReads.run), so a test knows that path ran."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.events = 0
+        run = ShortcutReads.run
+
+        def counted(reads: ShortcutReads, chunk: bytes, shortcut: Any, start: int) -> tuple[list[Any], int]:
+            found, rest = run(reads, chunk, shortcut, start)
+            self.events += len(found)
+            return found, rest
+
+        monkeypatch.setattr(ShortcutReads, "run", counted)
+
+
+# Reads of several events each: whole 2 KiB and 16 KiB cuts (most reads start inside an event and end
+# inside another), and the whole body in one read.
+SEVERAL_EVENT_READS: list[tuple[str, int]] = [("random", 2048), ("random", 16384), ("whole", 0)]
+#: Long recordings whose reads of several events the kit reads without framing them (Anthropic's
+#: recordings pad their events with spaces, each event its own layout: the synthetic body below).
+RUN_HEAVY = {"pai__groq_reasoning_field_deepseek_r1", "pai__groq_think_tags_in_content"}
+
+
+@pytest.mark.parametrize(("adapter", "name"), CASES, ids=[f"{a.api}:{n}" for a, n in CASES])
+async def test_reads_of_several_events_give_the_same_events_as_framing_them(
+    adapter: AdapterUnderTest, name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cassette = library.load(name)
+    body = cassette.interactions[0].response.body
+    cuts = [
+        rechunk(cassette, "random", seed=seed, max_size=size)
+        if strategy == "random"
+        else rechunk(cassette, len(body) or 1)
+        for strategy, size in SEVERAL_EVENT_READS
+        for seed in ((5, 17) if strategy == "random" else (0,))
+    ]
+    with monkeypatch.context() as patch:
+        without_shapes(patch)
+        expected = normalized((await adapter.replay(cassette))[0])
+    runs = RunCount(monkeypatch)
+    for cut in cuts:
+        assert normalized((await adapter.replay(cut))[0]) == expected
+    if name in RUN_HEAVY:
+        assert runs.events > 100, runs.events  # the path under test ran
+
+
+async def test_a_read_of_deltas_around_other_events_keeps_their_order(monkeypatch: pytest.MonkeyPatch) -> None:
+    def sse(name: str, data: dict[str, Any]) -> bytes:
+        return f"event: {name}\ndata: {json.dumps(data, separators=(',', ':'))}\n\n".encode()
+
+    def delta(text: str) -> bytes:
+        return sse(
+            "content_block_delta",
+            {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": text}},
+        )
+
+    start = sse(
+        "message_start",
+        {
+            "type": "message_start",
+            "message": {
+                "id": "m",
+                "type": "message",
+                "role": "assistant",
+                "model": "c",
+                "content": [],
+                "usage": {"input_tokens": 1, "output_tokens": 1},
+            },
+        },
+    )
+    block = sse(
+        "content_block_start",
+        {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+    )
+    ping = sse("ping", {"type": "ping"})
+    end = (
+        sse("content_block_stop", {"type": "content_block_stop", "index": 0})
+        + sse(
+            "message_delta",
+            {"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 9}},
+        )
+        + sse("message_stop", {"type": "message_stop"})
+    )
+    words = [f"w{i} " for i in range(40)]
+    middle = b"".join(delta(w) for w in words[:15]) + ping + b"".join(delta(w) for w in words[15:30])
+    middle += delta('"q" \\ é') + b"".join(delta(w) for w in words[30:])
+    body = start + block + middle + end
+    half = len(start + block) + 7  # a read that starts inside an event
+    two = len(start + block + delta(words[0]) + delta(words[1]))  # the decoder has learned the deltas' layout
+    reads_list = [
+        [body],
+        [start + block, middle, end],
+        [body[:half], body[half:-5], body[-5:]],
+        [start + block + middle[:-1], middle[-1:] + end],
+        [body[:two], body[two:]],  # the second read starts at an event's start, the ping inside it
+        [body[:two], body[two : two + 9], body[two + 9 : -40], body[-40:]],  # reads starting inside events
+        [body[:two], *(body[at : at + 300] for at in range(two, len(body), 300))],
+    ]
+    with monkeypatch.context() as patch:
+        without_shapes(patch)
+        events, message = await ANTHROPIC.run_reads(reads_list[0])
+        expected = normalized(events)
+    assert message.stop_reason == "stop"
+    assert "".join(getattr(block, "text", "") for block in message.content) == "".join(
+        words[:30]
+    ) + '"q" \\ é' + "".join(words[30:])
+    runs = RunCount(monkeypatch)
+    for reads in reads_list:
+        assert normalized((await ANTHROPIC.run_reads(reads))[0]) == expected
+    assert runs.events > 0
+
+    # A read that ends inside an event (a data line and no blank line yet): the next read's first
+    # event, whole as it looks, continues that one, as the framer reads it.
+    held = [body[:two] + b'data: {"held":1}\n', body[two:]]
+    runs.events = 0
+    events, message = await ANTHROPIC.run_reads(held)
+    with monkeypatch.context() as patch:
+        without_shapes(patch)
+        assert normalized(events) == normalized((await ANTHROPIC.run_reads(held))[0])
+    assert message.stop_reason == "error"  # the two data lines are one event, which is not JSON
+    assert runs.events == 0  # the framer held part of an event: nothing was read past it
 
 
 def test_the_recordings_do_reach_the_fast_path(monkeypatch: pytest.MonkeyPatch) -> None:
