@@ -747,9 +747,10 @@ class _Reading:
                 else:
                     stage = "feed"
                     end = None
-                    if shortcut is not None and shortcut_reads is not None:
+                    if shortcut_reads is not None:
                         shortcut_reads.fed()
-                        end = shortcut_reads.run_end(chunk, shortcut)
+                        if shortcut is not None:
+                            end = shortcut_reads.run_end(chunk, shortcut)
                     if end is None:
                         frames = self._feed(chunk)
                         if not frames:
@@ -805,7 +806,9 @@ class _Reading:
             shortcut = decoder.shortcut
             cut = size  # no shortcut: the rest of the read is fed whole
             if shortcut is not None:
-                self._run_stage = "shortcut"
+                # A shape that fails is the decoder's failure; once this read applied events, their
+                # batch ends first, as a failing sink's does.
+                self._run_stage = "sink" if applied else "shortcut"
                 found, at = shortcut_reads.run(chunk, shortcut, at)
                 if found:
                     self.seen = applied = True
