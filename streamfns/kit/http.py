@@ -795,10 +795,16 @@ class _Reading:
         the read is fed whole. Every event is looked at once. The read's batch ends once, after all
         its events, as when the whole read is delivered; a failing step reports as the same step of
         a lone read or of a fed one. With one event per read, lone reads never come here."""
-        builder = self._builder
-        decoder = self._decoder
         shortcut_reads = self._shortcut_reads
         assert shortcut_reads is not None
+        try:
+            self._walk_runs(chunk, end, shortcut_reads)
+        finally:
+            shortcut_reads.read_over()  # the read is not kept past its walk
+
+    def _walk_runs(self, chunk: bytes, end: bytes, shortcut_reads: ShortcutReads) -> None:
+        builder = self._builder
+        decoder = self._decoder
         size = len(chunk)
         at = 0
         applied = False  # whether any event was applied (the batch ends only then, as _deliver's)

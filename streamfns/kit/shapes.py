@@ -687,6 +687,7 @@ class ShortcutReads:
         "_parts",
         "_rest",
         "_run_parts",
+        "_run_parts_of",
         "_runs",
         "_runs_for",
     )
@@ -710,6 +711,9 @@ class ShortcutReads:
         self._at_boundary: Callable[[], bool] | None = at_boundary if both else None
         self._runs: EventShape | None = None
         self._runs_for: tuple[Shortcut, bytes, bytes] | None = None
+        # The last read and event name run_parts was asked about, and its answer: the walk of one read
+        # asks at every step, and the answer scans the whole read (once per read and name, not per step).
+        self._run_parts_of: tuple[bytes, str, tuple[bytes, bytes] | None] | None = None
 
     @classmethod
     def of(cls, framer: object) -> ShortcutReads | None:
@@ -761,8 +765,25 @@ class ShortcutReads:
         # text 0.80×, Responses' 0.94×; one string hole: Anthropic's text 1.34×, Cohere's 1.26×).
         if run_parts is None or getattr(shortcut.shape, "one_string", False) is not True:
             return None
-        parts = run_parts(chunk, shortcut.event)
-        return None if parts is None else parts[1]
+        parts = self._parts_of_run(chunk, shortcut.event)
+        if parts is None:
+            self._run_parts_of = None  # no walk follows to end it: the read is not kept
+            return None
+        return parts[1]
+
+    def _parts_of_run(self, chunk: bytes, event: str) -> tuple[bytes, bytes] | None:
+        """The framer's ``run_parts(chunk, event)``, asked once per read and event name."""
+        known = self._run_parts_of
+        if known is not None and known[0] is chunk and known[1] == event:
+            return known[2]
+        run_parts = self._run_parts
+        parts = run_parts(chunk, event) if run_parts is not None else None
+        self._run_parts_of = (chunk, event, parts)
+        return parts
+
+    def read_over(self) -> None:
+        """The read :meth:`run_end` and :meth:`run` were asked about is over: it is not kept."""
+        self._run_parts_of = None
 
     def run(self, chunk: bytes, shortcut: Shortcut, start: int) -> tuple[list[Any], int]:
         """The events of ``chunk`` from ``start`` that ``shortcut`` reads, in a row: the holes of each
@@ -776,10 +797,9 @@ class ShortcutReads:
         shape (which holds no line break: see :meth:`EventShape.framed`) is one event of its name with
         that data, which feeding would dispatch; each is no longer than the framer's size limit."""
         at_boundary = self._at_boundary
-        run_parts = self._run_parts
-        if at_boundary is None or run_parts is None or not at_boundary():
+        if at_boundary is None or not at_boundary():
             return [], start
-        parts = run_parts(chunk, shortcut.event)
+        parts = self._parts_of_run(chunk, shortcut.event)
         if parts is None:
             return [], start
         lead, end = parts

@@ -13,6 +13,7 @@ from bench.google_bench import partial_args_body
 from cassettes import library
 from cassettes.mutations import rechunk
 from normalize import AssistantMessage, AssistantMessageEvent, event_to_json
+from normalize.wire.sse import SSEDecoder
 from streamfns.kit import SHAPE_LEARNS, EventShape
 from streamfns.kit.shapes import ShortcutReads
 from tests.adapters import (
@@ -434,3 +435,51 @@ async def test_gemini_streamed_arguments_in_vertex_chunks_read_off_their_bytes(
     edits: list[dict[str, Any]] = call.arguments["edits"]
     assert [edit["path"] for edit in edits] == [f"src/module_{n}.py" for n in range(5)]
     assert matched >= 250
+
+
+async def test_a_read_of_deltas_among_many_other_events_asks_the_framer_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The walk of one read stops at every event the shortcut does not read (here a ping after each
+    delta); where an event may end in that read is the framer's answer for the whole read, asked once
+    (asked at every stop, the walk would scan the read once per ping: quadratic in the read)."""
+
+    def sse(name: str, data: dict[str, Any]) -> bytes:
+        return f"event: {name}\ndata: {json.dumps(data, separators=(',', ':'))}\n\n".encode()
+
+    def delta(text: str) -> bytes:
+        return sse(
+            "content_block_delta",
+            {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": text}},
+        )
+
+    usage = {"input_tokens": 1, "output_tokens": 1}
+    head = sse(
+        "message_start",
+        {"type": "message_start", "message": {"id": "m", "role": "assistant", "content": [], "usage": usage}},
+    ) + sse("content_block_start", {"type": "content_block_start", "index": 0, "content_block": {"type": "text"}})
+    learned = delta("a ") + delta("b ")  # the decoder learns the deltas' layout
+    ping = sse("ping", {"type": "ping"})
+    middle = b"".join(delta(f"w{i} ") + ping for i in range(60))
+    tail = sse("content_block_stop", {"type": "content_block_stop", "index": 0}) + sse(
+        "message_delta", {"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": usage}
+    )
+    reads = [head + learned, middle, tail + sse("message_stop", {"type": "message_stop"})]
+    with monkeypatch.context() as patch:
+        without_shapes(patch)
+        expected = normalized((await ANTHROPIC.run_reads(reads))[0])
+
+    asked: list[int] = []
+    run_parts = SSEDecoder.run_parts
+
+    def counted(framer: SSEDecoder, chunk: bytes, event: str) -> tuple[bytes, bytes] | None:
+        asked.append(len(chunk))
+        return run_parts(framer, chunk, event)
+
+    monkeypatch.setattr(SSEDecoder, "run_parts", counted)
+    runs = RunCount(monkeypatch)
+    events, message = await ANTHROPIC.run_reads(reads)
+    assert normalized(events) == expected
+    assert "".join(getattr(block, "text", "") for block in message.content) == "a b " + "".join(
+        f"w{i} " for i in range(60)
+    )
+    assert runs.events == 60  # every delta of the middle read was read without framing it
+    assert asked.count(len(middle)) == 1, asked
