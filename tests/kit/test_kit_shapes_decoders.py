@@ -132,16 +132,20 @@ async def test_reads_of_several_events_give_the_same_events_as_framing_them(
         assert runs.events > 100, runs.events  # the path under test ran
 
 
+def sse(name: str, data: dict[str, Any]) -> bytes:
+    """One server-sent event of ``name`` with ``data`` as compact JSON."""
+    return f"event: {name}\ndata: {json.dumps(data, separators=(',', ':'))}\n\n".encode()
+
+
+def delta(text: str) -> bytes:
+    """An Anthropic text delta of block 0."""
+    return sse(
+        "content_block_delta",
+        {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": text}},
+    )
+
+
 async def test_a_read_of_deltas_around_other_events_keeps_their_order(monkeypatch: pytest.MonkeyPatch) -> None:
-    def sse(name: str, data: dict[str, Any]) -> bytes:
-        return f"event: {name}\ndata: {json.dumps(data, separators=(',', ':'))}\n\n".encode()
-
-    def delta(text: str) -> bytes:
-        return sse(
-            "content_block_delta",
-            {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": text}},
-        )
-
     start = sse(
         "message_start",
         {
@@ -441,15 +445,6 @@ async def test_a_read_of_deltas_among_many_other_events_asks_the_framer_once(mon
     """The walk of one read stops at every event the shortcut does not read (here a ping after each
     delta); where an event may end in that read is the framer's answer for the whole read, asked once
     (asked at every stop, the walk would scan the read once per ping: quadratic in the read)."""
-
-    def sse(name: str, data: dict[str, Any]) -> bytes:
-        return f"event: {name}\ndata: {json.dumps(data, separators=(',', ':'))}\n\n".encode()
-
-    def delta(text: str) -> bytes:
-        return sse(
-            "content_block_delta",
-            {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": text}},
-        )
 
     usage = {"input_tokens": 1, "output_tokens": 1}
     head = sse(
