@@ -184,9 +184,11 @@ class OllamaDecoder(Decoder[bytes]):
             message = _NO_MESSAGE
         builder = self._builder
         content = message.get("content")
-        if len(message) == 2 and "role" in message:
+        if content is not None and len(message) == 2 and "role" in message:
             # A role and content alone, the usual line (one per token): no thinking and no calls to
-            # look for. Text continues the open text block, and keeps the shortcut (see below).
+            # look for. Text continues the open text block, and keeps the shortcut (see below). The
+            # content test is what makes the two members these two: a role beside thinking or calls
+            # alone is read below.
             if content.__class__ is str:
                 if content:
                     builder.text_delta(self._key if self._kind == "text" else self._switch("text"), content)

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from tests.adapters import OLLAMA, texts
+from tests.adapters import OLLAMA, calls, texts
 from tests.kit.test_kit_shortcut import _both_ways  # pyright: ignore[reportPrivateUsage]
 from tests.ollama.test_ollama_hostile import done, kind, line, run
 
@@ -71,3 +71,17 @@ async def test_null_text_or_thinking_reads_as_none(member: str) -> None:
     _, message = await run(line("a "), bare_line({"role": "assistant", "content": "b ", member: None}), done())
     assert message.stop_reason == "stop"
     assert texts(message) == ("a " if member == "content" else "a b ")
+
+
+async def test_a_role_beside_thinking_or_calls_alone_is_read_whole() -> None:
+    """A message of two members is the usual text line only when they are a role and content: a role
+    beside thinking alone, or beside calls alone (no content member), keeps every part."""
+    call = {"function": {"name": "calc", "arguments": {"x": 1}}}
+    _, message = await run(
+        bare_line({"role": "assistant", "thinking": "hmm "}),
+        bare_line({"role": "assistant", "tool_calls": [call]}),
+        done(),
+    )
+    assert message.stop_reason == "toolUse"
+    assert [block.type for block in message.content] == ["thinking", "toolCall"]
+    assert [(c.name, c.arguments) for c in calls(message)] == [("calc", {"x": 1})]
