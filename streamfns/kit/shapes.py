@@ -689,7 +689,6 @@ class ShortcutReads:
         "_run_parts",
         "_run_parts_of",
         "_runs",
-        "_runs_for",
     )
 
     def __init__(self, lone: Callable[[bytes, str], bytes | None], framer: object) -> None:
@@ -703,14 +702,13 @@ class ShortcutReads:
         # Whether lone took the last read the framer saw (it is at an event boundary: see lone_parts).
         self._rest = False
         # Reads of several events (see run): the framer's run_parts and at_boundary (an SSE framer's),
-        # and the shortcut's shape with an event's lead before it, with that lead and its event end.
+        # and the shortcut, the lead and event end it was read with, and its shape with that lead before it.
         run_parts = getattr(framer, "run_parts", None)
         at_boundary = getattr(framer, "at_boundary", None)
         both = run_parts is not None and at_boundary is not None and self._max >= 0
         self._run_parts: Callable[[bytes, str], tuple[bytes, bytes] | None] | None = run_parts if both else None
         self._at_boundary: Callable[[], bool] | None = at_boundary if both else None
-        self._runs: EventShape | None = None
-        self._runs_for: tuple[Shortcut, bytes, bytes] | None = None
+        self._runs: tuple[Shortcut, bytes, bytes, EventShape] | None = None
         # The last read and event name run_parts was asked about, and its answer: the walk of one read
         # asks at every step, and the answer scans the whole read (once per read and name, not per step).
         self._run_parts_of: tuple[bytes, str, tuple[bytes, bytes] | None] | None = None
@@ -803,14 +801,15 @@ class ShortcutReads:
         if parts is None:
             return [], start
         lead, end = parts
-        key = self._runs_for
-        runs = self._runs
-        if runs is None or key is None or key[0] is not shortcut or key[1] != lead or key[2] != end:
+        known = self._runs
+        if known is not None and known[0] is shortcut and known[1] == lead and known[2] == end:
+            runs = known[3]
+        else:
             framed = getattr(shortcut.shape, "framed", None)
             if framed is None:
                 return [], start
-            runs = self._runs = framed(lead, b"")
-            self._runs_for = (shortcut, lead, end)
+            runs = framed(lead, b"")
+            self._runs = (shortcut, lead, end, runs)
         match = runs.match
         find = chunk.find
         limit = self._max - len(end)
