@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import math
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any, cast
@@ -62,20 +63,23 @@ class Scope:
     it costs nothing per read, where racing every read against the signal would cost a task per chunk.
     The progress clock (:meth:`watch_progress`) lands the same way, as ``Stalled``, and so does the
     idle clock (:meth:`read`), as ``Idle``: a wait on the server longer than ``idle_timeout``, on any
-    transport. Neither clock arms a timer per read: each keeps one timer that, when it fires, reads
-    when the clock last restarted and re-arms itself if the deadline has moved.
+    transport. Neither clock arms a timer per read: the two share one timer that, when it fires, reads
+    when each clock last restarted and sets itself again for the nearer deadline that is left.
     """
 
     __slots__ = (
+        "_clock",
+        "_clock_due",
         "_deadline",
         "_fired",
+        "_idle_armed",
         "_idle_s",
-        "_idle_timer",
         "_loop",
         "_now",
+        "_progress_armed",
         "_progress_at",
+        "_progress_confirm",
         "_progress_s",
-        "_progress_timer",
         "_reading_since",
         "_remove",
         "_signal",
@@ -101,12 +105,20 @@ class Scope:
         self._remove = signal.add_callback(self._on_abort) if signal is not None else None
         self._deadline = self._loop.time() + total_timeout if total_timeout else None
         self._timer = self._loop.call_at(self._deadline, self._fire, Expired) if self._deadline is not None else None
+        # The idle and progress clocks share one timer, due when the earlier of the two asks (see
+        # _want): a timer is four objects a stream for the collector to walk, not one.
+        self._clock: asyncio.TimerHandle | None = None
+        self._clock_due = math.inf
         self._progress_s = progress_timeout
         self._progress_at = 0.0
-        self._progress_timer: asyncio.Handle | None = None  # a TimerHandle, or a look again next turn
+        #: Whether the timer watches the progress clock (it is watched, and not being confirmed).
+        self._progress_armed = False
+        #: The progress clock's look again next turn, while it confirms a stall (see _check_progress).
+        self._progress_confirm: asyncio.Handle | None = None
         self._watching = False
         self._idle_s = idle_timeout
-        self._idle_timer: asyncio.TimerHandle | None = None
+        #: Whether the timer watches the idle clock (a wait began since it last found none pending).
+        self._idle_armed = False
         # When the pending wait on the server began, its allowance added (None: no such wait now),
         # and a count of the waits, which tells them apart.
         self._reading_since: float | None = None
@@ -160,17 +172,41 @@ class Scope:
         now = self._now()
         self._reading_since = now + allowance
         self._wait_id += 1
-        if self._idle_timer is None:
-            # Due an idle timeout from now, the allowance left out. Every idle timer is due at most an
-            # idle timeout after it is set (_check_idle keeps to that too), so none is ever due after
-            # the deadline of a wait that begins later, and none is ever moved earlier (a cancelled
-            # timer stays in asyncio's heap until it is due: one per stream, for the stream's life).
-            # Firing before this wait's deadline, _check_idle sets itself for the rest of it.
+        if not self._idle_armed:
+            # Due an idle timeout from now, the allowance left out. The idle clock always asks for a
+            # look at most an idle timeout ahead (_check_idle keeps to that too), so its look is never
+            # due after the deadline of a wait that begins later. Looking before this wait's deadline,
+            # _check_idle asks again for the rest of it.
             self._arm_idle(now + idle)
 
-    def _arm_idle(self, deadline: float) -> None:
-        """The idle timer, due at ``deadline`` (there is none)."""
-        self._idle_timer = self._loop.call_at(deadline, self._check_idle)
+    def _arm_idle(self, due: float) -> None:
+        """The idle clock, watched from ``due`` on (it was not)."""
+        self._idle_armed = True
+        self._want(due)
+
+    def _want(self, due: float) -> None:
+        """The shared timer, due at ``due`` at the latest: set when there is none, and moved earlier
+        when it is due later (rare: a progress timeout shorter than the idle one). It is never moved
+        later: when it fires, each clock asks again for what it still needs (see _check_clocks)."""
+        clock = self._clock
+        if clock is not None:
+            if self._clock_due <= due:
+                return
+            clock.cancel()
+        self._clock_due = due
+        self._clock = self._loop.call_at(due, self._check_clocks)
+
+    def _check_clocks(self) -> None:
+        """The shared timer fired: each clock it watches looks at its own deadline."""
+        self._clock = None
+        self._clock_due = math.inf
+        due = self._check_idle() if self._idle_armed else None
+        if self._progress_armed:
+            progress_due = self._check_progress()
+            if progress_due is not None and (due is None or progress_due < due):
+                due = progress_due
+        if due is not None:
+            self._want(due)
 
     def begin_read(self, progress: bool = False) -> None:
         """Start a wait on the server that the caller awaits itself — :meth:`read` without a coroutine
@@ -205,7 +241,7 @@ class Scope:
         if idle is not None:
             self._reading_since = now
             self._wait_id += 1
-            if self._idle_timer is None:  # none is ever due later than this wait (see _start_idle_clock)
+            if not self._idle_armed:  # its look is never due later than this wait (see _start_idle_clock)
                 self._arm_idle(now + idle)
         self._task = _current_task(self._loop)
 
@@ -247,26 +283,27 @@ class Scope:
         finally:
             self._task = None
 
-    def _check_idle(self) -> None:
+    def _check_idle(self) -> float | None:
+        """The idle clock's look: when to look again (None: not before the next wait arms it)."""
         idle = self._idle_s
         assert idle is not None
         since = self._reading_since
         if since is None:
-            self._idle_timer = None  # no wait pending: the next one arms the clock again
-            return
+            self._idle_armed = False  # no wait pending: the next one arms the clock again
+            return None
         deadline = since + idle
         now = self._loop.time()
         if now < deadline:
             # Never more than an idle timeout ahead: no later wait's deadline comes before that, while
             # a send's allowance may put this wait's further out (see _start_idle_clock).
-            self._idle_timer = self._loop.call_at(min(deadline, now + idle), self._check_idle)
-            return
+            return min(deadline, now + idle)
         # Past the deadline with the wait still pending, unless its bytes came in this same turn of the
         # loop and the task has not run yet (a busy loop runs due timers and I/O callbacks in one
         # batch): confirm two turns later, once every wake-up queued by now has run. The next wait
-        # arms a timer of its own meanwhile.
-        self._idle_timer = None
+        # arms the clock again meanwhile.
+        self._idle_armed = False
         self._loop.call_soon(self._confirm_idle, self._wait_id, 1)
+        return None
 
     def _confirm_idle(self, wait: int, turns: int) -> None:
         if self._reading_since is None or self._wait_id != wait:
@@ -320,17 +357,22 @@ class Scope:
 
     def _arm_progress(self) -> None:
         assert self._progress_s is not None
-        self._progress_timer = self._loop.call_at(self._progress_at + self._progress_s, self._check_progress)
+        self._progress_confirm = None
+        self._progress_armed = True
+        self._want(self._progress_at + self._progress_s)
 
-    def _check_progress(self) -> None:
+    def _check_progress(self) -> float | None:
+        """The progress clock's look: when to look again (None: it is being confirmed)."""
         assert self._progress_s is not None
-        if self._loop.time() < self._progress_at + self._progress_s:
-            self._arm_progress()
-            return
+        due = self._progress_at + self._progress_s
+        if self._loop.time() < due:
+            return due
         # As the idle clock does (see _check_idle): look again two turns on, once every wake-up queued
         # by now has run, and again while the task's read has been woken but not run (see _woken):
         # what came may be content, which restarts the clock.
-        self._progress_timer = self._loop.call_soon(self._confirm_progress, 1)
+        self._progress_armed = False
+        self._progress_confirm = self._loop.call_soon(self._confirm_progress, 1)
+        return None
 
     def _confirm_progress(self, turns: int) -> None:
         assert self._progress_s is not None
@@ -338,17 +380,20 @@ class Scope:
             self._arm_progress()
             return
         if turns or self._woken():
-            self._progress_timer = self._loop.call_soon(self._confirm_progress, max(0, turns - 1))
+            self._progress_confirm = self._loop.call_soon(self._confirm_progress, max(0, turns - 1))
             return
-        self._progress_timer = None
+        self._progress_confirm = None
         self._fire(Stalled)
 
     def unwatch_progress(self) -> None:
         """Stop the progress clock; a stall it raised is over (the next attempt starts a new clock)."""
         self._watching = False
-        if self._progress_timer is not None:
-            self._progress_timer.cancel()
-            self._progress_timer = None
+        # The shared timer stays for the idle clock (it finds nothing to do when that is not watched
+        # either); a confirmation under way is stopped.
+        self._progress_armed = False
+        if self._progress_confirm is not None:
+            self._progress_confirm.cancel()
+            self._progress_confirm = None
         if self._fired is Stalled:
             # An abort or a deadline that came meanwhile was not lost: _pending reads the signal and
             # the clock themselves.
@@ -365,7 +410,10 @@ class Scope:
             self._remove()
         if self._timer is not None:
             self._timer.cancel()
-        if self._progress_timer is not None:
-            self._progress_timer.cancel()
-        if self._idle_timer is not None:
-            self._idle_timer.cancel()
+        if self._clock is not None:
+            self._clock.cancel()
+            self._clock = None
+        if self._progress_confirm is not None:
+            self._progress_confirm.cancel()
+            self._progress_confirm = None
+        self._idle_armed = self._progress_armed = False

@@ -1,5 +1,5 @@
-"""The kit's idle clock (``Scope.read``): one timer per stream, never armed per read, and never a
-timeout for bytes that came in time."""
+"""The kit's idle clock (``Scope.read``): one timer per stream (shared with the progress clock), never
+armed per read, and never a timeout for bytes that came in time."""
 
 from __future__ import annotations
 
@@ -182,6 +182,76 @@ async def test_a_sends_allowance_leaves_no_cancelled_timer_in_the_loop() -> None
         assert time.monotonic() - started < 5.0
     finally:
         loop.call_at = call_at  # type: ignore[method-assign]
+        scope.close()
+
+
+async def test_the_idle_and_progress_clocks_share_one_timer() -> None:
+    # A timer is four objects a stream (the handle, the loop's own, its context, the bound callback):
+    # the two clocks of a stream share one, re-armed only when it fires.
+    loop = asyncio.get_running_loop()
+    armed: list[asyncio.TimerHandle] = []
+    call_at = loop.call_at
+
+    def keeping(when: float, callback: object, *args: object, **kwargs: object) -> asyncio.TimerHandle:
+        handle = call_at(when, callback, *args, **kwargs)  # type: ignore[arg-type]
+        if getattr(callback, "__self__", None) is scope:
+            armed.append(handle)
+        return handle
+
+    scope = Scope(None, None, progress_timeout=120.0, idle_timeout=60.0)
+    loop.call_at = keeping  # type: ignore[method-assign]
+    try:
+        assert await scope.read(asyncio.sleep(0, result="head"), 15.0) == "head"  # the send
+        scope.watch_progress()
+        for _ in range(100):
+            scope.begin_read(True)
+            try:
+                await asyncio.sleep(0)
+            finally:
+                scope.end_read()
+    finally:
+        loop.call_at = call_at  # type: ignore[method-assign]
+        scope.close()
+    assert len(armed) == 1, "one timer for both clocks"
+
+
+@pytest.mark.parametrize("progress_first", [False, True], ids=["read-first", "watch-first"])
+@pytest.mark.parametrize(
+    ("idle", "progress", "expected"),
+    [(0.1, 30.0, Idle), (30.0, 0.1, Stalled)],
+    ids=["idle-nearer", "progress-nearer"],
+)
+async def test_with_both_clocks_the_nearer_one_lands_on_time(
+    idle: float, progress: float, expected: type[Exception], progress_first: bool
+) -> None:
+    scope = Scope(None, None, progress_timeout=progress, idle_timeout=idle)
+    try:
+        if progress_first:
+            scope.watch_progress()
+        assert await scope.read(asyncio.sleep(0, result="head")) == "head"
+        if not progress_first:
+            scope.watch_progress()  # due before the timer the read set: the timer is brought forward
+        started = time.monotonic()
+        with pytest.raises(expected):
+            async with asyncio.timeout(20):
+                await scope.read(asyncio.sleep(3600))
+        assert time.monotonic() - started < 10.0, "the nearer clock, not the farther one, ended the wait"
+    finally:
+        scope.close()
+
+
+async def test_a_clock_that_stopped_watching_leaves_the_other_on_time() -> None:
+    # The progress clock is unwatched between attempts; the shared timer still serves the idle clock.
+    scope = Scope(None, None, progress_timeout=0.2, idle_timeout=0.3)
+    try:
+        scope.watch_progress()
+        scope.unwatch_progress()
+        await asyncio.sleep(0.4)  # the timer fires with the progress clock unwatched and no wait: nothing lands
+        assert await scope.read(asyncio.sleep(0.05, result="bytes")) == "bytes"
+        with pytest.raises(Idle):
+            async with asyncio.timeout(20):
+                await scope.read(asyncio.sleep(3600))
+    finally:
         scope.close()
 
 
