@@ -495,7 +495,7 @@ class _Floor:
         self._builder = MessageBuilder(model)
         self._decoder = AnthropicDecoder(self._builder, model)
         self._framer = SSEDecoder()
-        self._shortcut_reads = ShortcutReads(self._framer.lone, self._framer)
+        self._shortcut_reads = ShortcutReads(self._framer)
         self._builder.start()
         self._builder.drain()
         self.received = 0

@@ -38,7 +38,7 @@ import itertools
 import json
 import re
 from collections.abc import Callable, Sequence
-from typing import Any, Final, Protocol, TypeAlias
+from typing import Any, Final, Protocol, TypeAlias, cast
 
 import jiter
 
@@ -661,6 +661,22 @@ class Shortcut:
         return None if shape is None else cls(event, shape, sink, *args, whole=whole)
 
 
+class _LoneFramer(Protocol):
+    """A framer that gives lone frames to a shortcut (see :class:`ShortcutReads`)."""
+
+    def lone(self, chunk: bytes, event: str, /) -> bytes | None: ...
+
+
+class _PartedFramer(Protocol):
+    def lone_parts(self, chunk: bytes, data: bytes, /) -> tuple[bytes, bytes]: ...
+
+
+class _RunFramer(Protocol):
+    def run_parts(self, chunk: bytes, event: str, /) -> tuple[bytes, bytes] | None: ...
+
+    def at_boundary(self) -> bool: ...
+
+
 class ShortcutReads:
     """Which reads of one body a decoder's :class:`Shortcut` takes, and the piece each holds: a read
     that is exactly one frame of the shortcut's event (the framer's ``lone``) whose data has its shape.
@@ -679,35 +695,36 @@ class ShortcutReads:
     """
 
     __slots__ = (
-        "_at_boundary",
         "_framed",
         "_framed_for",
-        "_lone",
+        "_framer",
         "_max",
-        "_parts",
+        "_parted",
         "_rest",
-        "_run_parts",
         "_run_parts_of",
+        "_runner",
         "_runs",
     )
 
-    def __init__(self, lone: Callable[[bytes, str], bytes | None], framer: object) -> None:
-        self._lone = lone
-        self._parts: Callable[[bytes, bytes], tuple[bytes, bytes]] | None = getattr(framer, "lone_parts", None)
+    def __init__(self, framer: _LoneFramer) -> None:
+        # The framer itself, its methods looked up when called: four bound methods held for a stream's
+        # life would be four more objects for the collector to walk, a thousand streams at a time (the
+        # steady state's read asks none of them: see pieces).
+        self._framer = framer
+        #: The framer, when it says what lay around a lone frame's data (its ``lone_parts``).
+        self._parted = cast("_PartedFramer", framer) if callable(getattr(framer, "lone_parts", None)) else None
         max_bytes = getattr(framer, "max_event_bytes", getattr(framer, "max_frame_bytes", None))
         # Without a size limit to keep, or without lone_parts, every read goes through lone.
-        self._max: int = max_bytes if isinstance(max_bytes, int) and self._parts is not None else -1
+        self._max: int = max_bytes if isinstance(max_bytes, int) and self._parted is not None else -1
         self._framed: EventShape | None = None
         self._framed_for: Shortcut | None = None
         # Whether lone took the last read the framer saw (it is at an event boundary: see lone_parts).
         self._rest = False
-        # Reads of several events (see run): the framer's run_parts and at_boundary (an SSE framer's),
-        # and the shortcut, the lead and event end it was read with, and its shape with that lead before it.
-        run_parts = getattr(framer, "run_parts", None)
-        at_boundary = getattr(framer, "at_boundary", None)
-        both = run_parts is not None and at_boundary is not None and self._max >= 0
-        self._run_parts: Callable[[bytes, str], tuple[bytes, bytes] | None] | None = run_parts if both else None
-        self._at_boundary: Callable[[], bool] | None = at_boundary if both else None
+        # Reads of several events (see run): the framer, when it has run_parts and at_boundary (an SSE
+        # framer), and the shortcut, the lead and event end it was read with, and its shape with that
+        # lead before it.
+        runs = callable(getattr(framer, "run_parts", None)) and callable(getattr(framer, "at_boundary", None))
+        self._runner = cast("_RunFramer", framer) if runs and self._max >= 0 else None
         self._runs: tuple[Shortcut, bytes, bytes, EventShape] | None = None
         # The last read and event name run_parts was asked about, and its answer: the walk of one read
         # asks at every step, and the answer scans the whole read (once per read and name, not per step).
@@ -717,8 +734,7 @@ class ShortcutReads:
     def of(cls, framer: object) -> ShortcutReads | None:
         """The reads of a body ``framer`` frames; None for a framer without ``lone`` (the AWS event
         stream), which gives no read to a shortcut."""
-        lone = getattr(framer, "lone", None)
-        return None if lone is None else cls(lone, framer)
+        return cls(cast("_LoneFramer", framer)) if callable(getattr(framer, "lone", None)) else None
 
     def pieces(self, chunk: bytes, shortcut: Shortcut) -> list[Any] | None:
         """The holes of ``chunk`` when it is one frame ``shortcut`` reads (the piece first); None: the
@@ -734,17 +750,18 @@ class ShortcutReads:
             pieces = framed.match(chunk)
             if pieces is not None:
                 return pieces
-        data = self._lone(chunk, shortcut.event)
+        data = self._framer.lone(chunk, shortcut.event)
         if data is None:
             return None
         pieces = shortcut.shape.match(data)
         if pieces is None:
             return None
         self._rest = True
-        if self._framed_for is not shortcut and self._parts is not None:
+        parted = self._parted
+        if self._framed_for is not shortcut and parted is not None:
             # A third party's shape may be any object with match(): one without framed() is read as before.
             framed = getattr(shortcut.shape, "framed", None)
-            self._framed = framed(*self._parts(chunk, data)) if framed is not None else None
+            self._framed = framed(*parted.lone_parts(chunk, data)) if framed is not None else None
             self._framed_for = shortcut
         return pieces
 
@@ -757,11 +774,10 @@ class ShortcutReads:
         None when the framer gives such reads no run (no ``run_parts``, as the JSON lines and AWS event
         stream framers; or a name no event line can give), or when the shortcut's shape is not an
         :class:`EventShape` of one string hole (see below)."""
-        run_parts = self._run_parts
         # Only a shape of one string hole: reading events of several holes one by one with their
         # compiled pattern cost more than framing the read and letting the decoder parse them (Gemini's
         # text 0.80×, Responses' 0.94×; one string hole: Anthropic's text 1.34×, Cohere's 1.26×).
-        if run_parts is None or getattr(shortcut.shape, "one_string", False) is not True:
+        if self._runner is None or getattr(shortcut.shape, "one_string", False) is not True:
             return None
         parts = self._parts_of_run(chunk, shortcut.event)
         if parts is None:
@@ -774,8 +790,8 @@ class ShortcutReads:
         known = self._run_parts_of
         if known is not None and known[0] is chunk and known[1] == event:
             return known[2]
-        run_parts = self._run_parts
-        parts = run_parts(chunk, event) if run_parts is not None else None
+        runner = self._runner
+        parts = runner.run_parts(chunk, event) if runner is not None else None
         self._run_parts_of = (chunk, event, parts)
         return parts
 
@@ -794,8 +810,8 @@ class ShortcutReads:
         a boundary, an event end cuts the chunk into events, and an event of the shortcut's lead and
         shape (which holds no line break: see :meth:`EventShape.framed`) is one event of its name with
         that data, which feeding would dispatch; each is no longer than the framer's size limit."""
-        at_boundary = self._at_boundary
-        if at_boundary is None or not at_boundary():
+        runner = self._runner
+        if runner is None or not runner.at_boundary():
             return [], start
         parts = self._parts_of_run(chunk, shortcut.event)
         if parts is None:
