@@ -68,14 +68,21 @@ from normalize.secret_forms import MASK, masked_headers, masked_repr, masked_url
 from normalize.wire import FrameTooLarge, Framing, FramingError
 from normalize.wire.tags import API_EXTENSION, SECRETS_EXTENSION
 from streamfns.kit.decoder import Decoder, DecoderFactory
-from streamfns.kit.decoding import ACCEPT_ENCODING, PIECE_BYTES, BodyReader, BodyRefused, content_decoder
+from streamfns.kit.decoding import (
+    ACCEPT_ENCODING,
+    PIECE_BYTES,
+    BodyReader,
+    BodyRefused,
+    ContentDecoder,
+    content_decoder,
+)
 from streamfns.kit.failure import StreamFailure
 from streamfns.kit.hooks import call_hook
 from streamfns.kit.keys import redact_message
 from streamfns.kit.scope import Aborted, Expired, Idle, Scope, Stalled
 from streamfns.kit.shapes import ShortcutReads
 from streamfns.kit.signing import Signature
-from streamfns.kit.transport import DirectRead, HttpRequest, HttpResponse, Transport, TransportError
+from streamfns.kit.transport import HttpRequest, HttpResponse, Transport, TransportError
 from streamfns.kit.transports import TransportChoiceError, transport_for
 
 if TYPE_CHECKING:
@@ -193,25 +200,36 @@ async def run_stream(
         renewed = False  # whether the signer's login was renewed after a 401 (once per stream)
         while True:
             try:
-                attempt_events = _attempt(
-                    call,
-                    builder=builder,
-                    model=model,
-                    options=options,
-                    transport=transport,
-                    timeouts=(connect, idle),
-                    scope=scope,
+                # One attempt, in this generator itself (no generator of its own per attempt, per read
+                # or per body: each would be an object, a frame and a weak reference held for the
+                # stream's life). The response is closed in the finally: if our consumer stops early,
+                # closing this generator closes it now, not whenever the collector finalizes it.
+                response, content_type = await _send(
+                    call, model=model, options=options, transport=transport, timeouts=(connect, idle), scope=scope
                 )
-                # Closed in a finally (as contextlib.aclosing would, without its two objects held for
-                # the stream's life): if our consumer stops early, the attempt's finally closes the
-                # response now, not whenever the garbage collector finalizes the suspended generator.
                 try:
-                    async for batch in attempt_events:
+                    builder.start()
+                    if builder.events:
+                        yield builder.drain()
+                    reading = _start_reading(response, call, builder, model, scope)
+                    scope.watch_progress()
+                    try:
+                        # The stream awaits reading.next_batch directly for each read (the steady state
+                        # costs one coroutine); it resumes us once reading stops, and says why.
+                        yield Relay(reading.next_batch)
+                        while reading.stopped is None:  # a consumer that did not take the relay: drive it here
+                            batch = await reading.next_batch()
+                            if batch is not None:
+                                yield batch
+                    finally:
+                        scope.unwatch_progress()
+                    last = await _settle(reading, response, call, scope, content_type)
+                    if last is not None:
                         if builder.finished:
                             _scrub(builder, call)
-                        yield batch
+                        yield last
                 finally:
-                    await attempt_events.aclose()
+                    await response.aclose()
                 if builder.finished:
                     return
                 # The body ended without the terminal marker.
@@ -312,16 +330,18 @@ def _interrupted(
     _scrub(builder, call)
 
 
-async def _attempt(
+async def _send(
     call: StreamCall,
     *,
-    builder: MessageBuilder,
     model: Model,
     options: StreamOptions,
     transport: Transport,
     timeouts: tuple[float, float],
     scope: Scope,
-) -> AsyncGenerator[Sequence[AssistantMessageEvent] | Relay, None]:
+) -> tuple[HttpResponse, str]:
+    """Sign and send one attempt's request, and read its answer's head: the response of a 2xx that
+    the framing accepts, and its content type. Anything else raises (a :class:`StreamFailure` for the
+    status, the content type, the transport or the caller's hook), and its response is closed."""
     vendor = call.vendor
     headers = call.headers
     if "accept-encoding" not in headers:
@@ -352,37 +372,39 @@ async def _attempt(
     except TransportError as exc:
         raise _transport_failure(exc, vendor) from None
     try:
-        if options.on_response is not None:
-            try:
-                await scope.run(call_hook(options.on_response, response.status, response.headers, model))
-            except (Aborted, Expired):
-                raise
-            except Exception as exc:  # a caller's hook failing is reported, not raised
-                raise StreamFailure.of("config", f"on_response raised {type(exc).__name__}: {exc}") from None
-        status = response.status
-        if not 200 <= status < 300:
-            raw = await _read_limited(response, scope, vendor)
-            raise call.errors.from_body(status, response.headers, raw)
-        content_type = response.headers.get("content-type", "").lower()
-        try:
-            accepted = call.framing.accepts(content_type)
-        except Exception as exc:
-            raise _framing_bug(call, exc) from None
-        if not accepted:
-            raw = await _read_limited(response, scope, vendor)
-            raise _not_a_stream(call, status, content_type, raw)
-        builder.start()
-        if builder.events:
-            yield builder.drain()
-        decoder = _make_decoder(call, builder, model)
-        events = _read_events(response, call, builder, scope, content_type, decoder=decoder)
-        try:
-            async for batch in events:
-                yield batch
-        finally:
-            await events.aclose()
-    finally:
+        content_type = await _head_of(response, call, model=model, options=options, scope=scope)
+    except BaseException:
         await response.aclose()
+        raise
+    return response, content_type
+
+
+async def _head_of(
+    response: HttpResponse, call: StreamCall, *, model: Model, options: StreamOptions, scope: Scope
+) -> str:
+    """The content type of an answer the kit reads as a stream (a 2xx the framing accepts), after the
+    caller's ``on_response`` hook; raises a :class:`StreamFailure` for anything else."""
+    vendor = call.vendor
+    if options.on_response is not None:
+        try:
+            await scope.run(call_hook(options.on_response, response.status, response.headers, model))
+        except (Aborted, Expired):
+            raise
+        except Exception as exc:  # a caller's hook failing is reported, not raised
+            raise StreamFailure.of("config", f"on_response raised {type(exc).__name__}: {exc}") from None
+    status = response.status
+    if not 200 <= status < 300:
+        raw = await _read_limited(response, scope, vendor)
+        raise call.errors.from_body(status, response.headers, raw)
+    content_type = response.headers.get("content-type", "").lower()
+    try:
+        accepted = call.framing.accepts(content_type)
+    except Exception as exc:
+        raise _framing_bug(call, exc) from None
+    if not accepted:
+        raw = await _read_limited(response, scope, vendor)
+        raise _not_a_stream(call, status, content_type, raw)
+    return content_type
 
 
 def _with_origin(url: str, origin: str) -> str:
@@ -494,37 +516,32 @@ async def _read_limited(response: HttpResponse, scope: Scope, vendor: str) -> by
     return b"".join(chunks)[:_MAX_ERROR_BODY]
 
 
-async def _read_events(
-    response: HttpResponse,
-    call: StreamCall,
-    builder: MessageBuilder,
-    scope: Scope,
-    content_type: str,
-    *,
-    decoder: Decoder[Any],
-) -> AsyncGenerator[Sequence[AssistantMessageEvent] | Relay, None]:
+def _start_reading(
+    response: HttpResponse, call: StreamCall, builder: MessageBuilder, model: Model, scope: Scope
+) -> _Reading:
+    """The attempt's reading of a 2xx body: a fresh decoder, the framing's framer and the body's
+    content coding; raises a :class:`StreamFailure` when one cannot be had."""
+    decoder = _make_decoder(call, builder, model)
     try:
         framer = call.framing.framer()
     except Exception as exc:  # a third party's framing is code like any other: its failure is reported
         raise _framing_bug(call, exc) from None
+    codings = response.header_values("content-encoding")
     try:
-        body = _body(response, scope)
+        # None for the usual body, which has no coding: read without a decoder, unless a read is too
+        # long for one piece (see _Reading).
+        coding = content_decoder(codings) if codings else None
     except BodyRefused as exc:
         raise StreamFailure.of(exc.kind, f"{call.vendor} {exc}") from None
-    reading = _Reading(
-        body, response.direct_read(), framer=framer, decoder=decoder, builder=builder, call=call, scope=scope
-    )
-    scope.watch_progress()
-    try:
-        # The stream awaits reading.next_batch directly for each read (the steady state costs one
-        # coroutine, not this chain of generators); it resumes us once reading stops, and says why.
-        yield Relay(reading.next_batch)
-        while reading.stopped is None:  # a consumer that did not take the relay: drive it here
-            batch = await reading.next_batch()
-            if batch is not None:
-                yield batch
-    finally:
-        scope.unwatch_progress()
+    return _Reading(response, coding, framer=framer, decoder=decoder, builder=builder, call=call, scope=scope)
+
+
+async def _settle(
+    reading: _Reading, response: HttpResponse, call: StreamCall, scope: Scope, content_type: str
+) -> Sequence[AssistantMessageEvent] | None:
+    """What the attempt's reading ended on, once it stopped: the last events to hand over (None:
+    none), or the failure raised (see ``_Reading``). The body's end flushes the framer and tells the
+    decoder; a page sent instead of a stream is said to be one, quoted."""
     stopped, failure, head, seen = reading.stopped, reading.failure, reading.head, reading.seen
     if stopped == "read":
         if isinstance(failure, TransportError):
@@ -533,25 +550,23 @@ async def _read_events(
             raise StreamFailure.of(failure.kind, f"{call.vendor} {failure}") from None
         assert failure is not None
         raise failure  # an abort, a deadline, the idle or progress clock: run_stream settles it
+    builder = reading.builder
+    decoder = reading.decoder
     try:
         if stopped == "feed":
             assert failure is not None
             _framing_failed(failure, call, decoder, builder, seen=seen, head=head, response=response)
-            yield builder.drain()
-            return
+            return builder.drain()
         if stopped == "deliver":
             assert failure is not None
             raise failure
         if stopped == "finished":
-            if builder.events:
-                yield builder.drain()
-            return
+            return builder.drain() if builder.events else None
         try:
-            frames = framer.flush()
+            frames = reading.framer.flush()
         except Exception as exc:
             _framing_failed(exc, call, decoder, builder, seen=seen, head=head, response=response)
-            yield builder.drain()
-            return
+            return builder.drain()
         if not seen and not frames and _looks_like_a_document(head):
             raise _not_a_stream(call, response.status, content_type, bytes(head))
         try:
@@ -581,30 +596,36 @@ async def _read_events(
     if not builder.finished and _a_page_instead(head, builder):
         # It ended without its terminal marker and without an event: a page, not a truncated stream.
         raise _not_a_stream(call, response.status, content_type, bytes(head))
-    if builder.events:
-        yield builder.drain()
+    return builder.drain() if builder.events else None
 
 
 class _Reading:
     """The steady state of one body: read, frame, decode, hand the events over. :meth:`next_batch` is
     the one coroutine per read (the stream awaits it through a :class:`~normalize.Relay`); it never
     raises: what stopped it is kept in ``stopped`` (``eof``, ``finished``, or the stage that failed:
-    ``read``, ``feed``, ``deliver``) and ``failure``, for ``_read_events`` to settle as it always has."""
+    ``read``, ``feed``, ``deliver``) and ``failure``, for ``_settle`` to settle.
+
+    It holds as few objects as it can (each is one more for the garbage collector to walk, a thousand
+    streams at a time): the usual body, which has no content coding, is read with no
+    :class:`~streamfns.kit.decoding.BodyReader` until a read is too long for one piece."""
 
     __slots__ = (
         "_batch_end",
         "_body",
-        "_builder",
         "_call",
-        "_decoder",
-        "_direct",
-        "_feed",
+        "_coding",
+        "_failed",
         "_heading",
-        "_raw_read",
+        "_read",
+        "_response",
         "_run_stage",
         "_scope",
         "_shortcut_reads",
+        "_taken",
+        "builder",
+        "decoder",
         "failure",
+        "framer",
         "head",
         "seen",
         "stopped",
@@ -612,8 +633,8 @@ class _Reading:
 
     def __init__(
         self,
-        body: BodyReader,
-        direct: DirectRead | None,
+        response: HttpResponse,
+        coding: ContentDecoder | None,
         *,
         framer: Any,
         decoder: Decoder[Any],
@@ -621,31 +642,43 @@ class _Reading:
         call: StreamCall,
         scope: Scope,
     ) -> None:
-        # An identity body (the usual one) is read here directly, one read one piece, without a
-        # BodyReader frame per read; a read longer than a piece goes to the reader to be cut.
-        self._raw_read = body.raw_read
-        # Better still, the library's own read, awaited here with no coroutine of the transport's around
-        # it (a microsecond an event in the steady state): for the identity body only.
-        self._direct = direct if self._raw_read is not None else None
-        self._body = body
+        self._response = response
+        #: The body's content coding (None: it has none).
+        self._coding = coding
+        #: The reader that decodes the body (made when it is needed: a coded body, a read too long for
+        #: one piece, a quote).
+        self._body: BodyReader | None = None
+        #: A body without a coding (the usual one) is read here directly, one read one piece, with no
+        #: BodyReader frame per read: through the library's own read when the response offers it
+        #: (awaited with no coroutine of the transport's around it, a microsecond an event), else
+        #: through its ``read``. None: every read goes through the reader.
+        self._read: Callable[[], Awaitable[Any]] | None = None
+        #: The direct read's other two parts (see DirectRead); ``_failed`` None: ``_read`` is ``read``.
+        self._taken: Callable[[Any], bytes | None] | None = None
+        self._failed: Callable[[Exception], bytes | Exception] | None = None
+        if coding is None or coding.coding == "identity":
+            direct = response.direct_read()
+            if direct is None:
+                self._read = response.read
+            else:
+                self._read, self._taken, self._failed = direct
         self._scope = scope
-        self._feed: Callable[[bytes], Sequence[Any]] = framer.feed
+        self.framer = framer
         #: Which reads the decoder's shortcut takes (a framer without lone gives it none).
         self._shortcut_reads = ShortcutReads.of(framer)
-        self._decoder = decoder
+        self.decoder = decoder
         #: The decoder's on_batch_end for the shortcut's path, None when it is Decoder's own no-op (a
         #: call an event saved: the shortcut's is the steady state's path). Looked up once, as the
         #: hook's docstring says; one that cannot be read is called by name, to fail where it runs.
         inherited = getattr(type(decoder), "on_batch_end", None) is vars(Decoder)["on_batch_end"]
         own = "on_batch_end" in getattr(decoder, "__dict__", ())
-
-        def by_name() -> None:
-            decoder.on_batch_end()
-
-        self._batch_end: Callable[[], None] | None = (
-            None if inherited and not own else getattr(decoder, "on_batch_end", by_name)
-        )
-        self._builder = builder
+        self._batch_end: Callable[[], None] | None = None
+        if not inherited or own:
+            try:
+                self._batch_end = decoder.on_batch_end
+            except AttributeError:
+                self._batch_end = self._end_batch_by_name
+        self.builder = builder
         self._call = call
         #: The body's first bytes, kept to quote a document sent instead of a stream.
         self.head = bytearray()
@@ -657,17 +690,28 @@ class _Reading:
         #: The step of _read_runs under way (next_batch reports a failure as that step's).
         self._run_stage = "feed"
 
+    def _end_batch_by_name(self) -> None:
+        self.decoder.on_batch_end()
+
+    def _reader(self) -> BodyReader:
+        """The body's reader, made on first use."""
+        body = self._body
+        if body is None:
+            coding = self._coding if self._coding is not None else content_decoder(())
+            body = self._body = BodyReader(self._response.read, coding, self._scope.read)
+        return body
+
     async def next_piece(self) -> bytes | None:
         """The body's next decoded piece, past the framer (None at its end): for quoting."""
-        return await self._body.next()
+        return await self._reader().next()
 
     async def next_batch(self) -> Sequence[AssistantMessageEvent] | None:
         """The events of the next read that made any, or None once reading stopped (see the class)."""
         if self.stopped is not None:
             return None
-        builder = self._builder
-        raw_read = self._raw_read
-        if raw_read is None:
+        builder = self.builder
+        read = self._read
+        if read is None:
             # Content was handed over, and the consumer asks for more: the progress clock restarts (the
             # time the consumer held the stream was its own, not the server's). On the identity body
             # the first read's begin_read restarts it, at the same reading of the clock.
@@ -677,18 +721,18 @@ class _Reading:
         try:
             while True:
                 stage = "read"
-                if raw_read is not None:
+                if read is not None:
                     # The scope's read inline (no coroutine of its own): this runs once per event.
                     scope = self._scope
-                    direct = self._direct
+                    failed = self._failed
                     scope.begin_read(first)
                     first = False
                     try:
-                        if direct is None:
-                            chunk = await raw_read()
+                        if failed is None:
+                            chunk = await read()
                         else:
                             # DirectRead's three parts, put together as HttpResponse.read would.
-                            read, taken, failed = direct
+                            taken = self._taken
                             while True:
                                 try:
                                     got = await read()
@@ -714,13 +758,14 @@ class _Reading:
                         scope.end_read()
                     if len(chunk) > PIECE_BYTES:
                         # Rare (a body held in memory): the reader cuts it, and reads the rest itself.
-                        self._body.cut(chunk)
-                        self._raw_read = raw_read = self._direct = None
-                        chunk = await self._body.next()
+                        body = self._reader()
+                        body.cut(chunk)
+                        self._read = read = None
+                        chunk = await body.next()
                     elif not chunk:
                         chunk = None
                 else:
-                    chunk = await self._body.next()
+                    chunk = await self._reader().next()
                 if chunk is None:
                     self.stopped = "eof"
                     return None
@@ -728,7 +773,7 @@ class _Reading:
                     # Past the first frame too: a page whose first line is a frame is still quoted whole.
                     self.head += chunk[: _HEAD_BYTES - len(self.head)]
                     self._heading = len(self.head) < _HEAD_BYTES
-                shortcut = self._decoder.shortcut
+                shortcut = self.decoder.shortcut
                 shortcut_reads = self._shortcut_reads
                 pieces = None
                 if shortcut is not None and shortcut_reads is not None:
@@ -752,12 +797,12 @@ class _Reading:
                         if shortcut is not None:
                             end = shortcut_reads.run_end(chunk, shortcut)
                     if end is None:
-                        frames = self._feed(chunk)
+                        frames = self.framer.feed(chunk)
                         if not frames:
                             continue
                         self.seen = True
                         stage = "deliver"
-                        _deliver(frames, self._call, self._decoder, builder)
+                        _deliver(frames, self._call, self.decoder, builder)
                     else:
                         stage = "runs"
                         self._read_runs(chunk, end)
@@ -803,8 +848,8 @@ class _Reading:
             shortcut_reads.read_over()  # the read is not kept past its walk
 
     def _walk_runs(self, chunk: bytes, end: bytes, shortcut_reads: ShortcutReads) -> None:
-        builder = self._builder
-        decoder = self._decoder
+        builder = self.builder
+        decoder = self.decoder
         size = len(chunk)
         at = 0
         applied = False  # whether any event was applied (the batch ends only then, as _deliver's)
@@ -831,7 +876,7 @@ class _Reading:
                 if next_end >= 0:
                     cut = next_end + len(end)
             self._run_stage = "feed"
-            frames = self._feed(chunk[at:cut] if at or cut < size else chunk)
+            frames = self.framer.feed(chunk[at:cut] if at or cut < size else chunk)
             at = cut
             if frames:
                 self.seen = applied = True
@@ -852,9 +897,9 @@ class _Reading:
         events built so far. The shortcut's test of a read, and the kit's own, are reported the same way."""
         if stage == "shortcut":
             return _decoder_failure(self._call, exc)  # the shortcut's test of a read failed, whatever it raised
-        if stage == "sink" and not self._builder.finished:
+        if stage == "sink" and not self.builder.finished:
             try:
-                self._decoder.on_batch_end()
+                self.decoder.on_batch_end()
             except Exception as later:  # it replaces the first, as a finally's would
                 exc = later
         return exc if isinstance(exc, StreamFailure) else _decoder_failure(self._call, exc)

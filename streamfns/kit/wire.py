@@ -46,7 +46,7 @@ import json
 import math
 from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final, Generic, Protocol, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Final, Generic, Protocol, TypeVar, cast
 
 from normalize import (
     AssistantMessageEvent,
@@ -72,6 +72,9 @@ from streamfns.kit.provider_auth import ProviderSignerError, provider_signer
 from streamfns.kit.signing import Signature, Signer, SigningRequest
 from streamfns.kit.telemetry import StreamTelemetry
 from streamfns.kit.telemetry import start as start_telemetry
+
+if TYPE_CHECKING:
+    from streamfns.kit.http import StreamCall
 
 __all__ = ["Decoder", "DecoderFactory", "RequestBuilder", "WireApi", "WireRequest"]
 
@@ -194,9 +197,9 @@ class WireApi(Generic[FrameT]):
         known = model if isinstance(model, Model) else None  # pyright: ignore[reportUnnecessaryIsInstance]
         # Once per stream, never per event: None unless a tracer or meter provider listens.
         observer = start_telemetry(self.api, model, context, options)
-        if observer is None:
-            return AssistantMessageEventStream.from_batches(_run(self, model, context, options), model=known)
-        batches = observer.traced(_run(self, model, context, options, observer))
+        batches = _batches(self, model, context, options, observer)
+        if observer is not None:
+            batches = observer.traced(batches)
         return AssistantMessageEventStream.from_batches(batches, model=known)
 
 
@@ -227,26 +230,119 @@ def _merge_headers(wire: WireApi[Any], layers: Sequence[Mapping[str, str | None]
     return merged
 
 
-async def _run(
+#: What preparing a stream gives: the call and the options it runs with (ready to send), or the events
+#: of a stream that ended before anything was sent.
+_Prepared = tuple["StreamCall", StreamOptions] | list[AssistantMessageEvent]
+
+
+@dataclass(slots=True)
+class _Draft:
+    """A request built and authenticated, its payload not yet encoded (``on_payload`` may replace it)."""
+
+    request: WireRequest
+    options: StreamOptions
+    signer: Signer | None
+    rule: ApiKey | None
+    key: str | None
+    given: list[str]
+    multiplier: float
+
+
+def _batches(
     wire: WireApi[Any],
     model: Model,
     context: Context,
     options: StreamOptions | None,
-    observer: StreamTelemetry | None = None,
+    observer: StreamTelemetry | None,
 ) -> AsyncGenerator[Sequence[AssistantMessageEvent] | Relay, None]:
+    """The stream's source. The request is prepared here, as the StreamFn is called (building it is
+    pure; nothing is sent before the consumer reads), so the source is the kit's own generator for the
+    call (:func:`~streamfns.kit.http.run_stream`) with none of ours around it: one more would be an
+    object and a weak reference held for the stream's life, for the collector to walk a thousand
+    streams at a time. An ``on_payload`` hook, which may be async, is awaited when the consumer first
+    reads. Whatever preparing raises unforeseen is raised there too (the stream turns it into its
+    error event): calling the StreamFn never raises."""
+    try:
+        builder = MessageBuilder(model if isinstance(model, Model) else None)  # pyright: ignore[reportUnnecessaryIsInstance]
+        draft = _draft(wire, model, context, options, builder)
+        if not isinstance(draft, _Draft):
+            return _once(draft)
+        if draft.options.on_payload is not None:
+            return _hooked(wire, model, draft, builder, observer)
+        prepared = _ready(wire, model, draft, payload=draft.request.payload, builder=builder, observer=observer)
+    except Exception as exc:  # the never-raise contract: raised where the stream reports it
+        return _raising(exc)
+    return _source(prepared, builder, model)
+
+
+def _source(
+    prepared: _Prepared, builder: MessageBuilder, model: Model
+) -> AsyncGenerator[Sequence[AssistantMessageEvent] | Relay, None]:
+    """The source of a prepared stream: the kit's reading of its call, or its events if it ended."""
+    from streamfns.kit.http import run_stream  # noqa: PLC0415 - httpx loads on the first call, not at import
+
+    if isinstance(prepared, list):
+        return _once(prepared)
+    call, options = prepared
+    return run_stream(call, builder, model, options)
+
+
+async def _once(events: list[AssistantMessageEvent]) -> AsyncGenerator[Sequence[AssistantMessageEvent], None]:
+    """A stream that ended before its request was sent: its events, once."""
+    yield events
+
+
+async def _raising(exc: Exception) -> AsyncGenerator[Sequence[AssistantMessageEvent], None]:
+    """A source that raises ``exc`` when first read (see :func:`_batches`)."""
+    raise exc
+    yield ()  # pragma: no cover - makes this an async generator
+
+
+async def _hooked(
+    wire: WireApi[Any], model: Model, draft: _Draft, builder: MessageBuilder, observer: StreamTelemetry | None
+) -> AsyncGenerator[Sequence[AssistantMessageEvent] | Relay, None]:
+    """The source of a stream whose payload passes the caller's ``on_payload`` hook first."""
+    opts = draft.options
+    payload = draft.request.payload
+    assert opts.on_payload is not None
+    try:
+        replaced = await call_hook(opts.on_payload, payload, model)
+    except Exception as exc:  # a caller's hook failing is reported, not raised
+        said = f"on_payload raised {type(exc).__name__}: {exc}"
+        yield _failed(builder, ErrorInfo.of("config"), said, wire=wire, model=model, options=opts, key=draft.key)
+        return
+    if isinstance(replaced, dict):
+        payload = cast("dict[str, Any]", replaced)
+    batches = _source(_ready(wire, model, draft, payload=payload, builder=builder, observer=observer), builder, model)
+    try:
+        while True:
+            try:
+                # Handed on with no local of ours holding it: the steady state's Relay, yielded once
+                # and kept by the stream, would otherwise stay referenced here for the stream's life.
+                yield await anext(batches)
+            except StopAsyncIteration:
+                return
+    finally:
+        aclose = getattr(batches, "aclose", None)
+        if aclose is not None:
+            await aclose()
+
+
+def _draft(
+    wire: WireApi[Any], model: Model, context: Context, options: StreamOptions | None, builder: MessageBuilder
+) -> _Draft | list[AssistantMessageEvent]:
+    """Steps 1–4 of the module docstring up to ``on_payload``: the request built and its key found,
+    or the events of the stream that this ended."""
     problem = request_problem(model, context, options)
-    builder = MessageBuilder(model if isinstance(model, Model) else None)  # pyright: ignore[reportUnnecessaryIsInstance]
     if problem is not None:
         kind, message = problem
         said = f"{wire.vendor} request not sent: {message}"
-        yield _failed(builder, ErrorInfo.of(kind), said, wire=wire, model=model, options=options)
-        return
+        return _failed(builder, ErrorInfo.of(kind), said, wire=wire, model=model, options=options)
     opts = options if options is not None else StreamOptions()
     signal = opts.signal
     if signal is not None and signal.aborted:
         builder.abort(signal.reason)
-        yield builder.drain()
-        return
+        return builder.drain()
     # What the caller handed over is secret from the start (the same fail-closed rule as below). Every
     # failure from before the request is sent — a builder, a key rule or a hook that failed quoting a
     # header value, the key or the base URL — ends through _failed: the one cut and secret set.
@@ -262,40 +358,47 @@ async def _run(
             rule = None  # the provider's login authenticates: no key is looked for
         key = rule.resolve(opts.api_key, wire.vendor) if rule is not None else None
     except StreamFailure as failure:
-        yield _failed(builder, failure.info, failure.message, wire=wire, model=model, options=opts)
-        return
+        return _failed(builder, failure.info, failure.message, wire=wire, model=model, options=opts)
     multiplier = request.price_multiplier
     # Typed float, but a third party's builder may hand anything: a bool, a string, NaN.
     if type(multiplier) not in (int, float) or not 0 <= multiplier < math.inf:
         problem = f"price_multiplier {multiplier!r} is not a finite, non-negative number"
         said = f"{wire.vendor} request not sent: {problem}"
-        yield _failed(builder, ErrorInfo.of("config"), said, wire=wire, model=model, options=opts, key=key)
-        return
-    payload = request.payload
-    if opts.on_payload is not None:
-        try:
-            replaced = await call_hook(opts.on_payload, payload, model)
-        except Exception as exc:  # a caller's hook failing is reported, not raised
-            said = f"on_payload raised {type(exc).__name__}: {exc}"
-            yield _failed(builder, ErrorInfo.of("config"), said, wire=wire, model=model, options=opts, key=key)
-            return
-        if isinstance(replaced, dict):
-            payload = cast("dict[str, Any]", replaced)
+        return _failed(builder, ErrorInfo.of("config"), said, wire=wire, model=model, options=opts, key=key)
+    return _Draft(request, opts, signer, rule, key, given, float(multiplier))
+
+
+def _ready(
+    wire: WireApi[Any],
+    model: Model,
+    draft: _Draft,
+    *,
+    payload: dict[str, Any],
+    builder: MessageBuilder,
+    observer: StreamTelemetry | None,
+) -> _Prepared:
+    """Steps 4–5 of the module docstring from ``payload`` (the request's, or what ``on_payload`` made
+    of it): the call ready to send, or the events of the stream that this ended."""
+    from streamfns.kit.http import StreamCall  # noqa: PLC0415 - httpx loads on the first call, not at import
+
+    opts, request, key, rule, signer = draft.options, draft.request, draft.key, draft.rule, draft.signer
     try:
         # Lone surrogates were scrubbed by transform_messages; "replace" is a last line of defence.
         body = _BODY_JSON.encode(payload).encode("utf-8", "replace")
     except (TypeError, ValueError) as exc:
         said = f"the {wire.vendor} payload is not valid JSON: {exc}"
-        yield _failed(builder, ErrorInfo.of("config"), said, wire=wire, model=model, options=opts, key=key)
-        return
+        return _failed(builder, ErrorInfo.of("config"), said, wire=wire, model=model, options=opts, key=key)
     key_headers = rule.headers(key) if rule is not None else {}
     headers = _merge_headers(wire, [key_headers, request.headers, model.headers or {}, opts.headers or {}])
-    from streamfns.kit.http import StreamCall, run_stream  # noqa: PLC0415 - httpx loads on the first call, not at import
-
     # One secret set, fail-closed (normalize.wire.tags): the key as given and as sent, every header value
     # the key rule, the builder, model.headers or options.headers supplied that is not on the public
     # list, and the URL's credentials. Every message is redacted of it and the request tagged with it.
-    secrets = [*(sent for sent in (key,) if sent), *given, *credentials_in(headers), *credentials_in_url(request.url)]
+    secrets = [
+        *(sent for sent in (key,) if sent),
+        *draft.given,
+        *credentials_in(headers),
+        *credentials_in_url(request.url),
+    ]
     sign = unauthorized = None
     if signer is not None:  # the request as the signer sees it: made only for one
         signing = SigningRequest(
@@ -318,21 +421,11 @@ async def _run(
         login_hint=_login_hint(signer),
         secrets=list(dict.fromkeys(secrets)),
         observer=observer,
-        price_multiplier=float(multiplier),
+        price_multiplier=draft.multiplier,
     )
     if observer is not None:
         observer.requested(request.url, call.secrets)
-    # The stream outlives these: the call holds what it needs of them, and this frame, which lives as
-    # long as the stream, would keep the payload's dicts and lists alive and in the collector's sight.
-    del request, payload, given, secrets, key_headers
-    # Closed in a finally (contextlib.aclosing, without its objects): a consumer that stops early
-    # closes the HTTP response now, not at garbage collection.
-    batches = run_stream(call, builder, model, opts)
-    try:
-        async for batch in batches:
-            yield batch
-    finally:
-        await batches.aclose()
+    return call, opts
 
 
 def _provider_signer(wire: WireApi[Any], model: Model) -> Signer | None:

@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import gc
 import gzip
 import json
 import time
+import types as types_module
 import urllib.parse
 from collections.abc import Callable
 from dataclasses import replace
@@ -303,6 +305,56 @@ async def test_leaving_the_loop_early_closes_the_connection_at_once() -> None:
         assert result.stop_reason == "aborted"
         assert result.content
         assert await server.all_connections_closed(timeout=1.0), "closed on break, not at the 30 s idle timeout"
+
+
+def _kit_generators() -> list[str]:
+    """The kit's async generators alive now, by name."""
+    return sorted(
+        obj.ag_code.co_name
+        for obj in gc.get_objects()
+        if isinstance(obj, types_module.AsyncGeneratorType) and "streamfns/kit/" in obj.ag_code.co_filename
+    )
+
+
+@pytest.mark.parametrize("hooked", [False, True], ids=["plain", "on_payload"])
+async def test_a_stream_in_its_steady_state_holds_one_generator_of_the_kits(hooked: bool) -> None:
+    # Each generator a stream holds for its life is an object, its frame and a weak reference (the
+    # loop's set of async generators) for the collector to walk, a thousand streams at a time: the
+    # call is prepared when the StreamFn is called, and its reading is one generator (an on_payload
+    # hook, awaited on the first read, keeps one more).
+    def unchanged(payload: dict[str, Any], _model: Model) -> dict[str, Any]:
+        return payload
+
+    before = _kit_generators()
+    held: list[str] = []
+    async with LoopbackServer(reply(*HELLO[:2], end="stall")) as server:
+        opts = options(timeout=30, on_payload=unchanged if hooked else None)
+        stream = WIRE.stream_fn(model(server.base_url), CONTEXT, opts)
+        async for event in stream:
+            if event.type == "text_delta":
+                held = [name for name in _kit_generators() if name not in before]
+                break
+        await stream.aclose()
+    assert held == (["_hooked", "run_stream"] if hooked else ["run_stream"])
+
+
+async def test_preparing_a_call_that_raises_unforeseen_ends_the_stream_not_the_call(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The call is prepared as the StreamFn is called: a bug there must still not raise from the call.
+    def broken(*_args: object) -> None:
+        raise RuntimeError("a bug while preparing")
+
+    monkeypatch.setattr("streamfns.kit.wire._draft", broken)
+    async with LoopbackServer(reply(*HELLO)) as server:
+        stream = WIRE.stream_fn(model(server.base_url), CONTEXT, options())  # does not raise
+        events = [event async for event in stream]
+        result = await stream.result()
+        assert types(events) == ["start", "error"]
+        assert result.error_info is not None
+        assert result.error_info.kind == "protocol"
+        assert "RuntimeError: a bug while preparing" in (result.error_message or "")
+        assert server.requests == [], "nothing was sent"
 
 
 async def test_abort_mid_stream_on_a_silent_server_is_prompt() -> None:
