@@ -7,6 +7,7 @@ import asyncio
 import inspect
 import math
 import time
+import weakref
 from collections.abc import Awaitable, Callable
 from typing import Any, cast
 
@@ -54,6 +55,83 @@ def _task_reader() -> Callable[[asyncio.AbstractEventLoop], asyncio.Task[Any] | 
 _current_task = _task_reader()
 
 
+class _Watch:
+    """The idle and progress clocks of every scope on one event loop, watched by one timer.
+
+    A timer a stream would be four objects (the handle, the loop's own, its context, the bound
+    callback) for the garbage collector to walk, a thousand streams at a time. Each scope asks for a
+    look at its clocks by a time (:meth:`want`); the watch's one timer is due at the earliest time
+    asked, and when it fires, every scope due by then looks (and asks again for what it still needs).
+    Scopes round the times they ask for up to a grain of their clocks (see ``Scope._want``), so a
+    thousand streams' looks fall on a few instants: a firing scans the scopes it watches, about once
+    a second at the default clocks, whatever their number.
+
+    Found through a table that holds it weakly (:func:`_watch_of`): the scopes it watches and its
+    timer keep it, and it keeps its loop; nothing outside keeps either once they are unreachable.
+    """
+
+    __slots__ = ("__weakref__", "_due", "_handle", "_scopes", "loop", "now")
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        #: The loop's clock, one per loop (see _clock_of), read by its scopes once per event.
+        self.now = _clock_of(loop)
+        #: The scopes watched, each with the time it asked for a look by.
+        self._scopes: dict[Scope, float] = {}
+        self._handle: asyncio.TimerHandle | None = None
+        self._due = math.inf  # when the timer is due (inf: none set)
+
+    def want(self, scope: Scope, due: float) -> None:
+        """``scope`` wants a look at its clocks at ``due`` at the latest (it had asked for a later
+        one, or for none)."""
+        self._scopes[scope] = due
+        if due < self._due:
+            if self._handle is not None:
+                self._handle.cancel()  # rare: a clock shorter than every other on the loop
+            self._due = due
+            self._handle = self.loop.call_at(due, self._fire)
+
+    def drop(self, scope: Scope) -> None:
+        """``scope`` wants no look any more (it closed); the timer stops with the last scope."""
+        self._scopes.pop(scope, None)
+        if not self._scopes and self._handle is not None:
+            self._handle.cancel()
+            self._handle = None
+            self._due = math.inf
+
+    def _fire(self) -> None:
+        self._handle = None
+        # While the due scopes look, what they ask for is only noted (no due time is below -inf):
+        # the timer is set once, after them, for the earliest look asked.
+        self._due = -math.inf
+        scopes = self._scopes
+        now = self.loop.time()
+        due = [scope for scope, at in scopes.items() if at <= now]
+        for scope in due:
+            del scopes[scope]
+        try:
+            for scope in due:
+                scope.look()
+        finally:
+            self._due = math.inf
+            if scopes:
+                self._due = earliest = min(scopes.values())
+                self._handle = self.loop.call_at(earliest, self._fire)
+
+
+#: Each loop's watch, by the loop's id, held weakly (see _Watch): a watch is kept by its scopes and its
+#: timer, never by this table, so neither it nor its loop outlives them.
+_watches: weakref.WeakValueDictionary[int, _Watch] = weakref.WeakValueDictionary()
+
+
+def _watch_of(loop: asyncio.AbstractEventLoop) -> _Watch:
+    """The running loop's watch (made when it has none; an id reused by a new loop gets a new one)."""
+    watch = _watches.get(id(loop))
+    if watch is None or watch.loop is not loop:
+        watch = _watches[id(loop)] = _Watch(loop)
+    return watch
+
+
 class Scope:
     """Turns an abort or the total deadline into an exception at whichever of our awaits is pending.
 
@@ -63,15 +141,16 @@ class Scope:
     it costs nothing per read, where racing every read against the signal would cost a task per chunk.
     The progress clock (:meth:`watch_progress`) lands the same way, as ``Stalled``, and so does the
     idle clock (:meth:`read`), as ``Idle``: a wait on the server longer than ``idle_timeout``, on any
-    transport. Neither clock arms a timer per read: the two share one timer that, when it fires, reads
-    when each clock last restarted and sets itself again for the nearer deadline that is left.
+    transport. Neither clock arms a timer per read, nor a timer per stream: the loop's watch (one timer
+    for every scope on the loop) has the scope look when the earlier clock may have run out; the look
+    reads when each clock last restarted, and asks for the next look the nearer deadline left needs.
     """
 
     __slots__ = (
-        "_clock",
         "_clock_due",
         "_deadline",
         "_fired",
+        "_grain",
         "_idle_armed",
         "_idle_s",
         "_loop",
@@ -86,6 +165,7 @@ class Scope:
         "_task",
         "_timer",
         "_wait_id",
+        "_watch",
         "_watching",
     )
 
@@ -98,17 +178,22 @@ class Scope:
     ) -> None:
         self._signal = signal
         self._loop = asyncio.get_running_loop()
-        # The loop's clock, read once per event (see _clock_of).
-        self._now = _clock_of(self._loop)
+        #: The loop's watch of every scope's clocks (see _Watch).
+        self._watch = _watch_of(self._loop)
+        # The loop's clock, read once per event (see _clock_of): the watch's, one per loop.
+        self._now = self._watch.now
         self._task: asyncio.Task[Any] | None = None
         self._fired: type[Exception] | None = None
         self._remove = signal.add_callback(self._on_abort) if signal is not None else None
         self._deadline = self._loop.time() + total_timeout if total_timeout else None
         self._timer = self._loop.call_at(self._deadline, self._fire, Expired) if self._deadline is not None else None
-        # The idle and progress clocks share one timer, due when the earlier of the two asks (see
-        # _want): a timer is four objects a stream for the collector to walk, not one.
-        self._clock: asyncio.TimerHandle | None = None
+        # The idle and progress clocks are looked at by the loop's watch (see _Watch), by the earlier
+        # time either asks for (inf: none asked), rounded up to a sixteenth of the shorter clock, at
+        # least 5 ms and at most a second: a look that late is within the slack every clock has
+        # (see _check_idle), and it lets the watch's timer serve many scopes at each firing.
         self._clock_due = math.inf
+        clocks = [clock for clock in (idle_timeout, progress_timeout) if clock]
+        self._grain = min(1.0, max(0.005, min(clocks) / 16)) if clocks else 1.0
         self._progress_s = progress_timeout
         self._progress_at = 0.0
         #: Whether the timer watches the progress clock (it is watched, and not being confirmed).
@@ -185,20 +270,18 @@ class Scope:
         self._want(due)
 
     def _want(self, due: float) -> None:
-        """The shared timer, due at ``due`` at the latest: set when there is none, and moved earlier
-        when it is due later (rare: a progress timeout shorter than the idle one). It is never moved
-        later: when it fires, each clock asks again for what it still needs (see _check_clocks)."""
-        clock = self._clock
-        if clock is not None:
-            if self._clock_due <= due:
-                return
-            clock.cancel()
-        self._clock_due = due
-        self._clock = self._loop.call_at(due, self._check_clocks)
+        """A look at the clocks by ``due`` (rounded up to the grain), asked of the loop's watch unless
+        an earlier one is asked already. A look is never put off: when it comes, each clock asks
+        again for what it still needs (see look)."""
+        grain = self._grain
+        due = math.ceil(due / grain) * grain
+        if due < self._clock_due:
+            self._clock_due = due
+            self._watch.want(self, due)
 
-    def _check_clocks(self) -> None:
-        """The shared timer fired: each clock it watches looks at its own deadline."""
-        self._clock = None
+    def look(self) -> None:
+        """The look the scope asked its loop's watch for (see _Watch): each clock it watches looks at
+        its own deadline, and asks for the next look it needs."""
         self._clock_due = math.inf
         due = self._check_idle() if self._idle_armed else None
         if self._progress_armed:
@@ -410,9 +493,8 @@ class Scope:
             self._remove()
         if self._timer is not None:
             self._timer.cancel()
-        if self._clock is not None:
-            self._clock.cancel()
-            self._clock = None
+        self._watch.drop(self)
+        self._clock_due = math.inf
         if self._progress_confirm is not None:
             self._progress_confirm.cancel()
             self._progress_confirm = None

@@ -4,7 +4,9 @@ armed per read, and never a timeout for bytes that came in time."""
 from __future__ import annotations
 
 import asyncio
+import gc
 import time
+import weakref
 from collections.abc import Awaitable, Callable
 
 import pytest
@@ -14,6 +16,7 @@ from streamfns.kit.scope import (
     Scope,
     Stalled,
     _current_task,  # pyright: ignore[reportPrivateUsage] - the reader itself is checked
+    _Watch,  # pyright: ignore[reportPrivateUsage] - its timer is the one the clocks set
 )
 
 
@@ -162,7 +165,7 @@ async def test_a_sends_allowance_leaves_no_cancelled_timer_in_the_loop() -> None
 
     def keeping(when: float, callback: object, *args: object, **kwargs: object) -> asyncio.TimerHandle:
         handle = call_at(when, callback, *args, **kwargs)  # type: ignore[arg-type]
-        if getattr(callback, "__self__", None) is scope:  # the clock's, not asyncio.sleep's
+        if isinstance(getattr(callback, "__self__", None), _Watch):  # the clocks', not asyncio.sleep's
             armed.append(handle)
         return handle
 
@@ -194,7 +197,7 @@ async def test_the_idle_and_progress_clocks_share_one_timer() -> None:
 
     def keeping(when: float, callback: object, *args: object, **kwargs: object) -> asyncio.TimerHandle:
         handle = call_at(when, callback, *args, **kwargs)  # type: ignore[arg-type]
-        if getattr(callback, "__self__", None) is scope:
+        if isinstance(getattr(callback, "__self__", None), _Watch):
             armed.append(handle)
         return handle
 
@@ -253,6 +256,76 @@ async def test_a_clock_that_stopped_watching_leaves_the_other_on_time() -> None:
                 await scope.read(asyncio.sleep(3600))
     finally:
         scope.close()
+
+
+async def test_the_scopes_of_a_loop_share_one_timer() -> None:
+    # A timer a stream is four objects a stream for the collector: every scope on a loop is watched by
+    # the loop's one timer, set again only when it fires.
+    loop = asyncio.get_running_loop()
+    armed: list[asyncio.TimerHandle] = []
+    call_at = loop.call_at
+
+    def keeping(when: float, callback: object, *args: object, **kwargs: object) -> asyncio.TimerHandle:
+        handle = call_at(when, callback, *args, **kwargs)  # type: ignore[arg-type]
+        if isinstance(getattr(callback, "__self__", None), _Watch):
+            armed.append(handle)
+        return handle
+
+    loop.call_at = keeping  # type: ignore[method-assign]
+    scopes = [Scope(None, None, progress_timeout=300.0, idle_timeout=120.0) for _ in range(200)]
+    try:
+        for scope in scopes:  # as the kit runs a call: the send, then the body under the progress clock
+            await scope.read(asyncio.sleep(0))
+            scope.watch_progress()
+            await scope.read(asyncio.sleep(0))
+    finally:
+        loop.call_at = call_at  # type: ignore[method-assign]
+        for scope in scopes:
+            scope.close()
+    assert len(armed) == 1, f"{len(armed)} timers for 200 scopes"
+    assert armed[0].cancelled(), "the timer stops with the last scope"
+
+
+async def test_a_short_clock_among_long_ones_lands_on_time() -> None:
+    patient = [Scope(None, None, progress_timeout=300.0, idle_timeout=120.0) for _ in range(50)]
+    waits = [asyncio.ensure_future(scope.read(asyncio.sleep(3600))) for scope in patient]
+    short = Scope(None, None, None, idle_timeout=0.1)
+    try:
+        await asyncio.sleep(0.05)
+        started = time.monotonic()
+        with pytest.raises(Idle):
+            async with asyncio.timeout(20):
+                await short.read(asyncio.sleep(3600))
+        assert time.monotonic() - started < 5.0
+        assert not any(wait.done() for wait in waits), "the long clocks did not run out with it"
+    finally:
+        for wait in waits:
+            wait.cancel()
+        await asyncio.gather(*waits, return_exceptions=True)
+        for scope in [*patient, short]:
+            scope.close()
+
+
+@pytest.mark.parametrize("closed", [True, False], ids=["scope-closed", "scope-left-open"])
+def test_the_loops_watch_does_not_keep_its_loop(closed: bool) -> None:
+    # The watches are found through a table keyed by the loop: it holds them weakly, so a loop that is
+    # gone is not kept, even when a scope on it was never closed.
+    loop = asyncio.new_event_loop()
+
+    async def one_read() -> Scope:
+        scope = Scope(None, None, progress_timeout=300.0, idle_timeout=120.0)
+        scope.watch_progress()
+        await scope.read(asyncio.sleep(0))
+        if closed:
+            scope.close()
+        return scope
+
+    scope = loop.run_until_complete(one_read())
+    loop.close()
+    gone = weakref.ref(loop)
+    del loop, scope
+    gc.collect()
+    assert gone() is None
 
 
 def _loop_factories() -> list[object]:
