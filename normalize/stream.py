@@ -136,7 +136,10 @@ class AssistantMessageEventStream:
         self._relay: Callable[[], Awaitable[Sequence[AssistantMessageEvent] | None]] | None = None
         #: The relay's observe (None: it has none).
         self._relay_observe: Callable[[Sequence[AssistantMessageEvent]], None] | None = None
-        self._pending: deque[AssistantMessageEvent] = deque()
+        #: The events taken from the producer and not yet read (None until there are any: in the
+        #: steady state, one event a read, each is handed to the reader without a queue, and a queue
+        #: held for the stream's life would be one more object for the collector to walk).
+        self._pending: deque[AssistantMessageEvent] | None = None
         self._terminal: DoneEvent | ErrorEvent | None = None
         self._partial: AssistantMessage | None = None
         self._started = False
@@ -236,13 +239,13 @@ class AssistantMessageEventStream:
         self._partial = event.partial
         if isinstance(event, TERMINAL_EVENT_TYPES):
             self._terminal = event
-            self._pending.append(event)
+            self._queue().append(event)
             return
         if isinstance(event, StartEvent):
             self._started = True
         else:
             self._content_seen = True
-        self._pending.append(event)
+        self._queue().append(event)
 
     async def _fill(self) -> None:
         """Read one batch from the producer (pull) or wait for pushes (push); never raises."""
@@ -317,7 +320,7 @@ class AssistantMessageEventStream:
             return False  # a read that produced no event (a keep-alive, an empty delta): nothing to take
         if self._started and CONTENT_EVENT_TYPES.issuperset(map(type, batch)):
             # The common batch (one network read of content events): taken whole, at C speed.
-            self._pending.extend(batch)
+            self._queue().extend(batch)
             self._partial = batch[-1].partial
             self._content_seen = True
             return False
@@ -384,11 +387,17 @@ class AssistantMessageEventStream:
             self._end_as_aborted()
 
     def _end_as_aborted(self, reason: str = _CLOSED_EARLY) -> None:
-        self._pending.clear()
         if self._terminal is None:
             self._ended = True
             self._synthesize("aborted", reason)
-            self._pending.clear()
+        self._pending = None
+
+    def _queue(self) -> deque[AssistantMessageEvent]:
+        """The queue of events not yet read, made when the first is queued."""
+        pending = self._pending
+        if pending is None:
+            pending = self._pending = deque()
+        return pending
 
     def _abandon(self, reason: str = _CLOSED_EARLY) -> None:
         """Nobody will read on (the consumer left its loop, or was cancelled): end ``aborted`` now,
@@ -427,10 +436,12 @@ class _Cursor:
 
     async def __anext__(self) -> AssistantMessageEvent:
         stream = self._stream
-        pending = stream._pending
         while True:
+            pending = stream._pending
             if pending:
                 event = pending.popleft()
+                if not pending:
+                    stream._pending = None  # not kept through the steady state (see _pending)
                 if event is stream._terminal:
                     self._finished = True
                 return event

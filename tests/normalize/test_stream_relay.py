@@ -167,3 +167,19 @@ async def test_an_observe_that_raises_ends_the_stream_as_an_error_without_raisin
     assert seen == ["start", "error"]
     message = await stream.result()
     assert message.error_message == "ValueError: observer bug"
+
+
+async def test_the_steady_state_keeps_no_queue_and_a_queue_keeps_its_order() -> None:
+    # One event a read is handed to the reader with no queue: a queue held for the stream's life would
+    # be one more object a stream for the garbage collector. Events queued together still come in order.
+    events, message = text_sequence("Hello")
+    log: list[str] = []
+    stream = AssistantMessageEventStream.from_batches(_relayed(events, relay_until=4, log=log))
+    seen: list[AssistantMessageEvent] = []
+    queues: list[bool] = []
+    async for event in stream:
+        seen.append(event)
+        queues.append(stream._pending is not None)  # pyright: ignore[reportPrivateUsage] - the point of the test
+    assert seen == events
+    assert queues[1:4] == [False, False, False], "the relay's events were handed over without a queue"
+    assert await stream.result() is message
