@@ -111,7 +111,12 @@ class _Watch:
             del scopes[scope]
         try:
             for scope in due:
-                scope.look()
+                try:
+                    scope.look()
+                except Exception as exc:  # a bug in one scope's look must not leave the others unwatched
+                    self.loop.call_exception_handler(
+                        {"message": "a streamfns scope failed to look at its clocks", "exception": exc}
+                    )
         finally:
             self._due = math.inf
             if scopes:

@@ -384,3 +384,30 @@ def test_a_loop_with_a_clock_of_its_own_is_read_through_it() -> None:
     with asyncio.Runner(loop_factory=Shifted) as runner:
         runner.run(probe())
     assert readings[0] > time.monotonic() + 999_000.0
+
+
+async def test_a_scope_whose_look_fails_leaves_the_others_watched() -> None:
+    class Broken(Scope):
+        __slots__ = ()
+
+        def look(self) -> None:
+            raise RuntimeError("a bug in one scope")
+
+    loop = asyncio.get_running_loop()
+    reported: list[object] = []
+    loop.set_exception_handler(lambda _loop, context: reported.append(context.get("exception")))
+    broken = Broken(None, None, None, idle_timeout=0.1)
+    sound = Scope(None, None, None, idle_timeout=0.1)
+    waiting = asyncio.ensure_future(broken.read(asyncio.sleep(3600)))
+    await asyncio.sleep(0)  # the broken scope is watched first, so its look comes first
+    try:
+        with pytest.raises(Idle):
+            async with asyncio.timeout(20):
+                await sound.read(asyncio.sleep(3600))
+        assert any(isinstance(exc, RuntimeError) for exc in reported), "the failure was reported"
+    finally:
+        loop.set_exception_handler(None)
+        waiting.cancel()
+        await asyncio.gather(waiting, return_exceptions=True)
+        broken.close()
+        sound.close()
