@@ -817,7 +817,7 @@ class _Reading:
                 if builder.finished:
                     self.stopped = "finished"
                     return None
-        except Exception as exc:  # settled by _read_events, where the generator chain resumes
+        except Exception as exc:  # settled by _settle, once run_stream resumes
             if stage == "runs":
                 stage = self._run_stage  # the step of _read_runs that failed
             if stage in _SHORTCUT_STAGES:

@@ -34,7 +34,12 @@ The declaration also yields the api's :class:`~normalize.wire.WireProfile` (:att
 its framing, ending, envelope, error samples and recordings, which the conformance harness and the
 cassette tools read.
 
-Calling :attr:`WireApi.stream_fn` never raises and the stream never raises while iterated.
+Steps 1–5 run as the StreamFn is called (they are pure: nothing is sent, and no hook awaited, before
+the consumer first reads), except ``on_payload``, which is awaited on the first read with what follows
+it; the stream's source is then the kit's own generator for the call, with none around it (each
+generator a stream holds is an object, its frame and a weak reference for the collector to walk, a
+thousand streams at a time). Calling :attr:`WireApi.stream_fn` never raises and the stream never
+raises while iterated: a failure of steps 1–5 is the stream's error, read as its first events.
 """
 
 from __future__ import annotations
