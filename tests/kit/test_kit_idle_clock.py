@@ -4,10 +4,11 @@ armed per read, and never a timeout for bytes that came in time."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import time
 import weakref
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Generator
 
 import pytest
 
@@ -154,44 +155,9 @@ async def test_many_reads_arm_one_timer() -> None:
     assert len(armed) == 1, "the clock keeps one timer, re-armed only when it fires"
 
 
-async def test_a_sends_allowance_leaves_no_cancelled_timer_in_the_loop() -> None:
-    # asyncio keeps a cancelled timer in its heap until it is due: the send's timer, cancelled once
-    # the head came, stayed there for the stream's whole life (an idle timeout and the allowance),
-    # with its context, for the garbage collector to walk. The clock now keeps one timer, never
-    # cancelled before the stream ends, and still times out a later, shorter wait on time.
-    loop = asyncio.get_running_loop()
-    armed: list[asyncio.TimerHandle] = []
-    call_at = loop.call_at
-
-    def keeping(when: float, callback: object, *args: object, **kwargs: object) -> asyncio.TimerHandle:
-        handle = call_at(when, callback, *args, **kwargs)  # type: ignore[arg-type]
-        if isinstance(getattr(callback, "__self__", None), _Watch):  # the clocks', not asyncio.sleep's
-            armed.append(handle)
-        return handle
-
-    scope = Scope(None, None, None, idle_timeout=0.2)
-    loop.call_at = keeping  # type: ignore[method-assign]
-    try:
-        assert await scope.read(asyncio.sleep(0.3, result="head"), 30.0) == "head"  # past idle, within allowance
-        for _ in range(3):
-            await scope.read(asyncio.sleep(0))
-        assert armed, "the clock armed a timer"
-        assert [h for h in armed if h.cancelled()] == []
-        started = time.monotonic()
-        with pytest.raises(Idle):
-            async with asyncio.timeout(10):
-                await scope.read(asyncio.sleep(3600))
-        # the send's 30 s allowance does not delay this wait's timeout (the clock fires every 0.2 s at most)
-        assert time.monotonic() - started < 5.0
-    finally:
-        loop.call_at = call_at  # type: ignore[method-assign]
-        scope.close()
-
-
-async def test_the_idle_and_progress_clocks_share_one_timer() -> None:
-    # A timer is four objects a stream (the handle, the loop's own, its context, the bound callback):
-    # the two clocks of a stream share one, re-armed only when it fires.
-    loop = asyncio.get_running_loop()
+@contextlib.contextmanager
+def _watch_timers(loop: asyncio.AbstractEventLoop) -> Generator[list[asyncio.TimerHandle]]:
+    """The timers the loop's watch of the scopes' clocks sets meanwhile (not asyncio.sleep's)."""
     armed: list[asyncio.TimerHandle] = []
     call_at = loop.call_at
 
@@ -201,19 +167,51 @@ async def test_the_idle_and_progress_clocks_share_one_timer() -> None:
             armed.append(handle)
         return handle
 
-    scope = Scope(None, None, progress_timeout=120.0, idle_timeout=60.0)
     loop.call_at = keeping  # type: ignore[method-assign]
     try:
-        assert await scope.read(asyncio.sleep(0, result="head"), 15.0) == "head"  # the send
-        scope.watch_progress()
-        for _ in range(100):
-            scope.begin_read(True)
-            try:
-                await asyncio.sleep(0)
-            finally:
-                scope.end_read()
+        yield armed
     finally:
         loop.call_at = call_at  # type: ignore[method-assign]
+
+
+async def test_a_sends_allowance_leaves_no_cancelled_timer_in_the_loop() -> None:
+    # asyncio keeps a cancelled timer in its heap until it is due: the send's timer, cancelled once
+    # the head came, stayed there for the stream's whole life (an idle timeout and the allowance),
+    # with its context, for the garbage collector to walk. The clock now keeps one timer, never
+    # cancelled before the stream ends, and still times out a later, shorter wait on time.
+    scope = Scope(None, None, None, idle_timeout=0.2)
+    try:
+        with _watch_timers(asyncio.get_running_loop()) as armed:
+            assert await scope.read(asyncio.sleep(0.3, result="head"), 30.0) == "head"  # past idle, within allowance
+            for _ in range(3):
+                await scope.read(asyncio.sleep(0))
+            assert armed, "the clock armed a timer"
+            assert [h for h in armed if h.cancelled()] == []
+            started = time.monotonic()
+            with pytest.raises(Idle):
+                async with asyncio.timeout(10):
+                    await scope.read(asyncio.sleep(3600))
+            # the send's 30 s allowance does not delay this wait's timeout (the clock fires every 0.2 s at most)
+            assert time.monotonic() - started < 5.0
+    finally:
+        scope.close()
+
+
+async def test_the_idle_and_progress_clocks_share_one_timer() -> None:
+    # A timer is four objects a stream (the handle, the loop's own, its context, the bound callback):
+    # the two clocks of a stream share one, re-armed only when it fires.
+    scope = Scope(None, None, progress_timeout=120.0, idle_timeout=60.0)
+    try:
+        with _watch_timers(asyncio.get_running_loop()) as armed:
+            assert await scope.read(asyncio.sleep(0, result="head"), 15.0) == "head"  # the send
+            scope.watch_progress()
+            for _ in range(100):
+                scope.begin_read(True)
+                try:
+                    await asyncio.sleep(0)
+                finally:
+                    scope.end_read()
+    finally:
         scope.close()
     assert len(armed) == 1, "one timer for both clocks"
 
@@ -261,25 +259,14 @@ async def test_a_clock_that_stopped_watching_leaves_the_other_on_time() -> None:
 async def test_the_scopes_of_a_loop_share_one_timer() -> None:
     # A timer a stream is four objects a stream for the collector: every scope on a loop is watched by
     # the loop's one timer, set again only when it fires.
-    loop = asyncio.get_running_loop()
-    armed: list[asyncio.TimerHandle] = []
-    call_at = loop.call_at
-
-    def keeping(when: float, callback: object, *args: object, **kwargs: object) -> asyncio.TimerHandle:
-        handle = call_at(when, callback, *args, **kwargs)  # type: ignore[arg-type]
-        if isinstance(getattr(callback, "__self__", None), _Watch):
-            armed.append(handle)
-        return handle
-
-    loop.call_at = keeping  # type: ignore[method-assign]
     scopes = [Scope(None, None, progress_timeout=300.0, idle_timeout=120.0) for _ in range(200)]
     try:
-        for scope in scopes:  # as the kit runs a call: the send, then the body under the progress clock
-            await scope.read(asyncio.sleep(0))
-            scope.watch_progress()
-            await scope.read(asyncio.sleep(0))
+        with _watch_timers(asyncio.get_running_loop()) as armed:
+            for scope in scopes:  # as the kit runs a call: the send, then the body under the progress clock
+                await scope.read(asyncio.sleep(0))
+                scope.watch_progress()
+                await scope.read(asyncio.sleep(0))
     finally:
-        loop.call_at = call_at  # type: ignore[method-assign]
         for scope in scopes:
             scope.close()
     assert len(armed) == 1, f"{len(armed)} timers for 200 scopes"
