@@ -16,7 +16,7 @@ import types as types_module
 import urllib.parse
 from collections.abc import Callable
 from dataclasses import replace
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -307,13 +307,16 @@ async def test_leaving_the_loop_early_closes_the_connection_at_once() -> None:
         assert await server.all_connections_closed(timeout=1.0), "closed on break, not at the 30 s idle timeout"
 
 
-def _kit_generators() -> list[str]:
-    """The kit's async generators alive now, by name."""
-    return sorted(
-        obj.ag_code.co_name
-        for obj in gc.get_objects()
-        if isinstance(obj, types_module.AsyncGeneratorType) and "streamfns/kit/" in obj.ag_code.co_filename
-    )
+def _kit_generators() -> dict[int, types_module.AsyncGeneratorType[Any, Any]]:
+    """The kit's async generators alive now, by identity (others of earlier tests may still await the
+    collector: the dict keeps them alive, so no new one takes an id of theirs)."""
+    found: dict[int, types_module.AsyncGeneratorType[Any, Any]] = {}
+    for obj in gc.get_objects():
+        if isinstance(obj, types_module.AsyncGeneratorType):
+            made = cast("types_module.AsyncGeneratorType[Any, Any]", obj)
+            if "streamfns/kit/" in made.ag_code.co_filename:
+                found[id(made)] = made
+    return found
 
 
 @pytest.mark.parametrize("hooked", [False, True], ids=["plain", "on_payload"])
@@ -332,7 +335,7 @@ async def test_a_stream_in_its_steady_state_holds_one_generator_of_the_kits(hook
         stream = WIRE.stream_fn(model(server.base_url), CONTEXT, opts)
         async for event in stream:
             if event.type == "text_delta":
-                held = [name for name in _kit_generators() if name not in before]
+                held = sorted(made.ag_code.co_name for key, made in _kit_generators().items() if key not in before)
                 break
         await stream.aclose()
     assert held == (["_hooked", "run_stream"] if hooked else ["run_stream"])
