@@ -278,8 +278,9 @@ class Scope:
         """A look at the clocks by ``due`` (rounded up to the grain), asked of the loop's watch unless
         an earlier one is asked already. A look is never put off: when it comes, each clock asks
         again for what it still needs (see look)."""
-        grain = self._grain
-        due = math.ceil(due / grain) * grain
+        # Rounded up without an int: a clock may be any finite length (1e308 s beside a 0.05 s one
+        # would overflow ceil(due / grain)).
+        due += -due % self._grain
         if due < self._clock_due:
             self._clock_due = due
             self._watch.want(self, due)

@@ -398,3 +398,18 @@ async def test_a_scope_whose_look_fails_leaves_the_others_watched() -> None:
         await asyncio.gather(waiting, return_exceptions=True)
         broken.close()
         sound.close()
+
+
+async def test_a_clock_of_any_finite_length_beside_a_short_one() -> None:
+    # Rounding a look's time to a 5 ms grain must not overflow for a clock of 1e308 seconds (any
+    # finite, positive length passes the options' checks); the short clock still lands on time.
+    scope = Scope(None, None, progress_timeout=1e308, idle_timeout=0.05)
+    try:
+        scope.watch_progress()
+        started = time.monotonic()
+        with pytest.raises(Idle):
+            async with asyncio.timeout(20):
+                await scope.read(asyncio.sleep(3600))
+        assert time.monotonic() - started < 5.0
+    finally:
+        scope.close()
