@@ -489,10 +489,11 @@ def _a(noun: str) -> str:
     return f"{'an' if noun[:1] in 'aeiou' else 'a'} {noun}"
 
 
-def _body(response: HttpResponse, scope: Scope) -> BodyReader:
-    """The response body as decoded pieces (:mod:`streamfns.kit.decoding`); raises ``BodyRefused``
-    for a content coding the kit does not decode."""
-    decoder = content_decoder(response.header_values("content-encoding"))
+def _body(response: HttpResponse, scope: Scope, coding: ContentDecoder | None = None) -> BodyReader:
+    """The response body as decoded pieces (:mod:`streamfns.kit.decoding`), by ``coding`` when it is
+    known already, else by the response's ``content-encoding``; raises ``BodyRefused`` for a content
+    coding the kit does not decode."""
+    decoder = coding if coding is not None else content_decoder(response.header_values("content-encoding"))
     return BodyReader(response.read, decoder, scope.read)
 
 
@@ -697,8 +698,7 @@ class _Reading:
         """The body's reader, made on first use."""
         body = self._body
         if body is None:
-            coding = self._coding if self._coding is not None else content_decoder(())
-            body = self._body = BodyReader(self._response.read, coding, self._scope.read)
+            body = self._body = _body(self._response, self._scope, self._coding)
         return body
 
     async def next_piece(self) -> bytes | None:
