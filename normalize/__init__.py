@@ -64,7 +64,7 @@ from normalize.messages import (
 from normalize.model import COST_BASES, CostBasis, Model, ModelCost
 from normalize.partial_json import ArgumentsError, arguments_text, parse_arguments, parse_partial, repair_json
 from normalize.request_checks import model_problem, request_problem
-from normalize.stream import AssistantMessageEventStream, Relay, without_relays
+from normalize.stream import AssistantMessageEventStream, Relay, RelaySteps, without_relays
 from normalize.transcript import (
     IMAGE_OMITTED,
     NO_RESULT_PROVIDED,
@@ -109,6 +109,7 @@ __all__ = [
     "Model",
     "ModelCost",
     "Relay",
+    "RelaySteps",
     "SplitTranscript",
     "StartEvent",
     "StopReason",

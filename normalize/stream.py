@@ -26,7 +26,7 @@ import asyncio
 import contextlib
 from collections import deque
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
-from typing import TYPE_CHECKING, Self
+from typing import TYPE_CHECKING, Protocol, Self
 
 from normalize._growing import settle
 from normalize.errors import ErrorInfo, ErrorKind
@@ -45,7 +45,7 @@ if TYPE_CHECKING:
 
     from normalize.model import Model
 
-__all__ = ["AssistantMessageEventStream", "Relay", "classify_exception", "without_relays"]
+__all__ = ["AssistantMessageEventStream", "Relay", "RelaySteps", "classify_exception", "without_relays"]
 
 
 _CLOSED_EARLY = "the consumer closed the stream before it completed"
@@ -60,6 +60,39 @@ def classify_exception(exc: BaseException) -> ErrorKind:
     return "protocol"
 
 
+class RelaySteps(Protocol):
+    """A relay's read in steps the stream puts together itself, so the steady state awaits the read
+    of the relay's library with no coroutine of the relay's around it: one coroutine less an event,
+    which at one event a read is a tenth of what the relay and the stream cost together. Each step is
+    a plain call that never raises (one that does is a relay that broke its promise); together they
+    do what one ``next_batch()`` does:
+
+    - :meth:`begin` starts a read and returns what to await for it, or None when this read is not
+      one the steps take (the stream then awaits ``next_batch()`` instead);
+    - the awaited read's result goes to :meth:`took`, an exception it raised to :meth:`failed`, and a
+      cancellation to :meth:`cancelled`;
+    - :meth:`took` and :meth:`failed` return the read's events (a batch), ``()`` when it made none
+      yet (the stream begins another read), or None once reading stopped (as ``next_batch``'s None).
+    """
+
+    def begin(self) -> Awaitable[object] | None:
+        """Start a read: what to await for it, or None (the stream awaits ``next_batch()``)."""
+        ...
+
+    def took(self, got: object) -> Sequence[AssistantMessageEvent] | None:
+        """What the read's result brings: a batch, ``()`` (read on) or None (stopped)."""
+        ...
+
+    def failed(self, exc: Exception) -> Sequence[AssistantMessageEvent] | None:
+        """What the read's exception (never a ``CancelledError``) means, as :meth:`took`."""
+        ...
+
+    def cancelled(self) -> bool:
+        """The read was cancelled: True when the cancellation is to go on (the stream re-raises it),
+        False when it was the relay's own doing and is over (reading stopped, as a None)."""
+        ...
+
+
 class Relay:
     """What a pull source may yield in place of a batch to hand the stream its steady state: the
     stream then awaits ``next_batch()`` directly for each read, instead of resuming the source's
@@ -68,22 +101,27 @@ class Relay:
     source's to report once resumed) but lets ``CancelledError`` through. Closing the stream closes
     the source, suspended at that yield, so its ``finally`` still runs.
 
+    A relay may also offer its read in ``steps`` (:class:`RelaySteps`), which the stream's reader
+    then puts together itself, with ``next_batch`` for what the steps do not take.
+
     A wrapper between a source and the stream that needs every batch passes them on through
-    :func:`without_relays`, or, keeping the steady state's direct reads, passes the relay on with an
-    ``observe`` of its own: the stream calls it with each batch ``next_batch`` returns, before it
-    takes the batch (the kit's telemetry does this). ``observe`` never raises either; one that does
-    is a relay that broke its promise.
+    :func:`without_relays`, or, keeping the steady state's direct reads, passes the relay on (its
+    ``steps`` too) with an ``observe`` of its own: the stream calls it with each batch the relay
+    gives, before it takes the batch (the kit's telemetry does this). ``observe`` never raises
+    either; one that does is a relay that broke its promise.
     """
 
-    __slots__ = ("next_batch", "observe")
+    __slots__ = ("next_batch", "observe", "steps")
 
     def __init__(
         self,
         next_batch: Callable[[], Awaitable[Sequence[AssistantMessageEvent] | None]],
         observe: Callable[[Sequence[AssistantMessageEvent]], None] | None = None,
+        steps: RelaySteps | None = None,
     ) -> None:
         self.next_batch = next_batch
         self.observe = observe
+        self.steps = steps
 
 
 async def without_relays(
@@ -122,6 +160,7 @@ class AssistantMessageEventStream:
         "_read_waiters",
         "_relay",
         "_relay_observe",
+        "_relay_steps",
         "_source",
         "_started",
         "_task",
@@ -136,6 +175,8 @@ class AssistantMessageEventStream:
         self._relay: Callable[[], Awaitable[Sequence[AssistantMessageEvent] | None]] | None = None
         #: The relay's observe (None: it has none).
         self._relay_observe: Callable[[Sequence[AssistantMessageEvent]], None] | None = None
+        #: The relay's steps (None: it has none; the reader awaits its next_batch).
+        self._relay_steps: RelaySteps | None = None
         #: The events taken from the producer and not yet read (None until there are any: in the
         #: steady state, one event a read, each is handed to the reader without a queue, and a queue
         #: held for the stream's life would be one more object for the collector to walk).
@@ -281,7 +322,7 @@ class AssistantMessageEventStream:
             if relay is not None:
                 batch = await relay()
                 if batch is None:
-                    self._relay = None  # the relay is done: the next read resumes the producer
+                    self._relay = self._relay_steps = None  # the relay is done: the next read resumes the producer
                     return
                 if self._relay_observe is not None:
                     self._relay_observe(batch)
@@ -290,6 +331,7 @@ class AssistantMessageEventStream:
                 if isinstance(pulled, Relay):
                     self._relay = pulled.next_batch
                     self._relay_observe = pulled.observe
+                    self._relay_steps = pulled.steps
                     return
                 batch = pulled
         except StopAsyncIteration:
@@ -369,7 +411,7 @@ class AssistantMessageEventStream:
     async def _close_source(self) -> None:
         """Close the producer (pull source or producer task); a failing cleanup is not raised."""
         source, self._source = self._source, None
-        self._relay = None
+        self._relay = self._relay_steps = None
         task, self._task = self._task, None
         if task is not None and not task.done():
             task.cancel()
@@ -448,15 +490,39 @@ class _Cursor:
             if self._finished or stream._terminal is not None:
                 self._finished = True
                 raise StopAsyncIteration
-            relay = stream._relay
-            if relay is None or stream._filling:
+            if stream._relay is None or stream._filling:
                 await stream._fill()
                 continue
             # The steady state, one read per event: _fill's relay branch inline, so each event resumes
-            # one coroutine less (the same steps, in the same order, as there).
+            # one coroutine less (the same steps, in the same order, as there). The relay is called
+            # from the stream, not kept in a local: while the read is pending, this frame holds only
+            # the cursor and the stream (the collector's young passes visit what a new frame holds).
             stream._filling = True
             try:
-                batch = await relay()
+                steps = stream._relay_steps
+                if steps is None:
+                    batch = await stream._relay()  # pyright: ignore[reportOptionalCall] - checked above, nothing awaited since
+                else:
+                    # The relay's read in its steps: the read of the relay's library awaited here, with
+                    # no coroutine of the relay's around it (see RelaySteps).
+                    while True:
+                        awaiting = steps.begin()
+                        if awaiting is None:
+                            batch = await stream._relay()  # pyright: ignore[reportOptionalCall] - as above
+                            break
+                        try:
+                            got = await awaiting
+                        except asyncio.CancelledError:
+                            if steps.cancelled():
+                                raise
+                            batch = None  # the relay's own cancellation: its reading stopped
+                            break
+                        except Exception as exc:
+                            batch = steps.failed(exc)
+                        else:
+                            batch = steps.took(got)
+                        if batch is None or batch:
+                            break
                 if batch is not None and (observe := stream._relay_observe) is not None:
                     observe(batch)
             except asyncio.CancelledError:
@@ -470,7 +536,7 @@ class _Cursor:
                 if stream._read_waiters:
                     stream._release_readers()
             if batch is None:
-                stream._relay = None  # the relay is done: the next read resumes the producer
+                stream._relay = stream._relay_steps = None  # the relay is done: the next read resumes the producer
             elif (
                 len(batch) == 1
                 and (event := batch[0]).__class__ in CONTENT_EVENT_TYPES

@@ -216,7 +216,7 @@ async def run_stream(
                     try:
                         # The stream awaits reading.next_batch directly for each read (the steady state
                         # costs one coroutine); it resumes us once reading stops, and says why.
-                        yield Relay(reading.next_batch)
+                        yield Relay(reading.next_batch, steps=reading)
                         while reading.stopped is None:  # a consumer that did not take the relay: drive it here
                             batch = await reading.next_batch()
                             if batch is not None:
@@ -611,6 +611,7 @@ class _Reading:
     :class:`~streamfns.kit.decoding.BodyReader` until a read is too long for one piece."""
 
     __slots__ = (
+        "_asked",
         "_batch_end",
         "_body",
         "_call",
@@ -688,8 +689,10 @@ class _Reading:
         self.seen = False
         self.stopped: str | None = None
         self.failure: Exception | None = None
-        #: The step of _read_runs under way (next_batch reports a failure as that step's).
+        #: The step of _read_runs under way (took reports a failure as that step's).
         self._run_stage = "feed"
+        #: Whether the consumer asked for more since the last read: the next restarts the progress clock.
+        self._asked = True
 
     def _end_batch_by_name(self) -> None:
         self.decoder.on_batch_end()
@@ -706,117 +709,180 @@ class _Reading:
         return await self._reader().next()
 
     async def next_batch(self) -> Sequence[AssistantMessageEvent] | None:
-        """The events of the next read that made any, or None once reading stopped (see the class)."""
+        """The events of the next read that made any, or None once reading stopped (see the class):
+        the steps put together, as the stream does in the steady state (see RelaySteps)."""
+        while True:
+            awaiting = self.begin()
+            if awaiting is None:
+                return await self._next_by_reader()
+            try:
+                got = await awaiting
+            except asyncio.CancelledError:
+                if self.cancelled():
+                    raise
+                return None
+            except Exception as exc:
+                batch = self.failed(exc)
+            else:
+                batch = self.took(got)
+            if batch is None or batch:
+                return batch
+
+    async def _next_by_reader(self) -> Sequence[AssistantMessageEvent] | None:
+        """:meth:`next_batch` for what the steps do not read: nothing once stopped, else a body read
+        through its reader (a coded body, or the rest of a read too long for one piece)."""
         if self.stopped is not None:
             return None
-        builder = self.builder
-        read = self._read
-        if read is None:
+        if self._asked:
             # Content was handed over, and the consumer asks for more: the progress clock restarts (the
-            # time the consumer held the stream was its own, not the server's). On the identity body
-            # the first read's begin_read restarts it, at the same reading of the clock.
+            # time the consumer held the stream was its own, not the server's). A direct read's
+            # begin_read restarts it, at the same reading of the clock.
+            self._asked = False
             self._scope.progress()
-        first = True
+        while True:
+            try:
+                chunk = await self._reader().next()
+            except Exception as exc:  # settled by _settle, once run_stream resumes
+                self.stopped = "read"
+                self.failure = exc
+                return None
+            if chunk is None:
+                self.stopped = "eof"
+                return None
+            batch = self.took(chunk, as_read=True)
+            if batch is None or batch:
+                return batch
+
+    # -- the steps (normalize.RelaySteps): the steady state's read, with no coroutine of the kit's ------
+
+    def begin(self) -> Awaitable[Any] | None:
+        """Begin a direct read (the scope's wait begun, with the progress clock restarted when the
+        consumer asked for more): the library's read to await; None once stopped, or when the body is
+        read through its reader (:meth:`next_batch` reads it)."""
+        read = self._read
+        if read is None or self.stopped is not None:
+            return None
+        try:
+            self._scope.begin_read(self._asked)
+            self._asked = False
+            return read()
+        except Exception as exc:  # what already happened (an abort, the deadline, a clock that ran out)
+            self.stopped = "read"
+            self.failure = exc
+            return None
+
+    def cancelled(self) -> bool:
+        """The read was cancelled: False when the scope did it (what fired is kept as the failure), True
+        when the cancellation is somebody else's and goes on."""
+        scope = self._scope
+        try:
+            scope.landed()
+        except Exception as exc:  # the scope's own firing, taken back from the task
+            self.stopped = "read"
+            self.failure = exc
+            return False
+        finally:
+            scope.end_read()
+        return True
+
+    def failed(self, exc: Exception) -> Sequence[AssistantMessageEvent] | None:
+        """The read raised ``exc``: what it means (a direct read's ``failed`` says), kept as the failure."""
+        self._scope.end_read()
+        failed = self._failed
+        if failed is not None:
+            try:
+                outcome = failed(exc)
+            except Exception as undescribed:  # a transport that broke DirectRead's promise: its own failure
+                outcome = undescribed
+            if isinstance(outcome, bytes):
+                # Bytes as the response's read gives them: ``b""``, the body's end (an async
+                # iterator's StopAsyncIteration).
+                return self.took(outcome, as_read=True)
+            exc = outcome
+        self.stopped = "read"
+        self.failure = exc
+        return None
+
+    def took(self, got: Any, as_read: bool = False) -> Sequence[AssistantMessageEvent] | None:
+        """What a read brought — a direct read's result, or (``as_read``) bytes as the response's read
+        gives them, a piece of the reader's: its events, ``()`` when it made none yet, None once
+        reading stopped (at the terminal, the body's end, or a failure kept in ``stopped`` and
+        ``failure``)."""
+        self._scope.end_read()
         stage = "read"
         try:
-            while True:
-                stage = "read"
-                if read is not None:
-                    # The scope's read inline (no coroutine of its own): this runs once per event.
-                    scope = self._scope
-                    failed = self._failed
-                    scope.begin_read(first)
-                    first = False
-                    try:
-                        if failed is None:
-                            chunk = await read()
-                        else:
-                            # DirectRead's three parts, put together as HttpResponse.read would.
-                            taken = self._taken
-                            while True:
-                                try:
-                                    got = await read()
-                                except asyncio.CancelledError:
-                                    raise
-                                except Exception as exc:
-                                    outcome = failed(exc)
-                                    if isinstance(outcome, bytes):
-                                        chunk = outcome
-                                        break
-                                    raise outcome from None
-                                if taken is None:
-                                    chunk = cast("bytes", got)
-                                    break
-                                taken_chunk = taken(got)
-                                if taken_chunk is not None:
-                                    chunk = taken_chunk
-                                    break
-                    except asyncio.CancelledError:
-                        scope.landed()
-                        raise
-                    finally:
-                        scope.end_read()
-                    if len(chunk) > PIECE_BYTES:
-                        # Rare (a body held in memory): the reader cuts it, and reads the rest itself.
-                        body = self._reader()
-                        body.cut(chunk)
-                        self._read = read = None
-                        chunk = await body.next()
-                    elif not chunk:
-                        chunk = None
-                else:
-                    chunk = await self._reader().next()
+            taken = self._taken
+            if taken is None or as_read:
+                chunk = cast("bytes", got)
+            else:
+                chunk = taken(got)
                 if chunk is None:
-                    self.stopped = "eof"
-                    return None
-                if self._heading:
-                    # Past the first frame too: a page whose first line is a frame is still quoted whole.
-                    self.head += chunk[: _HEAD_BYTES - len(self.head)]
-                    self._heading = len(self.head) < _HEAD_BYTES
-                shortcut = self.decoder.shortcut
-                shortcut_reads = self._shortcut_reads
-                pieces = None
-                if shortcut is not None and shortcut_reads is not None:
-                    # The usual read of real traffic: one frame the decoder's shape reads (see Shortcut).
-                    stage = "shortcut"
-                    pieces = shortcut_reads.pieces(chunk, shortcut)
-                if pieces is not None and shortcut is not None:
-                    # What its on_event would do with the frame, and then the batch's end (as _deliver).
+                    return ()  # a result that carries no bytes (aiohttp's mark of a chunk's end): read on
+            if len(chunk) > PIECE_BYTES:
+                # Rare (a body held in memory): the reader cuts it, and reads the rest itself.
+                self._reader().cut(chunk)
+                self._read = self._taken = self._failed = None
+                return ()
+            if not chunk:
+                self.stopped = "eof"
+                return None
+        except Exception as exc:  # settled by _settle, once run_stream resumes
+            self.stopped = stage
+            self.failure = exc
+            return None
+        builder = self.builder
+        stage = "feed"
+        try:
+            if self._heading:
+                # Past the first frame too: a page whose first line is a frame is still quoted whole.
+                self.head += chunk[: _HEAD_BYTES - len(self.head)]
+                self._heading = len(self.head) < _HEAD_BYTES
+            shortcut = self.decoder.shortcut
+            shortcut_reads = self._shortcut_reads
+            pieces = None
+            if shortcut is not None and shortcut_reads is not None:
+                # The usual read of real traffic: one frame the decoder's shape reads (see Shortcut).
+                stage = "shortcut"
+                pieces = shortcut_reads.pieces(chunk, shortcut)
+            if pieces is not None and shortcut is not None:
+                # What its on_event would do with the frame, and then the batch's end (as _deliver).
+                self.seen = True
+                stage = "sink"
+                shortcut.take(pieces if shortcut.whole else pieces[0])
+                batch_end = self._batch_end
+                if batch_end is not None and not builder.finished:
+                    stage = "batch end"
+                    batch_end()
+            else:
+                stage = "feed"
+                end = None
+                if shortcut_reads is not None:
+                    shortcut_reads.fed()
+                    if shortcut is not None:
+                        end = shortcut_reads.run_end(chunk, shortcut)
+                if end is None:
+                    frames = self.framer.feed(chunk)
+                    if not frames:
+                        return ()
                     self.seen = True
-                    stage = "sink"
-                    shortcut.take(pieces if shortcut.whole else pieces[0])
-                    batch_end = self._batch_end
-                    if batch_end is not None and not builder.finished:
-                        stage = "batch end"
-                        batch_end()
+                    stage = "deliver"
+                    _deliver(frames, self._call, self.decoder, builder)
                 else:
-                    stage = "feed"
-                    end = None
-                    if shortcut_reads is not None:
-                        shortcut_reads.fed()
-                        if shortcut is not None:
-                            end = shortcut_reads.run_end(chunk, shortcut)
-                    if end is None:
-                        frames = self.framer.feed(chunk)
-                        if not frames:
-                            continue
-                        self.seen = True
-                        stage = "deliver"
-                        _deliver(frames, self._call, self.decoder, builder)
-                    else:
-                        stage = "runs"
-                        self._read_runs(chunk, end)
-                if builder.events:
-                    # Content: the progress clock restarts when the consumer asks for more (the
-                    # top of this method), so its own time in between is not counted either.
-                    if builder.finished:
-                        # Vendor text may reach the terminal message without a StreamFailure.
-                        _scrub(builder, self._call)
-                        self.stopped = "finished"
-                    return builder.drain()
+                    stage = "runs"
+                    self._read_runs(chunk, end)
+            if builder.events:
+                # Content: the progress clock restarts when the consumer asks for more (the top of
+                # next_batch), so its own time in between is not counted either.
                 if builder.finished:
+                    # Vendor text may reach the terminal message without a StreamFailure.
+                    _scrub(builder, self._call)
                     self.stopped = "finished"
-                    return None
+                self._asked = True  # handed over: the next read is the consumer's next ask
+                return builder.drain()
+            if builder.finished:
+                self.stopped = "finished"
+                return None
+            return ()
         except Exception as exc:  # settled by _settle, once run_stream resumes
             if stage == "runs":
                 stage = self._run_stage  # the step of _read_runs that failed

@@ -467,7 +467,7 @@ class StreamTelemetry:
             async for batch in batches:
                 if batch.__class__ is Relay:
                     relay = cast("Relay", batch)
-                    yield Relay(relay.next_batch, self._observer(relay.observe))
+                    yield Relay(relay.next_batch, self._observer(relay.observe), relay.steps)
                     continue
                 batch = cast("Sequence[AssistantMessageEvent]", batch)
                 if batch and not self._ended:

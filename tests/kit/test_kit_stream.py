@@ -341,6 +341,42 @@ async def test_a_stream_in_its_steady_state_holds_one_generator_of_the_kits(hook
     assert held == (["_hooked", "run_stream"] if hooked else ["run_stream"])
 
 
+@pytest.mark.parametrize("transport", ["httpx", "aiohttp"])
+async def test_the_steady_states_read_is_awaited_with_no_coroutine_of_the_kits_around_it(transport: str) -> None:
+    # At one event a read, each coroutine between the reader and the library's read is made, resumed
+    # and freed once an event (and, a thousand streams at a time, walked by the collector's young
+    # passes): the stream awaits the library's read itself, through the reading's steps.
+    async with LoopbackServer(reply(*HELLO[:2], end="stall")) as server:
+        stream = WIRE.stream_fn(model(server.base_url), CONTEXT, options(timeout=30, transport=transport))
+        cursor = aiter(stream)
+        deltas = 0
+        while deltas < 2:  # both deltas the server sends: the next read waits on it
+            deltas += (await anext(cursor)).type == "text_delta"
+        pending = anext(cursor)
+        reading = asyncio.ensure_future(pending)
+        under: object = None
+        for _ in range(200):  # until the read is pending in the library
+            await asyncio.sleep(0.005)
+            under = cast("types_module.CoroutineType[Any, Any, Any]", pending).cr_await
+            if under is not None:
+                break
+        reading.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await reading
+        await stream.aclose()
+    assert cast("types_module.CoroutineType[Any, Any, Any]", pending).cr_code.co_name == "__anext__"
+    assert under is not None, "the read never began"
+    # What the stream's reader awaits is the library's own: aiohttp's readchunk coroutine, or the step
+    # of httpx's async iterator of the body.
+    code = cast("types_module.CodeType | None", getattr(under, "cr_code", None))
+    if transport == "aiohttp":
+        assert code is not None
+        assert code.co_qualname == "StreamReader.readchunk", code
+    else:
+        assert code is None
+        assert type(under).__name__ == "async_generator_asend", under
+
+
 async def test_preparing_a_call_that_raises_unforeseen_ends_the_stream_not_the_call(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
