@@ -417,6 +417,37 @@ def test_each_load_is_warmed_unmeasured_before_ours_bare_and_the_floor_are_measu
     assert len(combo.bare) == 2 * len(MATRIX_STREAMS)
 
 
+@pytest.mark.parallel
+def test_the_default_run_measures_the_anthropic_adapter_the_bare_transport_and_the_floor_back_to_back(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # (d) compares ours with the bare transport: measured minutes apart (ten other apis between them),
+    # the host's drift moved it by as much as the budget's margin.
+    def no_server(_url: str) -> dict[str, float]:
+        return {"cpu_s": 0.0}
+
+    class _ApiPool(_RecordingPool):
+        def __init__(self) -> None:
+            super().__init__()
+            self.apis: list[tuple[str, str]] = []
+
+        def run(self, phase: Phase) -> LoadFigure:
+            if phase.events == 200:  # measured (not the warm-up, not the memory pass)
+                self.apis.append((phase.stack, phase.api))
+            figure = super().run(phase)
+            figure.api = phase.api
+            return figure
+
+    monkeypatch.setattr(load_bench, "server_stats", no_server)
+    pool = _ApiPool()
+    driver = load_bench._Driver(cast("Pool", pool), "http://127.0.0.1:1", 20.0, 10.0, 100.0)  # pyright: ignore[reportPrivateUsage]
+    apis = sorted(_APIS)
+    (combo,), _ = load_bench._run_loop(driver, ["aiohttp"], apis, 100, sdk=False)  # pyright: ignore[reportPrivateUsage]
+    others = [("ours", api) for api in apis if api != ANTHROPIC]
+    assert pool.apis == [("ours", ANTHROPIC), ("bare", ANTHROPIC), ("floor", ANTHROPIC), *others]
+    assert [f.api for f in combo.figures] == apis  # reported in the order asked
+
+
 @pytest.mark.slow
 def test_two_client_processes_on_aiohttp_and_uvloop_receive_exactly_their_events_and_nothing_leaks() -> None:
     pytest.importorskip("aiohttp")
