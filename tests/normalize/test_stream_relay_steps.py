@@ -64,6 +64,22 @@ class _Reads:
         return None
 
 
+class _Stalls(_Reads):
+    """Steps whose read waits until ``release`` is set (never, unless the test sets it), then gives
+    ``then``; ``started`` is set once the read is pending."""
+
+    def __init__(self, log: list[str], then: object = None) -> None:
+        super().__init__([], log)
+        self.started = asyncio.Event()
+        self.release = asyncio.Event()
+        self.then = then
+
+    async def _read(self) -> object:
+        self.started.set()
+        await self.release.wait()
+        return self.then
+
+
 def _source(
     events: list[AssistantMessageEvent], steps: _Reads, log: list[str], observe: Callable[[Batch], None] | None = None
 ) -> AsyncIterator[Batch | Relay]:
@@ -129,15 +145,7 @@ async def test_a_failed_read_goes_to_failed_and_the_source_settles_it() -> None:
 async def test_a_cancelled_read_asks_cancelled_then_the_cancellation_goes_on_and_the_stream_is_aborted() -> None:
     events, _ = text_sequence("Hello")
     log: list[str] = []
-    started = asyncio.Event()
-
-    class _Stalls(_Reads):
-        async def _read(self) -> object:
-            started.set()
-            await asyncio.Event().wait()
-            return None
-
-    steps = _Stalls([], log)
+    steps = _Stalls(log)
     stream = AssistantMessageEventStream.from_batches(_source(events, steps, log))
 
     async def consume() -> None:
@@ -145,7 +153,7 @@ async def test_a_cancelled_read_asks_cancelled_then_the_cancellation_goes_on_and
             pass
 
     task = asyncio.ensure_future(consume())
-    await started.wait()
+    await steps.started.wait()
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
@@ -162,14 +170,8 @@ async def test_a_cancelled_read_asks_cancelled_then_the_cancellation_goes_on_and
 async def test_a_cancellation_the_relay_took_back_stops_its_reading_and_resumes_the_source() -> None:
     events, _ = text_sequence("Hello")
     log: list[str] = []
-    started = asyncio.Event()
 
-    class _OwnCancel(_Reads):
-        async def _read(self) -> object:
-            started.set()
-            await asyncio.Event().wait()
-            return None
-
+    class _OwnCancel(_Stalls):
         def cancelled(self) -> bool:
             log.append("cancelled: ours")
             task = asyncio.current_task()
@@ -177,12 +179,12 @@ async def test_a_cancellation_the_relay_took_back_stops_its_reading_and_resumes_
             task.uncancel()  # the relay's own cancellation (a clock that fired), taken back
             return False
 
-    steps = _OwnCancel([], log)
+    steps = _OwnCancel(log)
     stream = AssistantMessageEventStream.from_batches(_source(events, steps, log))
     cursor = aiter(stream)
     assert (await anext(cursor)).type == "start"
     reading = asyncio.ensure_future(anext(cursor))
-    await started.wait()
+    await steps.started.wait()
     reading.cancel()  # as the relay's own clock would
     assert (await reading).type == "done"  # not cancelled: the source resumed and sent its terminal
     assert log == ["begin", "cancelled: ours", "resumed", "closed"]
@@ -222,26 +224,17 @@ async def test_while_a_read_is_pending_the_readers_frame_holds_only_the_cursor_t
     # pass; the pass visits every object a frame refers to.
     events, _ = text_sequence("Hello")
     log: list[str] = []
-    started = asyncio.Event()
-    release = asyncio.Event()
-
-    class _Waits(_Reads):
-        async def _read(self) -> object:
-            started.set()
-            await release.wait()
-            return [events[1]]
-
-    steps = _Waits([], log)
+    steps = _Stalls(log, then=[events[1]])
     stream = AssistantMessageEventStream.from_batches(_source(events, steps, log))
     cursor = aiter(stream)
     assert (await anext(cursor)).type == "start"
     pending = anext(cursor)
     reading = asyncio.ensure_future(pending)
-    await started.wait()
+    await steps.started.wait()
     frame = cast("types.CoroutineType[Any, Any, Any]", pending).cr_frame
     assert frame is not None
     held = {name for name, value in cast("dict[str, object]", frame.f_locals).items() if value is not None}
     assert held <= {"self", "stream", "steps", "awaiting"}, held
-    release.set()
+    steps.release.set()
     assert await reading is events[1]
     await stream.aclose()
