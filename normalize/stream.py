@@ -62,10 +62,11 @@ def classify_exception(exc: BaseException) -> ErrorKind:
 
 class RelaySteps(Protocol):
     """A relay's read in steps the stream puts together itself, so the steady state awaits the read
-    of the relay's library with no coroutine of the relay's around it: one coroutine less an event,
-    which at one event a read is a tenth of what the relay and the stream cost together. Each step is
-    a plain call that never raises (one that does is a relay that broke its promise); together they
-    do what one ``next_batch()`` does:
+    of the relay's library with no coroutine of the relay's around it: one coroutine less an event
+    (made, resumed through and freed once an event, and, while it waits, one more young object for
+    the collector to visit with everything its frame refers to). Each step is a plain call that never
+    raises (one that does is a relay that broke its promise); together they do what one
+    ``next_batch()`` does:
 
     - :meth:`begin` starts a read and returns what to await for it, or None when this read is not
       one the steps take (the stream then awaits ``next_batch()`` instead);
@@ -495,8 +496,9 @@ class _Cursor:
                 continue
             # The steady state, one read per event: _fill's relay branch inline, so each event resumes
             # one coroutine less (the same steps, in the same order, as there). The relay is called
-            # from the stream, not kept in a local: while the read is pending, this frame holds only
-            # the cursor and the stream (the collector's young passes visit what a new frame holds).
+            # from the stream, not kept in a local: while the read is pending, this frame refers to the
+            # cursor, the stream and the steps alone (the collector's young passes visit what a new
+            # frame refers to).
             stream._filling = True
             try:
                 steps = stream._relay_steps
