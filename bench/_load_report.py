@@ -8,12 +8,15 @@ did not measure. The verdicts are printed, never asserted.
 
 from __future__ import annotations
 
+import math
+import statistics
 from dataclasses import dataclass, field
 
 from bench import _report
 from bench._load_stacks import ANTHROPIC, LoadFigure
+from bench._util import DRIFT, Judgement, judge_excess
 
-__all__ = ["MATRIX_STREAMS", "Budget", "Combination", "Leaks", "LoadRun", "budgets", "pairs", "report"]
+__all__ = ["MATRIX_STREAMS", "Budget", "Cell", "Combination", "Leaks", "LoadRun", "budgets", "cells", "pairs", "report"]
 
 #: The loads of ``--matrix``.
 MATRIX_STREAMS = (250, 500, 1000, 2000)
@@ -49,6 +52,9 @@ class Combination:
     figures: list[LoadFigure]
     bare: list[LoadFigure]
     ours_tries: list[LoadFigure] = field(default_factory=list[LoadFigure])
+    #: The later paired rounds (``--rounds``) of ours (Anthropic), the bare transport and the floor, in
+    #: the order they ran: their first round is in ``figures`` and ``bare``.
+    rounds: list[LoadFigure] = field(default_factory=list[LoadFigure])
 
 
 @dataclass(slots=True)
@@ -88,7 +94,7 @@ class LoadRun:
         """Every figure the run measured, each once."""
         found: dict[int, LoadFigure] = {}
         for combo in self.combinations:
-            for figure in [*combo.figures, *combo.bare, *combo.ours_tries]:
+            for figure in [*combo.figures, *combo.bare, *combo.ours_tries, *combo.rounds]:
                 found[id(figure)] = figure
         for tries in self.sdk_by_loop.values():
             found.update((id(t), t) for t in tries)
@@ -168,42 +174,98 @@ def _budget_sdk(figures: list[LoadFigure]) -> Budget:
     return Budget("c", claim, "undecided", detail + "; ours was not tried at twice the SDK's")
 
 
+def _cell_key(figure: LoadFigure) -> tuple[str, str, int, int]:
+    return (figure.transport, figure.loop, figure.streams, figure.processes)
+
+
 def pairs(figures: list[LoadFigure]) -> list[tuple[LoadFigure, LoadFigure]]:
-    """(ours, bare) of the Anthropic body at the same transport, loop, streams and processes."""
-    bare = {(f.transport, f.loop, f.streams, f.processes): f for f in figures if f.stack == "bare"}
+    """(ours, bare) of the Anthropic body at the same transport, loop, streams and processes, and of the
+    same paired round."""
+    bare = {(*_cell_key(f), f.paired_round): f for f in figures if f.stack == "bare"}
     found: list[tuple[LoadFigure, LoadFigure]] = []
     for ours in figures:
-        partner = bare.get((ours.transport, ours.loop, ours.streams, ours.processes))
+        partner = bare.get((*_cell_key(ours), ours.paired_round))
         if ours.stack == "ours" and ours.api == ANTHROPIC and partner is not None:
             found.append((ours, partner))
     return found
 
 
 def floor_of(ours: LoadFigure, figures: list[LoadFigure]) -> LoadFigure | None:
-    """The floor figure at ``ours``'s transport, loop, streams and processes, if one ran."""
-    key = (ours.transport, ours.loop, ours.streams, ours.processes)
-    return next(
-        (f for f in figures if f.stack == "floor" and (f.transport, f.loop, f.streams, f.processes) == key), None
-    )
+    """The floor figure at ``ours``'s transport, loop, streams and processes, of its round, if one ran."""
+    key = (*_cell_key(ours), ours.paired_round)
+    return next((f for f in figures if f.stack == "floor" and (*_cell_key(f), f.paired_round) == key), None)
 
 
-def _overhead(pair: tuple[LoadFigure, LoadFigure]) -> float:
-    return pair[0].cpu_us_per_event - pair[1].cpu_us_per_event
+@dataclass(frozen=True, slots=True)
+class Cell:
+    """One transport × loop × load × processes where ours (Anthropic) and the bare transport ran, in
+    one or more paired rounds (``pairs``, each with its round's floor where one ran): ours − bare per
+    round, and its median judged against the budget (:func:`bench._util.judge_excess`, the drift
+    allowance :data:`bench._util.DRIFT` of ours' median cost)."""
+
+    pairs: tuple[tuple[LoadFigure, LoadFigure, LoadFigure | None], ...]
+
+    @property
+    def ours(self) -> LoadFigure:
+        """The first round's ours (the cell's transport, loop, streams and processes)."""
+        return self.pairs[0][0]
+
+    @property
+    def differences(self) -> list[float]:
+        """Ours − bare, CPU µs an event, per round."""
+        return [ours.cpu_us_per_event - bare.cpu_us_per_event for ours, bare, _ in self.pairs]
+
+    def median(self, stack: str) -> float:
+        """The median CPU µs an event of ``stack`` (ours, bare, floor) over the rounds (floor: those
+        that ran one; NaN when none did)."""
+        index = ("ours", "bare", "floor").index(stack)
+        costs = [figure.cpu_us_per_event for figure in (pair[index] for pair in self.pairs) if figure is not None]
+        return statistics.median(costs) if costs else float("nan")
+
+    def split(self) -> tuple[float, float] | None:
+        """Medians over the rounds with a floor of (floor − bare, ours − floor): parsing and building,
+        and the kit. None when no round ran a floor."""
+        with_floor = [(o, b, f) for o, b, f in self.pairs if f is not None]
+        if not with_floor:
+            return None
+        parse = statistics.median(f.cpu_us_per_event - b.cpu_us_per_event for _, b, f in with_floor)
+        kit = statistics.median(o.cpu_us_per_event - f.cpu_us_per_event for o, _, f in with_floor)
+        return parse, kit
+
+    def judgement(self) -> Judgement:
+        """Ours − bare judged against the budget over the rounds (one round: its own figure)."""
+        return judge_excess(self.differences, _BUDGET_OVERHEAD_US, allowance=DRIFT * self.median("ours"))
+
+
+def cells(figures: list[LoadFigure]) -> list[Cell]:
+    """The :class:`Cell` of each load where ours and the bare transport ran, in the order ours first ran."""
+    grouped: dict[tuple[str, str, int, int], list[tuple[LoadFigure, LoadFigure, LoadFigure | None]]] = {}
+    for ours, bare in pairs(figures):
+        grouped.setdefault(_cell_key(ours), []).append((ours, bare, floor_of(ours, figures)))
+    return [Cell(tuple(sorted(found, key=lambda pair: pair[0].paired_round))) for found in grouped.values()]
 
 
 def _budget_overhead(figures: list[LoadFigure]) -> Budget:
-    """Ours − the bare transport ≤ 10 µs of CPU an event, at every transport × loop × load measured."""
+    """Ours − the bare transport ≤ 10 µs of CPU an event, at every transport × loop × load measured:
+    each judged over its paired rounds; OVER when one is over, undecided when one cannot tell."""
     claim = f"ours − bare transport ≤ {_BUDGET_OVERHEAD_US:g} µs an event"
-    found = pairs(figures)
+    found = cells(figures)
     if not found:
         return Budget("d", claim, "not measured", "no bare transport ran")
-    worst = max(found, key=_overhead)
-    ours, bare = worst
-    detail = (
-        f"largest {_where(ours)} at {ours.streams:,} streams: {ours.cpu_us_per_event:.1f} − "
-        f"{bare.cpu_us_per_event:.1f} = {_overhead(worst):.1f} µs ({len(found)} measured)"
-    )
-    return Budget("d", claim, "within" if _overhead(worst) <= _BUDGET_OVERHEAD_US else "OVER", detail)
+    judged = [(cell, cell.judgement()) for cell in found]
+    severity = {"over": 2, "undecided": 1}
+    worst, judgement = max(judged, key=lambda item: (severity.get(item[1].decision or "", 0), item[1].estimate))
+    ours = worst.ours
+    if judgement.rounds == 1:
+        figure = f"{worst.median('ours'):.1f} − {worst.median('bare'):.1f} = {judgement.estimate:.1f} µs"
+    else:
+        figure = (
+            f"median {judgement.estimate:.1f} µs [{judgement.low:.1f}–{judgement.high:.1f}, {judgement.rounds} rounds]"
+        )
+    detail = f"largest {_where(ours)} at {ours.streams:,} streams: {figure} ({len(found)} measured)"
+    decisions = {j.decision for _, j in judged}
+    verdict = "OVER" if "over" in decisions else "undecided" if "undecided" in decisions else "within"
+    return Budget("d", claim, verdict, detail)
 
 
 def budgets(figures: list[LoadFigure]) -> list[Budget]:
@@ -227,12 +289,12 @@ def _sections(run: LoadRun) -> list[str]:
         combos = [c for c in run.combinations if c.loop == loop]
         for combo in combos:
             lines.append(f"  -- {combo.transport} × {loop}")
-            if run.matrix:  # ours, then the stacks without the kit, at each load
+            if run.matrix:  # ours, then the stacks without the kit, then their later rounds, at each load
                 for ours in combo.figures:
-                    same = [f for f in combo.bare if f.streams == ours.streams]
+                    same = [f for f in [*combo.bare, *combo.rounds] if f.streams == ours.streams]
                     lines += [line for f in [ours, *same] for line in f.lines()]
             else:
-                lines += [line for f in [*combo.figures, *combo.bare] for line in f.lines()]
+                lines += [line for f in [*combo.figures, *combo.bare, *combo.rounds] for line in f.lines()]
                 extra = [t for t in combo.ours_tries if all(t is not f for f in combo.figures)]
                 lines += [line for t in extra for line in t.lines()]
         sdk_tries = run.sdk_by_loop.get(loop, [])
@@ -261,24 +323,32 @@ def _sections(run: LoadRun) -> list[str]:
     return lines
 
 
-def _overhead_lines(found: list[tuple[LoadFigure, LoadFigure]], every: list[LoadFigure]) -> list[str]:
+def _overhead_lines(found: list[Cell]) -> list[str]:
     if not found:
         return []
     lines = [f"  ours − bare transport, CPU µs per event ({ANTHROPIC}, same load; budget ≤ {_BUDGET_OVERHEAD_US:g}):"]
-    for ours, bare in found:
-        difference = _overhead((ours, bare))
-        floor = floor_of(ours, every)
-        split = (
-            f"  = parse and build {floor.cpu_us_per_event - bare.cpu_us_per_event:5.1f} (floor "
-            f"{floor.cpu_us_per_event:.1f} − bare) + kit {ours.cpu_us_per_event - floor.cpu_us_per_event:5.1f} "
+    if any(len(cell.pairs) > 1 for cell in found):
+        lines.append(
+            "    (several rounds: each figure the median of the rounds, ours − bare the median of the rounds' "
+            "differences [its interval], judged by the verdict rule)"
+        )
+    for cell in found:
+        judgement = cell.judgement()
+        ours, bare = cell.median("ours"), cell.median("bare")
+        interval = (
+            f" [{judgement.low:.1f}–{judgement.high:.1f}, {judgement.rounds} rounds]" if judgement.rounds > 1 else ""
+        )
+        split = cell.split()
+        said = (
+            f"  = parse and build {split[0]:5.1f} (floor {cell.median('floor'):.1f} − bare) + kit {split[1]:5.1f} "
             "(ours − floor)"
-            if floor is not None
+            if split is not None
             else ""
         )
+        verdict = {"within": "within", "over": "OVER", "undecided": "undecided"}[judgement.decision or "undecided"]
         lines.append(
-            f"    {_where(ours):<18} {ours.streams:>5,} streams: ours {ours.cpu_us_per_event:6.1f}  bare "
-            f"{bare.cpu_us_per_event:6.1f}  ours − bare {difference:6.1f}   "
-            f"{'within' if difference <= _BUDGET_OVERHEAD_US else 'OVER'}{split}"
+            f"    {_where(cell.ours):<18} {cell.ours.streams:>5,} streams: ours {ours:6.1f}  bare "
+            f"{bare:6.1f}  ours − bare {judgement.estimate:6.1f}{interval}   {verdict}{said}"
         )
     return lines
 
@@ -293,14 +363,30 @@ def _budget_lines(verdicts: list[Budget]) -> list[str]:
     return lines
 
 
-def _rounded_floor(ours: LoadFigure, every: list[LoadFigure]) -> float | None:
-    floor = floor_of(ours, every)
-    return None if floor is None else round(floor.cpu_us_per_event, 3)
+def _cell_record(cell: Cell) -> dict[str, object]:
+    """One cell of ``ours_minus_bare`` in the ``--json`` record: the medians over its rounds (one round:
+    its figures), the median of the rounds' differences, its interval and verdict, and every round's."""
+    judgement = cell.judgement()
+    floor = cell.median("floor")
+    ours = cell.ours
+    return {
+        "transport": ours.transport,
+        "loop": ours.loop,
+        "streams": ours.streams,
+        "processes": ours.processes,
+        "ours_cpu_us_per_event": round(cell.median("ours"), 3),
+        "bare_cpu_us_per_event": round(cell.median("bare"), 3),
+        "difference_us": round(judgement.estimate, 3),
+        "floor_cpu_us_per_event": None if math.isnan(floor) else round(floor, 3),  # NaN: no round ran a floor
+        "rounds": judgement.rounds,
+        "difference_low_us": round(judgement.low, 3),
+        "difference_high_us": round(judgement.high, 3),
+        "differences_us": [round(d, 3) for d in cell.differences],
+        "verdict": judgement.decision,
+    }
 
 
-def _record(
-    run: LoadRun, found: list[tuple[LoadFigure, LoadFigure]], verdicts: list[Budget], every: list[LoadFigure]
-) -> None:
+def _record(run: LoadRun, found: list[Cell], verdicts: list[Budget]) -> None:
     """The ``--json`` record: the first (default) transport × loop under the keys the perf page reads,
     then every combination, the ours − bare pairs and the budgets."""
     first = run.combinations[0] if run.combinations else None
@@ -333,23 +419,12 @@ def _record(
                     "adapters": [f.as_dict() for f in c.figures],
                     "bare": [f.as_dict() for f in c.bare],
                     "ours_tries": [t.as_dict() for t in c.ours_tries],
+                    "rounds": [f.as_dict() for f in c.rounds],
                 }
                 for c in run.combinations
             ],
             "sdk_by_loop": {loop: [t.as_dict() for t in tries] for loop, tries in run.sdk_by_loop.items()},
-            "ours_minus_bare": [
-                {
-                    "transport": ours.transport,
-                    "loop": ours.loop,
-                    "streams": ours.streams,
-                    "processes": ours.processes,
-                    "ours_cpu_us_per_event": round(ours.cpu_us_per_event, 3),
-                    "bare_cpu_us_per_event": round(bare.cpu_us_per_event, 3),
-                    "difference_us": round(_overhead((ours, bare)), 3),
-                    "floor_cpu_us_per_event": _rounded_floor(ours, every),
-                }
-                for ours, bare in found
-            ],
+            "ours_minus_bare": [_cell_record(cell) for cell in found],
             "budgets": [{"key": b.key, "claim": b.claim, "verdict": b.verdict, "detail": b.detail} for b in verdicts],
             "leaks": {
                 "fds": leaks.fds,
@@ -365,7 +440,7 @@ def _record(
 def report(run: LoadRun) -> list[str]:
     """Report lines, the leaks line last (and the ``--json`` record)."""
     every = run.every()
-    found = pairs(every)
+    found = cells(every)
     verdicts = budgets(every)
     processes = _plural(run.processes, "client process")
     if run.matrix:
@@ -393,7 +468,7 @@ def report(run: LoadRun) -> list[str]:
             "(Python's own otherwise)"
         )
     lines += _sections(run)
-    lines += _overhead_lines(found, every)
+    lines += _overhead_lines(found)
     lines += _budget_lines(verdicts)
     leaks = run.leaks
     lines.append(
@@ -401,5 +476,5 @@ def report(run: LoadRun) -> list[str]:
         f"unfinished responses {leaks.unfinished_responses}, streams without exactly their events "
         f"{leaks.failed_streams}   {'ok' if leaks.total() == 0 else 'MUST BE 0'}"
     )
-    _record(run, found, verdicts, every)
+    _record(run, found, verdicts)
     return lines

@@ -225,6 +225,9 @@ class LoadFigure:
     sustain_ms: float = 100.0
     #: The collector's first-generation threshold the phase ran under, read in its process (0: not read).
     gc_threshold: int = 0
+    #: Which of its load's paired rounds this phase was (0: the first; see ``--rounds``): ours, the bare
+    #: transport and the floor of one round ran back to back, and ours − bare pairs them by round.
+    paired_round: int = 0
     parts: list[LoadFigure] = field(default_factory=list["LoadFigure"])
     _ordered: list[int] = field(default_factory=list[int], repr=False, compare=False)
     #: The settled latencies sorted, and the (events, cuts) they were sorted for.
@@ -232,8 +235,10 @@ class LoadFigure:
 
     @property
     def label(self) -> str:
-        """The stack and its HTTP library ("ours aiohttp", "bare httpx", "sdk")."""
-        return f"{self.stack} {self.transport}".strip()
+        """The stack and its HTTP library ("ours aiohttp", "bare httpx", "sdk"), and its round after the
+        first ("bare httpx #2")."""
+        label = f"{self.stack} {self.transport}".strip()
+        return f"{label} #{self.paired_round + 1}" if self.paired_round else label
 
     @property
     def cpu_us_per_event(self) -> float:
@@ -310,7 +315,7 @@ class LoadFigure:
             "" if self.server_cpu_s is None or not self.wall_s else f"  server {self.server_cpu_s / self.wall_s:4.0%}"
         )
         return (
-            f"  {self.api:<23} {self.label:<13} {self.streams:>5} streams: {self.events:>8,} events "
+            f"  {self.api:<23} {self.label:<16} {self.streams:>5} streams: {self.events:>8,} events "
             f"({self.events / self.wall_s if self.wall_s else 0:,.0f}/s)  CPU {self.cpu_us_per_event:6.1f} µs/event  "
             f"latency p50 {self.latency_ms(0.5):6.2f} ms p99 {self.latency_ms(0.99):7.2f} ms  "
             f"memory {_kib(self.memory_kib_per_stream)} KiB/stream{server}  "
@@ -350,6 +355,7 @@ class LoadFigure:
             "sustained": self.sustained,
             "latency_p99_settled_ms": None if (settled := self.settled_latency_ms(0.99)) is None else round(settled, 3),
             "gc_threshold": self.gc_threshold,
+            "round": self.paired_round,
             "collector": None if self.collector is None else self.collector.as_dict(),
             "objects_per_stream": None if self.objects_per_stream is None else round(self.objects_per_stream, 1),
         }
@@ -379,6 +385,7 @@ def combine(parts: list[LoadFigure]) -> LoadFigure:
         processes=len(parts),
         sustain_ms=first.sustain_ms,
         gc_threshold=first.gc_threshold,
+        paired_round=first.paired_round,
         parts=parts,
     )
     whole.events = sum(p.events for p in parts)

@@ -44,6 +44,7 @@ __all__ = [
     "best_of",
     "decide",
     "judge",
+    "judge_excess",
     "measure_ratio",
     "median_interval",
     "ready_message",
@@ -196,6 +197,29 @@ def judge(samples: Sequence[float], budget: float | None, *, at_most: bool = Fal
     if decision == "over" and len(samples) < MIN_ROUNDS_FOR_OVER and not final:
         decision = "undecided"  # one or two rounds are no interval: measure more before calling it over
     return Judgement(estimate, low, high, len(samples), budget, at_most, decision)
+
+
+def judge_excess(samples: Sequence[float], budget: float, *, allowance: float) -> Judgement:
+    """A :class:`Judgement` of paired differences (``samples``: per round, one side's cost minus the
+    other's, measured in the same round) against an upper ``budget`` in the same unit, by the rule on an
+    absolute scale: the drift between runs no round sees is ``allowance`` in that unit (the load suite
+    gives :data:`DRIFT` of the larger side's median cost, what such a drift moves a difference by).
+    Every round is measured before this is asked, so the judgement is final:
+
+    - **within** when the median meets the budget;
+    - **over** only when the whole interval lies above the budget by more than ``allowance``;
+    - **undecided** otherwise (the median misses, but the interval and the drift reach the budget).
+
+    One round is its own interval: over past the allowance, within at or under the budget."""
+    estimate, low, high = median_interval(samples)
+    decision: Decision
+    if low > budget + allowance:
+        decision = "over"
+    elif estimate <= budget:
+        decision = "within"
+    else:
+        decision = "undecided"
+    return Judgement(estimate, low, high, len(samples), budget, True, decision)
 
 
 def settle(

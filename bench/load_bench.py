@@ -54,10 +54,19 @@ long-running server pays once; measured, it landed on whichever stack ran first 
 name one, for ``--seconds`` (default 10 with ``--matrix``) per phase: about fifteen minutes. The SDK stops
 at the first load it does not sustain.
 
+``--rounds R`` (default 1) runs ours (Anthropic), the bare transport and the floor ``R`` times at each
+load, the first round as above and each later one at once after it, every other one in reverse order
+(floor, bare, ours), so a drift over the rounds lands on each stack alike. Ours − bare is then paired
+by round: the median of the rounds' differences, with its sign-test interval, judged by the verdict
+rule of ``bench._util`` (:func:`bench._util.judge_excess`: within when the median meets the budget,
+OVER only when the whole interval misses it by more than 5 % of ours' cost, undecided otherwise).
+One 10-second phase of each is one sample: at 250 streams on the EPYC single rounds of ours − bare
+ranged from 1.2 to 10.6 µs an event, so a verdict on one round can say little.
+
 The **budgets** (measured, printed as within / OVER / undecided; a budget this run did not measure
 says so): (a) 1,000 streams × 20/s sustained (p99 < 100 ms) in one process on the fastest transport;
 (b) 2,000 with two processes; (c) ours sustains at least twice the streams the SDK does; (d) ours −
-bare ≤ 10 µs an event.
+bare ≤ 10 µs an event, at every load measured (each over its rounds).
 
 Then it checks nothing leaked — every stream ended ``done`` with exactly its events, no task left and
 file descriptors back to where they were in every client process, and the server has no connection
@@ -79,7 +88,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from bench._load_report import MATRIX_STREAMS, Budget, Combination, Leaks, LoadRun, budgets, report
+from bench._load_report import MATRIX_STREAMS, Budget, Cell, Combination, Leaks, LoadRun, budgets, cells, report
 from bench._load_server import serve
 from bench._load_stacks import (
     ANTHROPIC,
@@ -95,7 +104,19 @@ from bench._load_stacks import (
 )
 from bench._util import ready_message
 
-__all__ = ["Budget", "Combination", "Leaks", "LoadFigure", "LoadRun", "budgets", "main", "measure", "report"]
+__all__ = [
+    "Budget",
+    "Cell",
+    "Combination",
+    "Leaks",
+    "LoadFigure",
+    "LoadRun",
+    "budgets",
+    "cells",
+    "main",
+    "measure",
+    "report",
+]
 
 # The names this module gave them before the stacks had a module of their own.
 _record = record
@@ -125,13 +146,26 @@ class _Driver:
         # do not come as one burst and the streams' deltas fall evenly in time (1/rate would do for that).
         self.spread_s = min(1.0, seconds / 10)
 
-    def run(self, stack: str, transport: str, streams: int, api: str = ANTHROPIC) -> LoadFigure:
+    def run(
+        self, stack: str, transport: str, streams: int, api: str = ANTHROPIC, *, paired_round: int = 0
+    ) -> LoadFigure:
         """One timed phase of ``stack`` on ``transport`` at ``streams`` streams (split across the pool)."""
         phase = Phase(stack, api, transport, streams, self.rate, self.events, self.sustain_ms, self.spread_s)
         before = server_stats(self.base_url)["cpu_s"]
         figure = self.pool.run(phase)
         figure.server_cpu_s = server_stats(self.base_url)["cpu_s"] - before
+        figure.paired_round = paired_round
         return figure
+
+    def later_rounds(self, transport: str, streams: int, rounds: int) -> list[LoadFigure]:
+        """Rounds 2 to ``rounds`` of ours (Anthropic), the bare transport and the floor at one load, each
+        round's three back to back and every other round in the reverse order (as the bench's paired
+        rounds alternate), so a drift over the rounds lands on every stack alike."""
+        figures: list[LoadFigure] = []
+        for index in range(1, rounds):
+            order = _COMPARED[::-1] if index % 2 else _COMPARED
+            figures += [self.run(stack, transport, streams, paired_round=index) for stack in order]
+        return figures
 
     def warm(self, transport: str, streams: int) -> None:
         """Unmeasured phases of ours (Anthropic), the bare transport and the floor on ``transport`` at
@@ -182,11 +216,11 @@ def _fill_memory(driver: _Driver, figures: list[LoadFigure], streams: int) -> No
 
 
 def _run_loop(
-    driver: _Driver, transports: list[str], apis: list[str], streams: int, sdk: bool
+    driver: _Driver, transports: list[str], apis: list[str], streams: int, sdk: bool, *, rounds: int = 1
 ) -> tuple[list[Combination], list[LoadFigure]]:
     """The default run on one loop: per transport (after a warm-up at the load) the Anthropic adapter,
-    the bare transport and the floor, then every other api; then the halving tries of ours and the SDK,
-    then the memory pass."""
+    the bare transport and the floor, in ``rounds`` paired rounds, then every other api; then the halving
+    tries of ours and the SDK, then the memory pass."""
     loop = driver.pool.loop
     combos: list[Combination] = []
     for transport in transports:
@@ -198,11 +232,12 @@ def _run_loop(
         if ANTHROPIC in apis:
             by_api[ANTHROPIC] = driver.run("ours", transport, streams, ANTHROPIC)
         without_kit = [driver.run(stack, transport, streams) for stack in ("bare", "floor")]
+        later = driver.later_rounds(transport, streams, rounds) if ANTHROPIC in apis else []
         for api in apis:
             if api not in by_api:
                 by_api[api] = driver.run("ours", transport, streams, api)
         figures = [by_api[api] for api in apis]
-        combos.append(Combination(transport, loop, figures, without_kit))
+        combos.append(Combination(transport, loop, figures, without_kit, rounds=later))
     sdk_tries: list[LoadFigure] = []
     if sdk:
         for combo in combos:
@@ -213,30 +248,35 @@ def _run_loop(
         for combo in combos:
             if best is not None and all(t.streams != best.streams for t in combo.ours_tries):
                 combo.ours_tries.append(driver.run("ours", combo.transport, best.streams))
-    every = [f for c in combos for f in [*c.figures, *c.bare, *c.ours_tries]] + sdk_tries
+    every = [f for c in combos for f in [*c.figures, *c.bare, *c.ours_tries, *c.rounds]] + sdk_tries
     _fill_memory(driver, every, min(_MEMORY_STREAMS, streams))
     return combos, sdk_tries
 
 
-def _run_matrix(driver: _Driver, transports: list[str], sdk: bool) -> tuple[list[Combination], list[LoadFigure]]:
+def _run_matrix(
+    driver: _Driver, transports: list[str], sdk: bool, *, rounds: int = 1
+) -> tuple[list[Combination], list[LoadFigure]]:
     """``--matrix`` on one loop: ours (Anthropic), the bare transport and the floor at each load per transport
-    (each load warmed first), the SDK at each load until it does not sustain one, then the memory pass."""
+    (each load warmed first), in ``rounds`` paired rounds, the SDK at each load until it does not sustain
+    one, then the memory pass."""
     loop = driver.pool.loop
     combos: list[Combination] = []
     for transport in transports:
         ours: list[LoadFigure] = []
         bare: list[LoadFigure] = []
+        later: list[LoadFigure] = []
         for streams in MATRIX_STREAMS:
             driver.warm(transport, streams)
             ours.append(driver.run("ours", transport, streams))
             bare += [driver.run(stack, transport, streams) for stack in ("bare", "floor")]
-        combos.append(Combination(transport, loop, ours, bare, list(ours)))
+            later += driver.later_rounds(transport, streams, rounds)
+        combos.append(Combination(transport, loop, ours, bare, list(ours), rounds=later))
     sdk_tries: list[LoadFigure] = []
     for streams in MATRIX_STREAMS if sdk else ():
         sdk_tries.append(driver.run("sdk", "", streams))
         if not sdk_tries[-1].sustained:
             break  # more streams would not be sustained either, and would take long to show it
-    every = [f for c in combos for f in [*c.figures, *c.bare]] + sdk_tries
+    every = [f for c in combos for f in [*c.figures, *c.bare, *c.rounds]] + sdk_tries
     _fill_memory(driver, every, min(_MEMORY_STREAMS, MATRIX_STREAMS[0]))
     return combos, sdk_tries
 
@@ -275,6 +315,7 @@ def measure(
     matrix: bool = False,
     apis: list[str] | None = None,
     gc_threshold: int | None = None,
+    rounds: int = 1,
 ) -> LoadRun:
     """Start the server process, run each loop's client processes through the default run (or
     ``--matrix``), check for leaks, stop the server. ``transports``/``loops`` None: the fastest available."""
@@ -293,9 +334,9 @@ def measure(
             with Pool(base_url, loop, processes, gc_threshold) as pool:
                 driver = _Driver(pool, base_url, rate, seconds, sustain_ms)
                 if matrix:
-                    measured, sdk_tries = _run_matrix(driver, transports, sdk)
+                    measured, sdk_tries = _run_matrix(driver, transports, sdk, rounds=rounds)
                 else:
-                    measured, sdk_tries = _run_loop(driver, transports, apis or list(APIS), streams, sdk)
+                    measured, sdk_tries = _run_loop(driver, transports, apis or list(APIS), streams, sdk, rounds=rounds)
                 combos += measured
                 if sdk:
                     sdk_by_loop[loop] = sdk_tries
@@ -387,9 +428,17 @@ def main(argv: list[str] | None = None) -> int:
         help="the client processes' first-generation collector threshold, for every stack alike (default: "
         "Python's own; see docs/many-streams.md)",
     )
+    parser.add_argument(
+        "--rounds",
+        type=int,
+        default=1,
+        metavar="R",
+        help="paired rounds of ours (Anthropic), the bare transport and the floor at each load, ours − bare "
+        "judged over them by the verdict rule (default 1; 7 gives the rule's interval)",
+    )
     args = parser.parse_args(argv or [])
-    if args.processes < 1 or args.streams < 1:
-        parser.error("--processes and --streams must be at least 1")
+    if args.processes < 1 or args.streams < 1 or args.rounds < 1:
+        parser.error("--processes, --streams and --rounds must be at least 1")
     if args.gc_threshold is not None and args.gc_threshold < 1:
         parser.error("--gc-threshold must be at least 1")
     transports = _choose(parser, "transport", args.transport, args.matrix)
@@ -406,6 +455,7 @@ def main(argv: list[str] | None = None) -> int:
         processes=args.processes,
         matrix=args.matrix,
         gc_threshold=args.gc_threshold,
+        rounds=args.rounds,
     )
     for line in report(run):
         print(line, flush=True)

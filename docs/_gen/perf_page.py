@@ -21,6 +21,7 @@ import importlib
 import io
 import json
 import math
+import statistics
 from pathlib import Path
 from typing import Any, cast
 
@@ -327,6 +328,7 @@ def _overhead_table(load: dict[str, Any]) -> str:
         return "_This run measured no bare transport, so no ours − bare figure._"
     processes = any(pair.get("processes", 1) != 1 for pair in found)
     floors = any(pair.get("floor_cpu_us_per_event") is not None for pair in found)
+    rounds = any(pair.get("rounds", 1) > 1 for pair in found)
     rows = [
         (
             f"{pair['transport']} × {pair['loop']}",
@@ -335,6 +337,7 @@ def _overhead_table(load: dict[str, Any]) -> str:
             f"{pair['ours_cpu_us_per_event']:.1f}",
             f"{pair['bare_cpu_us_per_event']:.1f}",
             f"{pair['difference_us']:.1f}",
+            *([_interval(pair)] if rounds else []),
             *(_split(pair) if floors else ()),
         )
         for pair in found
@@ -346,6 +349,7 @@ def _overhead_table(load: dict[str, Any]) -> str:
         "ours µs/event",
         "bare µs/event",
         "ours − bare µs",
+        *(["its interval, rounds and verdict"] if rounds else []),
         *(["of which parse and build (floor − bare)", "of which the kit (ours − floor)"] if floors else []),
     )
     intro = (
@@ -359,8 +363,23 @@ def _overhead_table(load: dict[str, Any]) -> str:
             "to each read, and nothing else of the kit) splits the difference into what parsing and building "
             "cost and what the kit's read path, event stream and per-call set-up add."
         )
-    align = "lr" + ("r" if processes else "") + "rrr" + ("rr" if floors else "")
+    if rounds:
+        intro += (
+            " Measured in paired rounds (ours, the bare library and the floor back to back, every other round in "
+            "reverse): each figure is the median of its rounds, ours − bare the median of the rounds' own "
+            "differences with its interval, judged by the verdict rule."
+        )
+    align = "lr" + ("r" if processes else "") + "rrr" + ("l" if rounds else "") + ("rr" if floors else "")
     return intro + "\n\n" + _table(header, rows, align=align)
+
+
+def _interval(pair: dict[str, Any]) -> str:
+    """``[low–high], N rounds, verdict`` of one cell measured in several rounds (one round: the round)."""
+    count = pair.get("rounds", 1)
+    if count == 1:
+        return "1 round"
+    low, high = pair["difference_low_us"], pair["difference_high_us"]
+    return f"[{low:.1f}–{high:.1f}], {count} rounds, {pair.get('verdict', '—')}"
 
 
 def _split(pair: dict[str, Any]) -> tuple[str, str]:
@@ -565,9 +584,25 @@ def _matrix_lines(load: dict[str, Any]) -> list[tuple[str, str, list[dict[str, A
     lines: list[tuple[str, str, list[dict[str, Any]]]] = []
     for combo in load.get("combinations", []):
         ours = [row for row in combo["adapters"] if row["stack"] == "ours" and row["api"] == _ANTHROPIC]
+        later = [row for row in combo.get("rounds", []) if row["stack"] == "ours" and row["api"] == _ANTHROPIC]
+        ours = [_over_rounds(row, [r for r in later if r["streams"] == row["streams"]]) for row in ours]
         if ours:
             lines.append((combo["transport"], combo["loop"], sorted(ours, key=lambda row: row["streams"])))
     return lines
+
+
+def _over_rounds(first: dict[str, Any], later: list[dict[str, Any]]) -> dict[str, Any]:
+    """A load's point measured in several rounds (``first`` and its ``later`` rounds): the medians of
+    its CPU per event and p99, sustained only when every round was; ``first`` itself with none later."""
+    if not later:
+        return first
+    every = [first, *later]
+    return {
+        **first,
+        "cpu_us_per_event": statistics.median(row["cpu_us_per_event"] for row in every),
+        "latency_p99_ms": statistics.median(row["latency_p99_ms"] for row in every),
+        "sustained": all(row["sustained"] for row in every),
+    }
 
 
 def _finite(value: float) -> float:

@@ -49,10 +49,19 @@ def _figure(
     cpu_us: float = 20.0,
     ok: int | None = None,
     rate: float = 20.0,
+    paired_round: int = 0,
 ) -> LoadFigure:
     """A made-up figure of the Anthropic api: every latency ``p99_ms``, ``cpu_us`` per event."""
     figure = LoadFigure(
-        ANTHROPIC, stack, streams, rate, 10, "" if stack == "sdk" else transport, loop, processes=processes
+        ANTHROPIC,
+        stack,
+        streams,
+        rate,
+        10,
+        "" if stack == "sdk" else transport,
+        loop,
+        processes=processes,
+        paired_round=paired_round,
     )
     figure.events = streams * 10
     figure.ok_streams = streams if ok is None else ok
@@ -130,6 +139,78 @@ def test_ours_minus_bare() -> None:
     # every pair must be within
     pairs = [ours, bare, _figure("ours", 100, loop="asyncio", cpu_us=50), _figure("bare", 100, loop="asyncio")]
     assert _verdicts(*pairs)["d"] == "OVER"
+
+
+def _rounds(ours_us: list[float], bare_us: list[float], floor_us: list[float] | None = None) -> list[LoadFigure]:
+    """Ours, the bare transport and (given) the floor at 1,000 streams, one of each per paired round."""
+    figures: list[LoadFigure] = []
+    for index, (ours, bare) in enumerate(zip(ours_us, bare_us, strict=True)):
+        figures += [_figure("ours", 1000, cpu_us=ours, paired_round=index)]
+        figures += [_figure("bare", 1000, cpu_us=bare, paired_round=index)]
+        if floor_us is not None:
+            figures.append(_figure("floor", 1000, cpu_us=floor_us[index], paired_round=index))
+    return figures
+
+
+@pytest.mark.parallel
+def test_ours_minus_bare_pairs_the_figures_of_one_round_and_judges_the_median_of_the_rounds() -> None:
+    # The host's speed moves both sides of a round alike: each round's difference is 6 µs, while ours of
+    # one round minus the bare transport of another would be as much as 26.
+    bare = [20.0, 40.0, 25.0, 35.0, 30.0, 22.0, 38.0]
+    figures = _rounds([b + 6 for b in bare], bare)
+    (cell,) = load_bench.cells(figures)
+    assert cell.differences == pytest.approx([6.0] * 7)
+    assert _verdicts(*figures)["d"] == "within"
+    # the median of the rounds' differences, not one round's: two rounds past the budget are noise
+    noisy = _rounds([b + d for b, d in zip(bare, [6, 14, 7, 8, 15, 5, 9], strict=True)], bare)
+    budget = next(b for b in load_bench.budgets(noisy) if b.key == "d")
+    assert budget.verdict == "within"
+    assert budget.detail == "largest aiohttp × uvloop at 1,000 streams: median 8.0 µs [5.0–15.0, 7 rounds] (1 measured)"
+    # every round over by more than the drift allowance (5% of ours' median): over
+    over = _rounds([b + d for b, d in zip(bare, [13, 14, 15, 13, 16, 14, 13], strict=True)], bare)
+    assert _verdicts(*over)["d"] == "OVER"
+    # the median over, the interval within reach: undecided, never over
+    close = _rounds([b + d for b, d in zip(bare, [9, 11, 12, 10.5, 11, 13, 10.8], strict=True)], bare)
+    assert _verdicts(*close)["d"] == "undecided"
+    # a round whose bare transport did not run pairs with nothing
+    assert len(load_bench.cells([*figures[:-1]])[0].pairs) == 6
+
+
+@pytest.mark.parallel
+def test_the_report_gives_each_loads_medians_interval_and_split_over_its_rounds(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(_report, "_results", {})
+    monkeypatch.setattr(_report, "_suite", "load")
+    figures = _rounds([30.0, 34.0, 32.0], [22.0, 25.0, 24.0], [26.0, 30.0, 27.0])
+    first = [f for f in figures if f.paired_round == 0]
+    later = [f for f in figures if f.paired_round > 0]
+    combo = load_bench.Combination("aiohttp", "uvloop", first[:1], first[1:], first[:1], rounds=later)
+    run = load_bench.LoadRun([combo], {}, load_bench.Leaks(), 10.0, 1000, 20.0, 1, "", False)
+    lines = load_bench.report(run)
+    # medians: ours 32, bare 24; the rounds' differences 8, 9, 8 (median 8); floor − bare 4, 5, 3 (4);
+    # ours − floor 4, 4, 5 (4)
+    expected = (
+        "    aiohttp × uvloop   1,000 streams: ours   32.0  bare   24.0  ours − bare    8.0 [8.0–9.0, 3 rounds]   "
+        "within  = parse and build   4.0 (floor 27.0 − bare) + kit   4.0 (ours − floor)"
+    )
+    assert expected in lines
+    # every round's phase is printed, the later ones marked with their round
+    assert sum(" ours aiohttp #2 " in line or " ours aiohttp #3 " in line for line in lines) == 2
+    (record,) = _report.results()["load"]["load"]
+    (cell,) = record["ours_minus_bare"]
+    assert (cell["rounds"], cell["difference_us"], cell["differences_us"], cell["verdict"]) == (
+        3,
+        8.0,
+        [8.0, 9.0, 8.0],
+        "within",
+    )
+    assert (cell["ours_cpu_us_per_event"], cell["bare_cpu_us_per_event"], cell["floor_cpu_us_per_event"]) == (
+        32.0,
+        24.0,
+        27.0,
+    )
+    assert [row["round"] for row in record["combinations"][0]["rounds"]] == [1, 1, 1, 2, 2, 2]
 
 
 @pytest.mark.parallel
@@ -324,6 +405,11 @@ def test_the_report_lines_and_the_json_record(monkeypatch: pytest.MonkeyPatch) -
             "bare_cpu_us_per_event": 25.0,
             "difference_us": 5.0,
             "floor_cpu_us_per_event": None,
+            "rounds": 1,
+            "difference_low_us": 5.0,
+            "difference_high_us": 5.0,
+            "differences_us": [5.0],
+            "verdict": "within",
         }
     ]
     assert {b["key"]: b["verdict"] for b in record["budgets"]} == {
@@ -418,6 +504,28 @@ def test_each_load_is_warmed_unmeasured_before_ours_bare_and_the_floor_are_measu
 
 
 @pytest.mark.parallel
+def test_later_rounds_follow_the_first_at_each_load_every_other_one_in_reverse(monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_server(_url: str) -> dict[str, float]:
+        return {"cpu_s": 0.0}
+
+    monkeypatch.setattr(load_bench, "server_stats", no_server)
+    pool = _RecordingPool()
+    driver = load_bench._Driver(cast("Pool", pool), "http://127.0.0.1:1", 20.0, 10.0, 100.0)  # pyright: ignore[reportPrivateUsage]
+    (combo,), _ = load_bench._run_matrix(driver, ["aiohttp"], sdk=False, rounds=3)  # pyright: ignore[reportPrivateUsage]
+    timed = [(stack, streams) for stack, streams, events, memory in pool.phases if events == 200 and not memory]
+    expected: list[tuple[str, int]] = []
+    for streams in MATRIX_STREAMS:
+        expected += [(stack, streams) for stack in ("ours", "bare", "floor", "floor", "bare", "ours")]
+        expected += [(stack, streams) for stack in ("ours", "bare", "floor")]
+    assert timed == expected
+    assert [f.paired_round for f in combo.rounds] == [1, 1, 1, 2, 2, 2] * len(MATRIX_STREAMS)
+    assert all(f.paired_round == 0 for f in [*combo.figures, *combo.bare])
+    assert [len(cell.pairs) for cell in load_bench.cells([*combo.figures, *combo.bare, *combo.rounds])] == [3] * len(
+        MATRIX_STREAMS
+    )
+
+
+@pytest.mark.parallel
 def test_the_default_run_measures_the_anthropic_adapter_the_bare_transport_and_the_floor_back_to_back(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -446,6 +554,13 @@ def test_the_default_run_measures_the_anthropic_adapter_the_bare_transport_and_t
     others = [("ours", api) for api in apis if api != ANTHROPIC]
     assert pool.apis == [("ours", ANTHROPIC), ("bare", ANTHROPIC), ("floor", ANTHROPIC), *others]
     assert [f.api for f in combo.figures] == apis  # reported in the order asked
+    # later rounds of the three follow the first at once, before the other apis
+    pool = _ApiPool()
+    driver = load_bench._Driver(cast("Pool", pool), "http://127.0.0.1:1", 20.0, 10.0, 100.0)  # pyright: ignore[reportPrivateUsage]
+    (combo,), _ = load_bench._run_loop(driver, ["aiohttp"], apis, 100, sdk=False, rounds=2)  # pyright: ignore[reportPrivateUsage]
+    compared = [("ours", ANTHROPIC), ("bare", ANTHROPIC), ("floor", ANTHROPIC)]
+    assert pool.apis == [*compared, *compared[::-1], *others]
+    assert [(f.stack, f.paired_round) for f in combo.rounds] == [("floor", 1), ("bare", 1), ("ours", 1)]
 
 
 @pytest.mark.slow
@@ -507,7 +622,7 @@ def test_two_client_processes_on_aiohttp_and_uvloop_receive_exactly_their_events
 @pytest.mark.slow
 def test_python_m_bench_load_passes_its_arguments_and_writes_json(tmp_path: Path) -> None:
     out = tmp_path / "bench.json"
-    argv = ["load", "--streams", "2", "--rate", "50", "--seconds", "0.2", "--no-sdk"]
+    argv = ["load", "--streams", "2", "--rate", "50", "--seconds", "0.2", "--no-sdk", "--rounds", "2"]
     argv += ["--transport", "all", "--loop", "asyncio", "--json", str(out)]
     done = subprocess.run(
         [sys.executable, "-m", "bench", *argv], cwd=ROOT, capture_output=True, text=True, timeout=300, check=False
@@ -532,7 +647,16 @@ def test_python_m_bench_load_passes_its_arguments_and_writes_json(tmp_path: Path
         assert all(len(row["collector"]["passes_by_generation"]) == 3 for row in rows)
         assert all(row["latency_p99_settled_ms"] is None or row["latency_p99_settled_ms"] >= 0 for row in rows)
         assert [row["stack"] for row in combination["bare"]] == ["bare", "floor"]
-    assert [(p["transport"], p["streams"]) for p in load["ours_minus_bare"]] == [(t, 2) for t in transports]
+    assert [(p["transport"], p["streams"], p["rounds"]) for p in load["ours_minus_bare"]] == [
+        (t, 2, 2) for t in transports
+    ]
+    for combination in load["combinations"]:  # the second round of the three compared stacks
+        assert [(row["stack"], row["round"]) for row in combination["rounds"]] == [
+            ("floor", 1),
+            ("bare", 1),
+            ("ours", 1),
+        ]
+        assert all(row["events"] == 2 * 10 and row["ok_streams"] == 2 for row in combination["rounds"])
     assert load["sdk_tries"] == []
     assert load["ours_tries"] == []
     assert load["sdk_client"] == ""

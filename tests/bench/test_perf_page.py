@@ -384,6 +384,38 @@ def test_a_load_split_among_processes_shows_each_process_under_its_figure(tmp_pa
     assert "| aiohttp × uvloop | 250 | 2 | 42.5 | 30.0 | 12.5 |" in section
 
 
+def test_a_load_measured_in_rounds_shows_the_medians_interval_and_verdict_and_charts_the_medians(
+    tmp_path: Path,
+) -> None:
+    entry = _matrix_load(("aiohttp",))
+    combo = entry["combinations"][0]  # aiohttp × uvloop: ours 42.5 at 250 streams, then two more rounds
+    combo["rounds"] = [
+        {**_figure("ours", "aiohttp", "uvloop", 250, cpu=50.0, p99=150.0), "round": 1},
+        {**_figure("bare", "aiohttp", "uvloop", 250, cpu=31.0, p99=1.5), "round": 1},
+        {**_figure("ours", "aiohttp", "uvloop", 250, cpu=44.0, p99=20.0), "round": 2},
+    ]
+    first = entry["ours_minus_bare"][0]
+    first.update(rounds=3, difference_low_us=11.0, difference_high_us=19.0, verdict="undecided")
+    section = _page(tmp_path, _with_load(entry))
+    header = "| transport × loop | streams | ours µs/event | bare µs/event | ours − bare µs |"
+    assert f"{header} its interval, rounds and verdict |" in section
+    assert "| aiohttp × uvloop | 250 | 42.5 | 30.0 | 12.5 | [11.0–19.0], 3 rounds, undecided |" in section
+    assert "| aiohttp × uvloop | 500 | 45.0 | 30.0 | 15.0 | 1 round |" in section
+    assert "each figure is the median of its rounds" in section
+    # the chart's point at 250 streams: CPU the median of 42.5, 50 and 44, p99 of 28, 150 and 20; not
+    # sustained, as one round was not
+    lines = _perf_page()._matrix_lines(entry)  # pyright: ignore[reportPrivateUsage]
+    point = next(row for transport, loop, rows in lines if (transport, loop) == ("aiohttp", "uvloop") for row in rows)
+    assert (point["streams"], point["cpu_us_per_event"], point["latency_p99_ms"], point["sustained"]) == (
+        250,
+        44.0,
+        28.0,
+        False,
+    )
+    # without later rounds the table has no interval column
+    assert "its interval" not in _page(tmp_path, _with_load(_matrix_load(("aiohttp",))))
+
+
 def test_a_load_run_without_a_matrix_renders_without_its_chart(tmp_path: Path) -> None:
     entry = _matrix_load(("aiohttp",), matrix=False)
     section = _page(tmp_path, _with_load(entry))

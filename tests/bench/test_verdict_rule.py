@@ -17,6 +17,7 @@ from bench._util import (
     _sign_test_rank,  # pyright: ignore[reportPrivateUsage]
     decide,
     judge,
+    judge_excess,
     median_interval,
     settle,
     verdict,
@@ -162,3 +163,22 @@ def test_the_judgement_says_its_interval_and_verdict() -> None:
 def test_the_single_figure_verdict_still_works() -> None:
     assert verdict(1.2, 1.5, at_most=True) == "budget ≤ 1.5: within budget"
     assert verdict(1.2, 1.5, at_most=False) == "budget ≥ 1.5: OVER BUDGET"
+
+
+def test_a_difference_is_judged_on_its_median_and_called_over_only_past_the_allowance() -> None:
+    # ours − bare per round (µs), against ≤ 10 with 1.5 µs of drift allowance
+    assert judge_excess([6.0, 9.0, 12.0, 8.0, 7.0, 11.0, 9.5], 10.0, allowance=1.5).decision == "within"
+    # the median misses, but the interval with the drift reaches the budget: it cannot tell
+    assert judge_excess([9.0, 10.5, 12.0, 11.0, 13.0, 10.8, 11.5], 10.0, allowance=1.5).decision == "undecided"
+    # every round past the budget and the allowance
+    missed = judge_excess([12.0, 13.5, 12.5, 14.0, 15.0, 13.0, 12.8], 10.0, allowance=1.5)
+    assert missed.decision == "over"
+    assert missed.text() == "13.00 [12.00–15.00, 7 rounds]   budget ≤ 10: OVER BUDGET"
+    # one round is its own interval: over only past the allowance
+    assert [judge_excess([v], 10.0, allowance=1.5).decision for v in (10.0, 11.0, 11.6)] == [
+        "within",
+        "undecided",
+        "over",
+    ]
+    # a disturbed round moves the interval by one rank, not the verdict
+    assert judge_excess([5.0, 6.0, 5.5, 40.0, 6.5, 5.8, 6.2], 10.0, allowance=1.5).decision == "within"
