@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from bench import _report
 from bench._load_stacks import ANTHROPIC, LoadFigure
-from bench._util import DRIFT, Judgement, judge_excess
+from bench._util import CONFIDENCE, DRIFT, Judgement, judge_excess
 
 __all__ = ["MATRIX_STREAMS", "Budget", "Cell", "Combination", "Leaks", "LoadRun", "budgets", "cells", "pairs", "report"]
 
@@ -329,8 +329,9 @@ def _overhead_lines(found: list[Cell]) -> list[str]:
     lines = [f"  ours − bare transport, CPU µs per event ({ANTHROPIC}, same load; budget ≤ {_BUDGET_OVERHEAD_US:g}):"]
     if any(len(cell.pairs) > 1 for cell in found):
         lines.append(
-            "    (several rounds: each figure the median of the rounds, ours − bare the median of the rounds' "
-            "differences [its interval], judged by the verdict rule)"
+            "    (several rounds: each figure the median of the rounds, ours − bare the median of the rounds' own "
+            f"differences [its {CONFIDENCE:.0%} sign-test interval]; every round measured, within when that median "
+            f"meets the budget, OVER only when the whole interval misses it by more than {DRIFT:.0%} of ours' cost)"
         )
     for cell in found:
         judgement = cell.judgement()

@@ -54,14 +54,15 @@ long-running server pays once; measured, it landed on whichever stack ran first 
 name one, for ``--seconds`` (default 10 with ``--matrix``) per phase: about fifteen minutes. The SDK stops
 at the first load it does not sustain.
 
-``--rounds R`` (default 1) runs ours (Anthropic), the bare transport and the floor ``R`` times at each
+``--rounds R`` (default 3) runs ours (Anthropic), the bare transport and the floor ``R`` times at each
 load, the first round as above and each later one at once after it, every other one in reverse order
 (floor, bare, ours), so a drift over the rounds lands on each stack alike. Ours − bare is then paired
 by round: the median of the rounds' differences, with its sign-test interval, judged by the verdict
 rule of ``bench._util`` (:func:`bench._util.judge_excess`: within when the median meets the budget,
 OVER only when the whole interval misses it by more than 5 % of ours' cost, undecided otherwise).
 One 10-second phase of each is one sample: at 250 streams on the EPYC single rounds of ours − bare
-ranged from 1.2 to 10.6 µs an event, so a verdict on one round can say little.
+ranged from 1.2 to 10.6 µs an event, so a verdict on one round can say little; three rounds (the
+default) give a median that one disturbed round does not move, and seven the rule's interval.
 
 The **budgets** (measured, printed as within / OVER / undecided; a budget this run did not measure
 says so): (a) 1,000 streams × 20/s sustained (p99 < 100 ms) in one process on the fastest transport;
@@ -315,7 +316,7 @@ def measure(
     matrix: bool = False,
     apis: list[str] | None = None,
     gc_threshold: int | None = None,
-    rounds: int = 1,
+    rounds: int = 3,
 ) -> LoadRun:
     """Start the server process, run each loop's client processes through the default run (or
     ``--matrix``), check for leaks, stop the server. ``transports``/``loops`` None: the fastest available."""
@@ -431,10 +432,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--rounds",
         type=int,
-        default=1,
+        default=3,
         metavar="R",
         help="paired rounds of ours (Anthropic), the bare transport and the floor at each load, ours − bare "
-        "judged over them by the verdict rule (default 1; 7 gives the rule's interval)",
+        "judged on their median (default 3; 7 gives the rule's interval)",
     )
     args = parser.parse_args(argv or [])
     if args.processes < 1 or args.streams < 1 or args.rounds < 1:

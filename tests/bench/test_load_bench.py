@@ -195,6 +195,7 @@ def test_the_report_gives_each_loads_medians_interval_and_split_over_its_rounds(
         "within  = parse and build   4.0 (floor 27.0 − bare) + kit   4.0 (ours − floor)"
     )
     assert expected in lines
+    assert any(line.startswith("    (several rounds:") and "its 98% sign-test interval" in line for line in lines)
     # every round's phase is printed, the later ones marked with their round
     assert sum(" ours aiohttp #2 " in line or " ours aiohttp #3 " in line for line in lines) == 2
     (record,) = _report.results()["load"]["load"]
@@ -523,6 +524,26 @@ def test_later_rounds_follow_the_first_at_each_load_every_other_one_in_reverse(m
     assert [len(cell.pairs) for cell in load_bench.cells([*combo.figures, *combo.bare, *combo.rounds])] == [3] * len(
         MATRIX_STREAMS
     )
+
+
+@pytest.mark.parallel
+def test_the_command_measures_three_paired_rounds_unless_told_otherwise(monkeypatch: pytest.MonkeyPatch) -> None:
+    asked: list[int] = []
+
+    def measure(*_args: object, rounds: int, **_kwargs: object) -> load_bench.LoadRun:
+        asked.append(rounds)
+        return load_bench.LoadRun([], {}, load_bench.Leaks(), 10.0)
+
+    def no_report(_run: load_bench.LoadRun) -> list[str]:
+        return []
+
+    monkeypatch.setattr(load_bench, "measure", measure)
+    monkeypatch.setattr(load_bench, "report", no_report)
+    assert load_bench.main(["--no-sdk"]) == 0
+    assert load_bench.main(["--no-sdk", "--rounds", "7"]) == 0
+    assert asked == [3, 7]
+    with pytest.raises(SystemExit):
+        load_bench.main(["--rounds", "0"])
 
 
 @pytest.mark.parallel
