@@ -369,6 +369,7 @@ def _cell_record(cell: Cell) -> dict[str, object]:
     its figures), the median of the rounds' differences, its interval and verdict, and every round's."""
     judgement = cell.judgement()
     floor = cell.median("floor")
+    split = cell.split()
     ours = cell.ours
     return {
         "transport": ours.transport,
@@ -384,6 +385,10 @@ def _cell_record(cell: Cell) -> dict[str, object]:
         "difference_high_us": round(judgement.high, 3),
         "differences_us": [round(d, 3) for d in cell.differences],
         "verdict": judgement.decision,
+        # The medians of the rounds' own floor − bare and ours − floor (None: no floor ran), as the report
+        # splits ours − bare: not the medians' differences, which need not add up to it.
+        "parse_and_build_us": None if split is None else round(split[0], 3),
+        "kit_us": None if split is None else round(split[1], 3),
     }
 
 

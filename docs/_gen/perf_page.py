@@ -383,11 +383,15 @@ def _interval(pair: dict[str, Any]) -> str:
 
 
 def _split(pair: dict[str, Any]) -> tuple[str, str]:
-    """(floor − bare, ours − floor) of one ours − bare pair, or dashes where no floor ran."""
+    """(floor − bare, ours − floor) of one ours − bare pair, or dashes where no floor ran: the medians of
+    the rounds' own differences where the run recorded them (several rounds), else of its one round."""
     floor = pair.get("floor_cpu_us_per_event")
     if floor is None:
         return ("—", "—")
-    return (f"{floor - pair['bare_cpu_us_per_event']:.1f}", f"{pair['ours_cpu_us_per_event'] - floor:.1f}")
+    parse, kit = pair.get("parse_and_build_us"), pair.get("kit_us")
+    if parse is None or kit is None:
+        parse, kit = floor - pair["bare_cpu_us_per_event"], pair["ours_cpu_us_per_event"] - floor
+    return (f"{parse:.1f}", f"{kit:.1f}")
 
 
 def _said(verdict: str) -> str:

@@ -396,11 +396,13 @@ def test_a_load_measured_in_rounds_shows_the_medians_interval_and_verdict_and_ch
     ]
     first = entry["ours_minus_bare"][0]
     first.update(rounds=3, difference_low_us=11.0, difference_high_us=19.0, verdict="undecided")
+    first.update(floor_cpu_us_per_event=35.0, parse_and_build_us=4.5, kit_us=7.5)  # the rounds' own medians
     section = _page(tmp_path, _with_load(entry))
     header = "| transport × loop | streams | ours µs/event | bare µs/event | ours − bare µs |"
     assert f"{header} its interval, rounds and verdict |" in section
-    assert "| aiohttp × uvloop | 250 | 42.5 | 30.0 | 12.5 | [11.0–19.0], 3 rounds, undecided |" in section
-    assert "| aiohttp × uvloop | 500 | 45.0 | 30.0 | 15.0 | 1 round |" in section
+    # the split is the rounds' own medians, not 35 − 30 and 42.5 − 35
+    assert "| aiohttp × uvloop | 250 | 42.5 | 30.0 | 12.5 | [11.0–19.0], 3 rounds, undecided | 4.5 | 7.5 |" in section
+    assert "| aiohttp × uvloop | 500 | 45.0 | 30.0 | 15.0 | 1 round | — | — |" in section
     assert "each figure is the median of its rounds" in section
     # the chart's point at 250 streams: CPU the median of 42.5, 50 and 44, p99 of 28, 150 and 20; not
     # sustained, as one round was not
