@@ -203,7 +203,7 @@ def judge_excess(samples: Sequence[float], budget: float, *, allowance: float) -
     """A :class:`Judgement` of paired differences (``samples``: per round, one side's cost minus the
     other's, measured in the same round) against an upper ``budget`` in the same unit, by the rule on an
     absolute scale: the drift between runs no round sees is ``allowance`` in that unit (the load suite
-    gives :data:`DRIFT` of the larger side's median cost, what such a drift moves a difference by).
+    gives :data:`DRIFT` of its first side's median cost, ours: what such a drift moves a difference by).
     Every round is measured before this is asked, so the judgement is final:
 
     - **within** when the median meets the budget;
