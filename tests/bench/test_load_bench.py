@@ -141,6 +141,13 @@ def test_ours_minus_bare() -> None:
     assert _verdicts(*pairs)["d"] == "OVER"
 
 
+def _recorded_run(monkeypatch: pytest.MonkeyPatch, combo: load_bench.Combination) -> load_bench.LoadRun:
+    """A run of ``combo`` alone at 1,000 streams (no SDK), its report's JSON record kept for the test."""
+    monkeypatch.setattr(_report, "_results", {})
+    monkeypatch.setattr(_report, "_suite", "load")
+    return load_bench.LoadRun([combo], {}, load_bench.Leaks(), 10.0, 1000, 20.0, 1, "", False)
+
+
 def _rounds(ours_us: list[float], bare_us: list[float], floor_us: list[float] | None = None) -> list[LoadFigure]:
     """Ours, the bare transport and (given) the floor at 1,000 streams, one of each per paired round."""
     figures: list[LoadFigure] = []
@@ -180,14 +187,11 @@ def test_ours_minus_bare_pairs_the_figures_of_one_round_and_judges_the_median_of
 def test_the_report_gives_each_loads_medians_interval_and_split_over_its_rounds(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(_report, "_results", {})
-    monkeypatch.setattr(_report, "_suite", "load")
     figures = _rounds([30.0, 34.0, 32.0], [22.0, 25.0, 24.0], [26.0, 30.0, 27.0])
     first = [f for f in figures if f.paired_round == 0]
     later = [f for f in figures if f.paired_round > 0]
     combo = load_bench.Combination("aiohttp", "uvloop", first[:1], first[1:], first[:1], rounds=later)
-    run = load_bench.LoadRun([combo], {}, load_bench.Leaks(), 10.0, 1000, 20.0, 1, "", False)
-    lines = load_bench.report(run)
+    lines = load_bench.report(_recorded_run(monkeypatch, combo))
     # medians: ours 32, bare 24; the rounds' differences 8, 9, 8 (median 8); floor − bare 4, 5, 3 (4);
     # ours − floor 4, 4, 5 (4)
     expected = (
@@ -429,8 +433,6 @@ def test_the_report_lines_and_the_json_record(monkeypatch: pytest.MonkeyPatch) -
 
 @pytest.mark.parallel
 def test_the_floor_splits_ours_minus_bare_into_parse_and_build_and_the_kit(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(_report, "_results", {})
-    monkeypatch.setattr(_report, "_suite", "load")
     ours, bare, floor = (
         _figure("ours", 1000, cpu_us=30),
         _figure("bare", 1000, cpu_us=20),
@@ -439,7 +441,7 @@ def test_the_floor_splits_ours_minus_bare_into_parse_and_build_and_the_kit(monke
     # a floor of another load is no partner: its pair says nothing of a split
     other = _figure("floor", 500, cpu_us=99)
     combo = load_bench.Combination("aiohttp", "uvloop", [ours], [bare, floor, other], [ours])
-    run = load_bench.LoadRun([combo], {}, load_bench.Leaks(), 10.0, 1000, 20.0, 1, "", False)
+    run = _recorded_run(monkeypatch, combo)
     lines = load_bench.report(run)
     expected = (
         "    aiohttp × uvloop   1,000 streams: ours   30.0  bare   20.0  ours − bare   10.0   within"
