@@ -44,6 +44,7 @@ and ``modelVersion`` ``response_model``.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from normalize import ErrorInfo, MessageBuilder, Model, StopReason
@@ -138,6 +139,22 @@ def _first_candidate(candidates: list[Any]) -> dict[str, Any] | None:
     return None
 
 
+def _path_filled(shape: EventShape, slot: int, path: str, data: bytes) -> EventShape | None:
+    """``shape`` with its hole ``slot`` (a streamed string's path) made fixed bytes: ``path`` as ``data``,
+    the learned chunk, spells it (compact JSON with UTF-8 or with escapes, as servers write it); None
+    when neither spelling is the one there (the path stays a hole)."""
+    for ascii_only in (False, True):
+        try:
+            literal = json.dumps(path, ensure_ascii=ascii_only).encode()
+        except UnicodeEncodeError:  # a lone surrogate: only the escaped spelling is UTF-8
+            continue
+        filled = shape.filled(slot, literal)
+        if filled is not None and filled.match(data) is not None:
+            filled.hits = 0  # the check is not an event read
+            return filled
+    return None
+
+
 class _StreamedCall:
     __slots__ = ("feed", "key", "name", "writer")
 
@@ -170,6 +187,7 @@ class GoogleDecoder(Decoder[ServerSentEvent]):
         "_shape_counts",
         "_shape_fast",
         "_shape_key",
+        "_shape_path",
         "_shape_slots",
         "_shape_usage",
         "_shape_value",
@@ -203,6 +221,9 @@ class GoogleDecoder(Decoder[ServerSentEvent]):
         self._shape: EventShape | None = None
         self._shape_key = -1
         self._shape_call: _StreamedCall | None = None
+        #: The path of the string _shape_call's layout continues, when the layout spells it as fixed
+        #: bytes (see _learn); None: the layout's last hole names it.
+        self._shape_path: str | None = None
         self._shape_usage: Any = None
         # The learned usage's counts (in _COUNT_FIELDS order), and where the shape's count holes go in
         # them: (position, hole), so a matched read's counts are made with no dict (see _usage).
@@ -232,13 +253,19 @@ class GoogleDecoder(Decoder[ServerSentEvent]):
         if shape is not None:
             pieces = shape.match(sse.data)
             call = self._shape_call
+            path = self._shape_path
             # A text layout holds only until another chunk is read whole. A call's layout names the
-            # path of the string it continues (its last hole): it holds while that call streams, and a
-            # match is read so only when the state the learned chunk was read in is still there (no
-            # block open, that call, its open string named so), which is all that decides it.
+            # path of the string it continues (in its fixed bytes, or its last hole): it holds while
+            # that call streams, and a match is read so only when the state the learned chunk was read
+            # in is still there (no block open, that call, its open string named so), which is all that
+            # decides it.
             if pieces is not None and (
                 call is None
-                or (call is self._call and not self._block_kind and pieces[-1] == call.writer.open_string_path)
+                or (
+                    call is self._call
+                    and not self._block_kind
+                    and (pieces[-1] if path is None else path) == call.writer.open_string_path
+                )
             ):
                 if call is None:
                     self._shaped_text(pieces)
@@ -372,12 +399,20 @@ class GoogleDecoder(Decoder[ServerSentEvent]):
         holes = [piece, *counts, *named]
         if self._shape is not None:
             self._learns += self._shape.hits > 0  # the layout replaced paid: given back
-        self._shape = EventShape.learn(sse.data, data, holes)
+        shape = EventShape.learn(sse.data, data, holes)
+        self._shape_path = None
+        if shape is not None and call is not None:
+            # The path learned as a hole finds the layout every string of the call shares (a layout
+            # known in the process: no search, no check); made fixed bytes, it leaves one string hole,
+            # read with three slices and a parse instead of a pattern of two.
+            path = call.writer.open_string_path
+            filled = _path_filled(shape, len(holes) - 1, path, sse.data) if path is not None else None
+            if filled is not None:
+                shape, self._shape_path = filled, path
+        self._shape = shape
         self._shape_key = self._block_key
         self._shape_call = call
-        self.shortcut = (
-            None if call is not None else Shortcut.of(sse.event, self._shape, self._shortcut_text, whole=True)
-        )
+        self.shortcut = None if call is not None else Shortcut.of(sse.event, shape, self._shortcut_text, whole=True)
         self._shape_usage = usage
         self._shape_counts = (
             tuple(usage.get(field) for field in _COUNT_FIELDS) if usage.__class__ is dict else _NO_COUNTS

@@ -268,6 +268,91 @@ def test_fuzz_new_hole_values_in_the_learned_layout_are_read() -> None:
             assert parse(mutated) == with_holes(value, holes, [piece])
 
 
+VERTEX_ARGUMENT = (
+    b'{"candidates":[{"content":{"role":"model","parts":[{"functionCall":{"partialArgs":[{"jsonPath":"$.edits[0].text",'
+    b'"stringValue":"def ","willContinue":true}],"willContinue":true}}]}}],"usageMetadata":{"trafficType":"ON_DEMAND"}}'
+)
+ARGUMENT_HOLES: list[HolePath] = [
+    ("candidates", 0, "content", "parts", 0, "functionCall", "partialArgs", 0, "stringValue"),
+    ("candidates", 0, "content", "parts", 0, "functionCall", "partialArgs", 0, "jsonPath"),
+]
+
+
+def test_a_filled_hole_is_fixed_bytes_and_the_other_holes_are_read_as_before() -> None:
+    general = learned(VERTEX_ARGUMENT, ARGUMENT_HOLES)
+    filled = general.filled(1, b'"$.edits[0].text"')
+    assert filled is not None
+    assert filled.one_string, "one string hole left: read with slices and a parse, not a pattern"
+    other_piece = VERTEX_ARGUMENT.replace(b'"def "', rb'"x\"y\n"')
+    assert filled.match(other_piece) == ['x"y\n']
+    assert general.match(other_piece) == ['x"y\n', "$.edits[0].text"]
+    # Another path, or the same path spelled otherwise, is no match of the filled shape.
+    for other in (b'"$.edits[1].text"', rb'"$.edits[0].t\u0065xt"', b'"$.edits[0].text "'):
+        data = VERTEX_ARGUMENT.replace(b'"$.edits[0].text"', other)
+        assert filled.match(data) is None
+        assert general.match(data) is not None
+
+
+def test_fuzz_a_filled_shape_matches_what_its_general_shape_matches_with_that_literal() -> None:
+    # Soundness of filled: every match is a match of the general shape whose filled hole holds the
+    # literal, so the full parse reads the learned value with the pieces and that path.
+    rng = random.Random(20261206)
+    value = jiter.from_json(VERTEX_ARGUMENT)
+    general = learned(VERTEX_ARGUMENT, ARGUMENT_HOLES)
+    filled = general.filled(1, b'"$.edits[0].text"')
+    assert filled is not None
+    matched = 0
+    for _ in range(3000):
+        mutated = _mutations(VERTEX_ARGUMENT, rng)
+        pieces = filled.match(mutated)
+        if pieces is not None:
+            matched += 1
+            assert general.match(mutated) == [*pieces, "$.edits[0].text"], mutated
+            assert parse(mutated) == with_holes(value, ARGUMENT_HOLES, [*pieces, "$.edits[0].text"]), mutated
+    assert matched > 0
+
+
+def test_filling_a_hole_of_several_keeps_the_others_in_the_callers_order() -> None:
+    holes: list[HolePath] = [
+        ("candidates", 0, "content", "parts", 0, "text"),
+        ("usageMetadata", "candidatesTokenCount"),
+        ("usageMetadata", "totalTokenCount"),
+    ]
+    general = learned(GEMINI, holes)
+    filled = general.filled(1, b"1")
+    assert filled is not None
+    assert not filled.one_string
+    data = GEMINI.replace(b'"The stream "', b'"x"').replace(b'"totalTokenCount": 66', b'"totalTokenCount": 70')
+    assert filled.match(data) == ["x", 70]
+    assert filled.match(data.replace(b'"candidatesTokenCount": 1', b'"candidatesTokenCount": 2')) is None
+
+
+@pytest.mark.parametrize(
+    ("slot", "literal"),
+    [
+        (0, b'"$.edits[0].text"'),  # the piece stays a hole
+        (2, b'"$.edits[0].text"'),  # no such hole
+        (-1, b'"$.edits[0].text"'),
+        (1, b'"$.edits[0].text" '),  # not the literal alone
+        (1, b'"unterminated'),
+        (1, b'"bad \\x escape"'),  # an escape JSON does not have
+        (1, b'"\xff"'),  # not UTF-8
+        (1, b'"a" "b"'),
+        (1, b"17"),  # a number where a string hole is
+        (1, b""),
+    ],
+)
+def test_a_hole_is_filled_only_with_one_literal_of_its_kind(slot: int, literal: bytes) -> None:
+    assert learned(VERTEX_ARGUMENT, ARGUMENT_HOLES).filled(slot, literal) is None
+
+
+@pytest.mark.parametrize("literal", [b'"1"', b"01", b"-1", b"1.0", b" 1", b""])
+def test_an_integer_hole_is_filled_only_with_plain_digits(literal: bytes) -> None:
+    holes: list[HolePath] = [("delta",), ("sequence_number",)]
+    assert learned(RESPONSES, holes).filled(1, literal) is None
+    assert learned(RESPONSES, holes).filled(1, b"12") is not None
+
+
 def test_changed_names_the_members_that_moved() -> None:
     before = jiter.from_json(CHAT)
     after = jiter.from_json(CHAT.replace(b"C63rXk", b"Q"))

@@ -14,6 +14,7 @@ from cassettes import library
 from cassettes.mutations import rechunk
 from normalize import AssistantMessage, AssistantMessageEvent, event_to_json
 from normalize.wire.sse import SSEDecoder
+from streamfns.google import decode as google_decode
 from streamfns.kit import SHAPE_LEARNS, EventShape
 from streamfns.kit.shapes import ShortcutReads
 from tests.adapters import (
@@ -41,12 +42,14 @@ def normalized(events: list[AssistantMessageEvent]) -> list[dict[str, Any]]:
 
 class Matches:
     """Counts the events shapes read (so a test knows the fast path ran): their hits, as they are forgotten
-    or at the end; a learned shape's and the framed shapes the kit makes of it (which read whole reads)."""
+    or at the end; a learned shape's, the framed shapes the kit makes of it (which read whole reads) and
+    the filled ones a decoder makes of it (a hole made fixed bytes)."""
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.shapes: list[EventShape] = []
         learn = EventShape.learn.__func__  # pyright: ignore[reportFunctionMemberAccess]
         framed = EventShape.framed
+        filled = EventShape.filled
 
         def kept(cls: type[EventShape], *args: Any) -> EventShape | None:
             shape = learn(cls, *args)
@@ -59,8 +62,15 @@ class Matches:
             self.shapes.append(made)
             return made
 
+        def kept_filled(shape: EventShape, slot: int, literal: bytes) -> EventShape | None:
+            made = filled(shape, slot, literal)
+            if made is not None:
+                self.shapes.append(made)
+            return made
+
         monkeypatch.setattr(EventShape, "learn", classmethod(kept))
         monkeypatch.setattr(EventShape, "framed", kept_framed)
+        monkeypatch.setattr(EventShape, "filled", kept_filled)
 
     @property
     def count(self) -> int:
@@ -431,7 +441,8 @@ async def test_gemini_streamed_arguments_in_vertex_chunks_read_off_their_bytes(
     reads: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Vertex AI's chunks (the only API that streams arguments) carry no running counts until the last:
-    a layout of two string holes, the path and the piece. Same events as the full path, and read so."""
+    a layout of the piece, with the path of the string it continues as fixed bytes. Same events as the
+    full path, and read so."""
     result, matched = await google_both_ways(partial_args_body(300), reads, monkeypatch)
     assert (result.usage.input, result.usage.output) == (26, 155)
     call = result.content[-1]
@@ -439,6 +450,49 @@ async def test_gemini_streamed_arguments_in_vertex_chunks_read_off_their_bytes(
     edits: list[dict[str, Any]] = call.arguments["edits"]
     assert [edit["path"] for edit in edits] == [f"src/module_{n}.py" for n in range(5)]
     assert matched >= 250
+
+
+@pytest.mark.parametrize("ascii_only", [False, True], ids=["UTF-8 paths", "escaped paths"])
+async def test_streamed_argument_paths_are_fixed_bytes_however_the_server_spells_them(
+    ascii_only: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The path of the string a layout continues becomes fixed bytes of it, spelled as the chunk spells
+    it: non-ASCII paths written raw or as ``\\u`` escapes both read off the bytes, string after string
+    (each new path is a layout the process knows, filled in), with the same events as the full path."""
+    envelope = {"usageMetadata": {"trafficType": "ON_DEMAND"}, "responseId": "r1", "modelVersion": "gemini-x"}
+
+    def chunk(parts: list[dict[str, Any]], *, finish: bool = False) -> bytes:
+        candidate: dict[str, Any] = {"content": {"role": "model", "parts": parts}}
+        data: dict[str, Any] = {"candidates": [candidate], **envelope}
+        if finish:
+            candidate["finishReason"] = "STOP"
+            data["usageMetadata"] = {"promptTokenCount": 4, "candidatesTokenCount": 40, "totalTokenCount": 44}
+        return b"data: " + json.dumps(data, separators=(",", ":"), ensure_ascii=ascii_only).encode() + b"\r\n\r\n"
+
+    chunks = [chunk([{"functionCall": {"name": "note", "willContinue": True}}])]
+    for n in range(3):
+        path = f"$.größe[{n}].日本"
+        chunks += [chunk([streamed_argument(path, f"piece {i} ü")]) for i in range(12)]
+        chunks.append(chunk([streamed_argument(path, "", more=False)]))
+    chunks.append(chunk([{"functionCall": {}}], finish=True))
+    filled: list[EventShape] = []
+    path_filled = google_decode._path_filled  # pyright: ignore[reportPrivateUsage]
+
+    def spied(*args: Any) -> EventShape | None:
+        shape = path_filled(*args)
+        if shape is not None:
+            filled.append(shape)
+        return shape
+
+    monkeypatch.setattr(google_decode, "_path_filled", spied)
+    result, matched = await google_both_ways(b"".join(chunks), 1 << 20, monkeypatch)
+    call = result.content[-1]
+    assert call.type == "toolCall"
+    assert call.arguments == {"größe": [{"日本": "".join(f"piece {i} ü" for i in range(12))}] * 3}  # pyright: ignore
+    # One layout a path, each of one string hole left, and they did the reading.
+    assert len(filled) == 3
+    assert all(shape.one_string for shape in filled)
+    assert sum(shape.hits for shape in filled) == matched >= 3 * 10
 
 
 async def test_a_read_of_deltas_among_many_other_events_asks_the_framer_once(monkeypatch: pytest.MonkeyPatch) -> None:
