@@ -6,6 +6,8 @@ With no name, or ``all``, every suite runs. Options after the suite names that t
 know (``python -m bench load --streams 1000 --rate 20 --seconds 30``) go to the suites whose
 ``main`` takes an argument list (the load suite); the others take none.
 
+``-h``/``--help`` prints this and the suites (with a named suite's own options), and runs nothing.
+
 ``--json PATH`` writes what the run measured (µs per event per stack and body, the judged ratios, the
 load figure, machine, date and git revision) to ``PATH``: ``docs/performance.md`` is generated from
 the committed ``docs/perf/bench.json``.
@@ -13,6 +15,7 @@ the committed ``docs/perf/bench.json``.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import inspect
 import json
@@ -67,16 +70,32 @@ def _takes_arguments(fn: Any) -> bool:
         return False
 
 
+def _help(known: dict[str, str], names: list[str]) -> int:
+    """What ``-h``/``--help`` prints, measuring nothing: the runner's usage and its suites, then the
+    options of each named suite that takes any (its own ``--help``)."""
+    print((__doc__ or "").strip())
+    print(f"\nsuites: {', '.join(known)}")
+    for name in names:
+        module = importlib.import_module(known[name])
+        if _takes_arguments(module.main):
+            print(f"\n== {name}", flush=True)
+            with contextlib.suppress(SystemExit):  # argparse's help exits; the runner's does not
+                module.main(["--help"])
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the named suites (all when none is named); write ``--json`` when asked."""
     known = suites()
     names, json_path, passed = _split(list(argv if argv is not None else sys.argv[1:]))
-    if not names or names == ["all"]:
-        names = list(known)
-    unknown = [name for name in names if name not in known]
+    unknown = [name for name in names if name not in known and name != "all"]
     if unknown:
         print(f"unknown suite {unknown[0]!r}; choose from {', '.join(known)}", file=sys.stderr)
         return 2
+    if "-h" in passed or "--help" in passed:
+        return _help(known, [name for name in names if name != "all"])
+    if not names or names == ["all"]:
+        names = list(known)
     if json_path is not None:
         _report.start()
     print(RULE)

@@ -7,7 +7,7 @@ import asyncio
 
 import pytest
 
-from bench.__main__ import _split, suites  # pyright: ignore[reportPrivateUsage]
+from bench.__main__ import _split, main, suites  # pyright: ignore[reportPrivateUsage]
 from bench._load_server import COUNT_HOLES, FRAMERS, TEXT_HOLE, _Template, framer_for  # pyright: ignore[reportPrivateUsage]
 from bench.load_bench import LoadFigure, _phase, _record  # pyright: ignore[reportPrivateUsage]
 
@@ -26,6 +26,33 @@ def test_suite_arguments_pass_through() -> None:
         ["--streams", "5"],
     )
     assert _split(["--json=x.json"]) == ([], "x.json", [])
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["-h"], ["all", "--help"], ["google", "--help"], ["load", "-h"]])
+def test_help_measures_nothing(
+    argv: list[str], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Were a suite run, its figures would be printed after its "== name" line; a suite's main that
+    # measured anything here fails the test outright.
+    measured: list[str] = []
+    import bench.google_bench
+
+    def run() -> list[str]:
+        measured.append("google")
+        return []
+
+    monkeypatch.setattr(bench.google_bench, "run", run)
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "suites: anthropic," in out
+    assert "verdict rule" not in out
+    assert measured == []
+    if "load" in argv:
+        assert "--streams STREAMS" in out  # the load suite's own options, from its argparse
+
+
+def test_an_unknown_suite_is_refused_before_help() -> None:
+    assert main(["nonesuch", "--help"]) == 2
 
 
 def test_every_suite_file_is_found() -> None:
