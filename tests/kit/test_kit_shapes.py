@@ -38,18 +38,17 @@ RESPONSES = (
     b'{"type":"response.output_text.delta","sequence_number":4,"item_id":"msg_1","output_index":0,'
     b'"content_index":0,"delta":"The ","logprobs":[]}'
 )
+#: A Gemini text chunk's holes: the text, then the two running counts.
+GEMINI_HOLES: list[HolePath] = [
+    ("candidates", 0, "content", "parts", 0, "text"),
+    ("usageMetadata", "candidatesTokenCount"),
+    ("usageMetadata", "totalTokenCount"),
+]
 LAYOUTS: list[tuple[bytes, list[HolePath]]] = [
     (RESPONSES, [("delta",), ("sequence_number",)]),  # a hole before the piece (found from the start)
     (ANTHROPIC, [("delta", "text")]),
     (CHAT, [("choices", 0, "delta", "content"), ("obfuscation",)]),
-    (
-        GEMINI,
-        [
-            ("candidates", 0, "content", "parts", 0, "text"),
-            ("usageMetadata", "candidatesTokenCount"),
-            ("usageMetadata", "totalTokenCount"),
-        ],
-    ),
+    (GEMINI, GEMINI_HOLES),
 ]
 
 
@@ -126,12 +125,7 @@ def test_the_values_come_back_in_the_order_the_holes_were_given() -> None:
 
 
 def test_integer_holes_take_plain_non_negative_integers_only() -> None:
-    holes: list[HolePath] = [
-        ("candidates", 0, "content", "parts", 0, "text"),
-        ("usageMetadata", "candidatesTokenCount"),
-        ("usageMetadata", "totalTokenCount"),
-    ]
-    shape = learned(GEMINI, holes)
+    shape = learned(GEMINI, GEMINI_HOLES)
     assert shape.match(GEMINI.replace(b'"candidatesTokenCount": 1', b'"candidatesTokenCount": 1234')) == [
         "The stream ",
         1234,
@@ -140,13 +134,6 @@ def test_integer_holes_take_plain_non_negative_integers_only() -> None:
     assert shape.match(GEMINI.replace(b": 66}", b": 0}")) == ["The stream ", 1, 0]
     for bad in (b"01", b"-1", b"1.5", b"1e3", b'"1"', b"", b"true"):
         assert shape.match(GEMINI.replace(b": 66}", b": " + bad + b"}")) is None, bad
-
-
-GEMINI_HOLES: list[HolePath] = [
-    ("candidates", 0, "content", "parts", 0, "text"),
-    ("usageMetadata", "candidatesTokenCount"),
-    ("usageMetadata", "totalTokenCount"),
-]
 
 
 @pytest.mark.parametrize(
@@ -238,19 +225,21 @@ def _mutations(data: bytes, rng: random.Random) -> bytes:
     return bytes(out)
 
 
+def fuzzed_matches(shape: EventShape, data: bytes, seed: int) -> list[tuple[bytes, list[Any]]]:
+    """Each of 3,000 mutations of ``data`` that ``shape`` matches, with what it read (some must: the
+    mutations reach the holes' insides without changing the layout)."""
+    rng = random.Random(seed)
+    found = [(mutated, shape.match(mutated)) for mutated in (_mutations(data, rng) for _ in range(3000))]
+    matched = [(mutated, pieces) for mutated, pieces in found if pieces is not None]
+    assert matched
+    return matched
+
+
 @pytest.mark.parametrize(("data", "holes"), LAYOUTS)
 def test_fuzz_a_match_is_always_what_the_full_parse_reads(data: bytes, holes: list[HolePath]) -> None:
-    rng = random.Random(20261202)
     value = jiter.from_json(data)
-    shape = learned(data, holes)
-    matched = 0
-    for _ in range(3000):
-        mutated = _mutations(data, rng)
-        pieces = shape.match(mutated)
-        if pieces is not None:
-            matched += 1
-            assert parse(mutated) == with_holes(value, holes, pieces), mutated
-    assert matched > 0  # the mutations did reach the holes' insides without changing the layout
+    for mutated, pieces in fuzzed_matches(learned(data, holes), data, 20261202):
+        assert parse(mutated) == with_holes(value, holes, pieces), mutated
 
 
 def test_fuzz_new_hole_values_in_the_learned_layout_are_read() -> None:
@@ -296,29 +285,17 @@ def test_a_filled_hole_is_fixed_bytes_and_the_other_holes_are_read_as_before() -
 def test_fuzz_a_filled_shape_matches_what_its_general_shape_matches_with_that_literal() -> None:
     # Soundness of filled: every match is a match of the general shape whose filled hole holds the
     # literal, so the full parse reads the learned value with the pieces and that path.
-    rng = random.Random(20261206)
     value = jiter.from_json(VERTEX_ARGUMENT)
     general = learned(VERTEX_ARGUMENT, ARGUMENT_HOLES)
     filled = general.filled(1, b'"$.edits[0].text"')
     assert filled is not None
-    matched = 0
-    for _ in range(3000):
-        mutated = _mutations(VERTEX_ARGUMENT, rng)
-        pieces = filled.match(mutated)
-        if pieces is not None:
-            matched += 1
-            assert general.match(mutated) == [*pieces, "$.edits[0].text"], mutated
-            assert parse(mutated) == with_holes(value, ARGUMENT_HOLES, [*pieces, "$.edits[0].text"]), mutated
-    assert matched > 0
+    for mutated, pieces in fuzzed_matches(filled, VERTEX_ARGUMENT, 20261206):
+        assert general.match(mutated) == [*pieces, "$.edits[0].text"], mutated
+        assert parse(mutated) == with_holes(value, ARGUMENT_HOLES, [*pieces, "$.edits[0].text"]), mutated
 
 
 def test_filling_a_hole_of_several_keeps_the_others_in_the_callers_order() -> None:
-    holes: list[HolePath] = [
-        ("candidates", 0, "content", "parts", 0, "text"),
-        ("usageMetadata", "candidatesTokenCount"),
-        ("usageMetadata", "totalTokenCount"),
-    ]
-    general = learned(GEMINI, holes)
+    general = learned(GEMINI, GEMINI_HOLES)
     filled = general.filled(1, b"1")
     assert filled is not None
     assert not filled.one_string
