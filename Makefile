@@ -55,10 +55,11 @@ bench: $(STAMP)
 
 # A soak (not part of `make test`): 1,000 concurrent streams per phase over every built-in adapter
 # against a loopback server with random faults; exits 1 if anything leaked or ended wrongly. Once per
-# HTTP transport the kit ships: httpx (its default), then aiohttp.
+# HTTP transport the kit ships: httpx (its default), then aiohttp, then its native client.
 reliability: $(STAMP)
 	$(PY) -m bench.reliability --transport httpx
 	$(PY) -m bench.reliability --transport aiohttp
+	$(PY) -m bench.reliability --transport native
 
 # The documentation site, built offline into build/site; any warning fails the build. The docs extra
 # is installed on top of the test environment (its own stamp, so `make test` never installs it).

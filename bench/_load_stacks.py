@@ -86,7 +86,7 @@ APIS: dict[str, tuple[str, str]] = {
 }
 ANTHROPIC = "anthropic-messages"
 #: The HTTP libraries and event loops, fastest first (the first available is the default).
-TRANSPORTS = ("aiohttp", "httpx")
+TRANSPORTS = ("native", "aiohttp", "httpx")
 LOOPS = ("uvloop", "asyncio")
 TIMEOUT_S = 60.0  # generous: a phase that cannot keep up must show in its latency, not end in a timeout
 #: The request the bare stacks send (the server ignores bodies; the kit sends a longer one).
@@ -100,7 +100,9 @@ One: TypeAlias = Callable[["LoadFigure"], Awaitable[bool]]
 def available(kind: str) -> list[str]:
     """The transports (``kind="transport"``) or event loops (``"loop"``) importable here, fastest first."""
     names = TRANSPORTS if kind == "transport" else LOOPS
-    return [name for name in names if name in {"httpx", "asyncio"} or importlib.util.find_spec(name) is not None]
+    return [
+        name for name in names if name in {"httpx", "native", "asyncio"} or importlib.util.find_spec(name) is not None
+    ]
 
 
 def _loop_factory(loop: str) -> Callable[[], asyncio.AbstractEventLoop]:
@@ -614,6 +616,47 @@ def _raw_aiohttp(floor: bool) -> Callable[[Phase, str], Any]:
     return stack
 
 
+def _raw_native(floor: bool) -> Callable[[Phase, str], Any]:
+    """A stack of the kit's native client alone (``streamfns.kit.transport_native``: its send, then its
+    own read awaited in the loop, as the kit's steady state awaits it), bare or the floor (as
+    :func:`_raw_httpx`)."""
+
+    @asynccontextmanager
+    async def stack(phase: Phase, base_url: str) -> AsyncGenerator[One]:
+        from streamfns.kit.transport import DirectRead, HttpRequest
+        from streamfns.kit.transport_native import NativeTransport
+
+        transport = NativeTransport()
+        url = f"{base_url}/v1/messages"
+
+        async def one(figure: LoadFigure) -> bool:
+            headers = {"content-type": "application/json", **_headers(figure.expected, figure.rate)}
+            request = HttpRequest(
+                url=url, headers=headers, body=_BODY, connect_timeout=TIMEOUT_S, idle_timeout=TIMEOUT_S
+            )
+            response = await transport.send(request)
+            try:
+                if response.status != 200:
+                    return False
+                read = cast("DirectRead", response.direct_read()).read
+                received, carry = 0, b""
+                reads = _Floor(figure) if floor else None
+                if reads is not None:  # the bare loop below, each read given to the floor
+                    while data := await read():
+                        reads.take(data)
+                    return reads.ok()
+                while data := await read():
+                    counted, carry = scan(figure, carry + data)
+                    received += counted
+                return received == figure.expected
+            finally:
+                await response.aclose()
+
+        yield one
+
+    return stack
+
+
 def sdk_client() -> str:
     """Which client the SDK runs on here (its best configuration: aiohttp when it offers it)."""
     import anthropic
@@ -668,6 +711,8 @@ _RAW: dict[tuple[str, str], Callable[[Phase, str], Any]] = {
     ("bare", "aiohttp"): _raw_aiohttp(floor=False),
     ("floor", "httpx"): _raw_httpx(floor=True),
     ("floor", "aiohttp"): _raw_aiohttp(floor=True),
+    ("bare", "native"): _raw_native(floor=False),
+    ("floor", "native"): _raw_native(floor=True),
 }
 
 

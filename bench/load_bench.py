@@ -402,9 +402,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument(
         "--transport",
-        choices=["httpx", "aiohttp", "all"],
+        choices=["httpx", "aiohttp", "native", "all"],
         default=None,
-        help="ours on the kit's own client of this library (default: aiohttp when installed, else httpx)",
+        help="ours on the kit's own client of this library (default: native, the kit's own HTTP/1.1 client)",
     )
     parser.add_argument(
         "--loop",

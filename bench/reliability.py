@@ -83,7 +83,7 @@ _CONNECT_TIMEOUT_S = 30.0
 _SLOW_CHUNK_S = 0.002  # the delay before each chunk of a "slow" stream
 _PLAN_HEADER = "x-soak-plan"
 #: The transports the soak can run on (``--transport``), the kit's default first.
-TRANSPORTS: tuple[str, ...] = ("httpx", "aiohttp")
+TRANSPORTS: tuple[str, ...] = ("httpx", "aiohttp", "native")
 
 
 # -- the server (child process) ---------------------------------------------------------------------
@@ -345,7 +345,7 @@ async def soak(
     transport: str = "httpx",
 ) -> dict[str, Any]:
     """Run both phases with ``streams`` streams each against ``base_url``, every request on the kit's
-    own client of ``transport`` (``"httpx"`` or ``"aiohttp"``); returns the figures."""
+    own client of ``transport`` (``"httpx"``, ``"aiohttp"`` or ``"native"``); returns the figures."""
     rng = random.Random(seed)
     targets = {api: target for api, target in builtin_targets().items() if api != "faux"}
     recordings = _recordings()

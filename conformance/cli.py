@@ -14,7 +14,7 @@ Text from the adapter (exception messages, names) is shown with its control char
 in the report and in error lines alike. When the reader of stdout goes away (``| head``), the
 command ends quietly — ``run`` with its verdict's status.
 
-``--transport httpx|aiohttp`` chooses the HTTP library of every client the kit makes during the run
+``--transport httpx|aiohttp|native`` chooses the HTTP library of every client the kit makes during the run
 (:func:`streamfns.kit.set_default_transport`, process-wide: every built-in adapter, and any adapter
 built on the kit, sends its requests on it; the report says which ran). Without it the kit's own
 choice applies (the ``STREAMFNS_TRANSPORT`` environment variable, else httpx). An unknown name, or

@@ -187,7 +187,7 @@ class Report:
     bound_s: float = 0.0
     #: Why part of the run did not happen (a budget spent on hangs, a blocked event loop), else None.
     interrupted: str | None = None
-    #: The kit's process-wide HTTP transport during the run (``"httpx"``, ``"aiohttp"``:
+    #: The kit's process-wide HTTP transport during the run (``"httpx"``, ``"aiohttp"``, ``"native"``:
     #: :func:`streamfns.kit.default_transport`), which every adapter built on the kit sent its requests
     #: on unless a call chose another; None when the adapter sends no HTTP (``Capabilities.http``).
     transport: str | None = None

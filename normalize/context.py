@@ -174,8 +174,9 @@ class StreamOptions:
     the call shares and which the adapter never closes: an ``httpx.AsyncClient`` (cassettes pass one),
     an ``httpx2.AsyncClient``, an ``aiohttp.ClientSession`` or a ``streamfns.kit.Transport``. Without
     one, ``transport`` names the HTTP library of the kit's own client (``"httpx"``: one made for the
-    call; ``"aiohttp"``: one session per event loop, shared by the calls in flight; None: the
-    process-wide choice, ``streamfns.kit.set_default_transport``). The bounds,
+    call; ``"aiohttp"``: one session per event loop, shared by the calls in flight; ``"native"``: the
+    kit's own HTTP/1.1 client on asyncio, a connection per call, for the most streams a process can
+    hold; None: the process-wide choice, ``streamfns.kit.set_default_transport``). The bounds,
     in seconds (adapters on the kit honour them all, on every transport):
 
     - ``timeout``, the idle timeout: the longest wait for the next bytes (None: 120 s);

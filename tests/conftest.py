@@ -24,7 +24,7 @@ settings.load_profile("streamfns")
 os.environ["STREAMFNS_AUTH_FILE"] = str(Path(tempfile.mkdtemp(prefix="streamfns-test-auth-")) / "auth.json")
 
 
-@pytest.fixture(params=["httpx", "aiohttp"])
+@pytest.fixture(params=["httpx", "aiohttp", "native"])
 def each_transport(request: pytest.FixtureRequest) -> Iterator[str]:
     """Runs a test once per transport of the kit's own (``streamfns.kit.set_default_transport``): a
     module of tests about the kit's HTTP behaviour marks itself with it, so every guarantee it pins

@@ -1,5 +1,6 @@
 """The kit's HTTP seam: one small interface between :func:`~streamfns.kit.http.run_stream` and an HTTP
-library, with httpx behind it by default and aiohttp as an extra (``streamfns[aiohttp]``).
+library, with httpx behind it by default, aiohttp as an extra (``streamfns[aiohttp]``), and the kit's
+own HTTP/1.1 client on asyncio (``"native"``: :mod:`streamfns.kit.transport_native`).
 
 The kit needs four things of HTTP: send a POST and get its status and headers, read the body's raw
 bytes one read at a time, close the response, and say what went wrong. :class:`Transport` and
@@ -35,7 +36,8 @@ The kit's own clients keep no idle connection and set no connection limit: each 
 connection for as long as its stream lasts, and closing the stream closes it. The httpx transport
 makes a client per call; the aiohttp transport shares one session among the calls in flight on an
 event loop (made by the first, closed by the last; its cookie jar keeps nothing), which spares each
-call a session's set-up and its objects. An application that wants connections kept alive across
+call a session's set-up and its objects; the native transport opens a connection per call and holds
+the fewest objects a stream. An application that wants connections kept alive across
 calls passes its own client.
 """
 
@@ -154,7 +156,7 @@ class DirectRead(NamedTuple):
 class Transport(ABC):
     """An HTTP library behind the kit (see the module docstring). Subclass it to bring another."""
 
-    #: The name reports and errors use ("httpx", "aiohttp").
+    #: The name reports and errors use ("httpx", "aiohttp", "native").
     name: str = "custom"
 
     @abstractmethod

@@ -41,14 +41,24 @@ def _make_aiohttp() -> Transport:
     return AiohttpTransport(None)
 
 
+def _make_native() -> Transport:
+    from streamfns.kit.transport_native import SHARED  # noqa: PLC0415 - loaded on first use
+
+    return SHARED
+
+
 #: The transports the kit can make on its own, by name: each factory makes one for one call.
-TRANSPORTS: Final[Mapping[str, Callable[[], Transport]]] = {"httpx": _make_httpx, "aiohttp": _make_aiohttp}
+TRANSPORTS: Final[Mapping[str, Callable[[], Transport]]] = {
+    "httpx": _make_httpx,
+    "aiohttp": _make_aiohttp,
+    "native": _make_native,
+}
 
 _default: str | None = None
 
 
 def set_default_transport(name: str | None) -> None:
-    """Choose the process-wide transport (``"httpx"`` or ``"aiohttp"``; None: back to the environment
+    """Choose the process-wide transport (``"httpx"``, ``"aiohttp"`` or ``"native"``; None: back to the environment
     variable :data:`TRANSPORT_ENV`, else httpx). Raises ``ValueError`` for a name the kit does not know,
     or when the aiohttp extra is not installed."""
     if name is not None:

@@ -663,7 +663,9 @@ def test_python_m_bench_load_passes_its_arguments_and_writes_json(tmp_path: Path
     (load,) = document["suites"]["load"]["load"]
     assert (load["streams"], load["rate"], load["seconds"], load["processes"]) == (2, 50, 0.2, 1)
     assert load["gc_threshold"] is None  # Python's own collector settings unless --gc-threshold says otherwise
-    transports = ["aiohttp", "httpx"] if "aiohttp" in load_bench.available("transport") else ["httpx"]
+    transports = (
+        ["native", "aiohttp", "httpx"] if "aiohttp" in load_bench.available("transport") else ["native", "httpx"]
+    )
     assert [(c["transport"], c["loop"]) for c in load["combinations"]] == [(t, "asyncio") for t in transports]
     assert (load["transport"], load["loop"]) == (transports[0], "asyncio")
     for combination in load["combinations"]:

@@ -37,7 +37,7 @@ def no_choice(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 def test_the_help_names_the_option_and_its_choices(capsys: pytest.CaptureFixture[str]) -> None:
     assert cli.main(["run", "--help"]) == 0
     out = " ".join(capsys.readouterr().out.split())
-    assert "--transport {aiohttp,httpx}" in out
+    assert "--transport {aiohttp,httpx,native}" in out
     assert "streamfns[aiohttp]" in out
     assert "run streamfns.anthropic:ADAPTER --transport aiohttp" in out
 

@@ -194,7 +194,7 @@ async def test_a_transport_error_keeps_its_kind_and_its_words(kind: TransportKin
     assert result.error_message == "Echo connection failed: Boom: [redacted] in the library's message"
 
 
-@pytest.mark.parametrize("transport", ["httpx", "aiohttp"])
+@pytest.mark.parametrize("transport", ["httpx", "aiohttp", "native"])
 async def test_an_unsendable_header_is_config_on_every_transport(transport: str) -> None:
     async with LoopbackServer(reply(*HELLO)) as server:
         opts = StreamOptions(api_key=KEY, transport=transport, headers={"x-bad": "one\r\ntwo"}, max_retries=0)
@@ -204,7 +204,7 @@ async def test_an_unsendable_header_is_config_on_every_transport(transport: str)
     assert server.requests == []
 
 
-@pytest.mark.parametrize("transport", ["httpx", "aiohttp"])
+@pytest.mark.parametrize("transport", ["httpx", "aiohttp", "native"])
 async def test_a_refused_connection_is_network_not_a_timeout_on_every_transport(transport: str) -> None:
     # httpx-aiohttp 0.2.0 reports a refused connection as ConnectTimeout; the kit's kinds do not move.
     _, result = await run(refused_url(), StreamOptions(api_key=KEY, transport=transport, max_retries=0))

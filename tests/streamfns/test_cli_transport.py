@@ -69,7 +69,7 @@ def test_chat_parses_the_transport() -> None:
 def test_chat_help_names_the_transport_and_its_extra(capsys: pytest.CaptureFixture[str]) -> None:
     assert _exit_status(["chat", "--help"]) == 0
     out = " ".join(capsys.readouterr().out.split())
-    assert "--transport {aiohttp,httpx}" in out
+    assert "--transport {aiohttp,httpx,native}" in out
     assert "streamfns[aiohttp]" in out
 
 

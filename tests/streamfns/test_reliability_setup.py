@@ -56,7 +56,7 @@ async def test_each_stream_goes_out_on_the_soaks_transport(transport: str) -> No
 def test_the_transport_option_is_httpx_unless_named_and_refuses_others(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert reliability.TRANSPORTS == ("httpx", "aiohttp")
+    assert reliability.TRANSPORTS == ("httpx", "aiohttp", "native")
     with pytest.raises(SystemExit) as exited:
         reliability.main(["--transport", "carrier-pigeon"])
     assert exited.value.code == 2
