@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import functools
 import ssl
+import urllib.request
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
@@ -61,6 +62,7 @@ __all__ = [
     "TransportError",
     "TransportKind",
     "describe",
+    "environment_proxy",
     "ssl_context",
 ]
 
@@ -175,6 +177,23 @@ def ssl_context() -> ssl.SSLContext:
     import httpx  # noqa: PLC0415 - httpx loads on the first call, not at import
 
     return httpx.create_ssl_context()
+
+
+#: ``no_proxy`` as httpx reads it: the environment's alone (``urllib.request.proxy_bypass`` would also
+#: read the system's settings on macOS and Windows). Not in the type stubs, so looked up by name.
+_bypass = cast("Callable[[str, dict[str, str]], bool]", vars(urllib.request)["proxy_bypass_environment"])
+
+
+def environment_proxy(scheme: str, host: str | None, proxies: dict[str, str]) -> str | None:
+    """The proxy httpx's default client would use for a URL of ``scheme`` on ``host``:
+    ``<scheme>_proxy`` or ``all_proxy`` of ``proxies`` (``urllib.request.getproxies_environment()``,
+    either case), unless its ``no_proxy`` names the host; a proxy without a scheme is ``http://``."""
+    if not proxies:
+        return None
+    proxy = proxies.get(scheme) or proxies.get("all")
+    if proxy is None or (host is not None and _bypass(host, proxies)):
+        return None
+    return proxy if "://" in proxy else f"http://{proxy}"
 
 
 def describe(detail: BaseException) -> str:

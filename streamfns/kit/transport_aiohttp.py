@@ -29,7 +29,6 @@ import asyncio
 import functools
 import urllib.request
 import weakref
-from collections.abc import Callable
 from typing import Any, cast
 
 import aiohttp
@@ -42,14 +41,11 @@ from streamfns.kit.transport import (
     Transport,
     TransportError,
     describe,
+    environment_proxy,
     ssl_context,
 )
 
 __all__ = ["AiohttpTransport"]
-
-#: ``no_proxy`` as httpx reads it: the environment's alone (``urllib.request.proxy_bypass`` would also
-#: read the system's settings on macOS and Windows). Not in the type stubs, so looked up by name.
-_bypass = cast("Callable[[str, dict[str, str]], bool]", vars(urllib.request)["proxy_bypass_environment"])
 
 _NO_AUTO_HEADERS = frozenset({"Content-Type"})
 #: Characters a URL may hold as sent (RFC 3986: unreserved, reserved and ``%``): a URL of these alone
@@ -127,7 +123,8 @@ class AiohttpTransport(Transport):
         headers = request.headers
         try:
             url = _exact_url(request.url)
-            proxy = _environment_proxy(url, self._lease.proxies) if self._lease is not None else None
+            lease = self._lease
+            proxy = environment_proxy(url.scheme, url.host, lease.proxies) if lease is not None else None
             response = await session.request(
                 "POST",
                 url,
@@ -234,15 +231,3 @@ def _exact_url(url: str) -> URL:
         return URL(str(httpx.URL(url)), encoded=True)
     except httpx.InvalidURL as exc:
         raise ValueError(str(exc)) from None
-
-
-def _environment_proxy(url: URL, proxies: dict[str, str]) -> str | None:
-    """The proxy httpx's default client would use for ``url``: ``<scheme>_proxy`` or ``all_proxy`` of
-    ``proxies`` (the environment's, either case), unless its ``no_proxy`` names the host."""
-    if not proxies:
-        return None
-    target = url
-    proxy = proxies.get(target.scheme) or proxies.get("all")
-    if proxy is None or (target.host is not None and _bypass(target.host, proxies)):
-        return None
-    return proxy if "://" in proxy else f"http://{proxy}"

@@ -37,7 +37,7 @@ import collections
 import re
 import string
 import urllib.request
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from typing import Final, cast
 from urllib.parse import quote, unquote, urlsplit
 
@@ -48,6 +48,7 @@ from streamfns.kit.transport import (
     Transport,
     TransportError,
     describe,
+    environment_proxy,
     ssl_context,
 )
 
@@ -62,8 +63,6 @@ MAX_LINE_BYTES: Final = 4 * 1024
 HIGH_WATER: Final = 256 * 1024
 """Body bytes buffered before the socket is paused (resumed once the kit has taken them)."""
 
-#: ``no_proxy`` as httpx reads it: the environment's alone. Not in the type stubs, so looked up by name.
-_bypass = cast("Callable[[str, dict[str, str]], bool]", vars(urllib.request)["proxy_bypass_environment"])
 
 # A header name (RFC 9110 token) and a value with no CR, LF or NUL.
 _TOKEN: Final = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
@@ -449,14 +448,9 @@ def _request_bytes(
 
 
 def _proxy_for(target: _Target) -> str | None:
-    """The proxy httpx's default client would use for ``target``, from the environment (see the module)."""
-    proxies = urllib.request.getproxies_environment()
-    if not proxies:
-        return None
-    proxy = proxies.get(target.scheme) or proxies.get("all")
-    if proxy is None or _bypass(target.host, proxies):
-        return None
-    return proxy if "://" in proxy else f"http://{proxy}"
+    """The proxy httpx's default client would use for ``target``, from the environment (read per call:
+    a process's environment may change between calls, and this client keeps nothing between them)."""
+    return environment_proxy(target.scheme, target.host, urllib.request.getproxies_environment())
 
 
 class _Route:
