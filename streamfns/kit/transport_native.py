@@ -362,8 +362,9 @@ class _Connection(asyncio.Protocol):
             await self._wait()
 
 
-def _failure(exc: Exception) -> bytes | Exception:
-    """What an exception of a body read means (see DirectRead)."""
+def _failure(exc: Exception) -> Exception:
+    """What an exception of a body read means (see DirectRead): never the body's end, which
+    :meth:`_Connection.next_piece` returns as ``b""``."""
     if isinstance(exc, TransportError):
         return exc
     if isinstance(exc, _Broken):
@@ -387,10 +388,7 @@ class _NativeResponse(HttpResponse):
         try:
             return await self._connection.next_piece()
         except Exception as exc:
-            failure = _failure(exc)
-            if isinstance(failure, bytes):
-                return failure
-            raise failure from None
+            raise _failure(exc) from None
 
     def direct_read(self) -> DirectRead:
         return DirectRead(self._connection.next_piece, None, _failure)
