@@ -108,7 +108,9 @@ class BedrockAnthropicDecoder(Decoder[EventStreamMessage]):
         self.shortcut = (
             None
             if inner is None
-            else Shortcut(_CHUNK, _ChunkShape(inner.shape), inner.sink, *inner.args, whole=inner.whole)
+            else Shortcut(
+                _CHUNK, _ChunkShape(inner.shape), inner.sink, *inner.args, whole=inner.whole, in_run=inner.in_run
+            )
         )
 
     def on_eof(self) -> None:

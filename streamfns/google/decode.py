@@ -336,7 +336,8 @@ class GoogleDecoder(Decoder[ServerSentEvent]):
 
     def _shaped_text(self, pieces: list[Any]) -> None:
         """A text chunk the shape read in on_event (``pieces``: its holes, the text first): the text
-        continues the open block, and the chunk's usage is the read's latest."""
+        continues the open block, and the chunk's usage is the read's latest. The kit calls it too for
+        such a chunk in a read of several (the shortcut's ``in_run``), and ends the read's batch after."""
         self._shaped_usage(pieces)
         self._builder.text_delta(self._shape_key, pieces[0])
 
@@ -412,7 +413,11 @@ class GoogleDecoder(Decoder[ServerSentEvent]):
         self._shape = shape
         self._shape_key = self._block_key
         self._shape_call = call
-        self.shortcut = None if call is not None else Shortcut.of(sse.event, shape, self._shortcut_text, whole=True)
+        self.shortcut = (
+            None
+            if call is not None
+            else Shortcut.of(sse.event, shape, self._shortcut_text, whole=True, in_run=self._shaped_text)
+        )
         self._shape_usage = usage
         self._shape_counts = (
             tuple(usage.get(field) for field in _COUNT_FIELDS) if usage.__class__ is dict else _NO_COUNTS

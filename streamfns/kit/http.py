@@ -930,7 +930,7 @@ class _Reading:
                 if found:
                     self.seen = applied = True
                     self._run_stage = "sink"
-                    take = shortcut.take
+                    take = shortcut.run_take
                     whole = shortcut.whole
                     for pieces in found:
                         take(pieces if whole else pieces[0])

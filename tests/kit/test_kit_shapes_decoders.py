@@ -532,3 +532,32 @@ async def test_a_read_of_deltas_among_many_other_events_asks_the_framer_once(mon
     )
     assert runs.events == 60  # every delta of the middle read was read without framing it
     assert asked.count(len(middle)) == 1, asked
+
+
+@pytest.mark.parametrize("size", [1500, 4096, 1 << 20], ids=["1500-byte reads", "4 KiB reads", "the rest whole"])
+async def test_gemini_text_chunks_in_reads_of_several_are_read_in_runs(
+    size: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Gemini's text chunks carry running counts beside the text (a shape of three holes): in a read of
+    several, the decoder asks the kit to read them off their bytes (Shortcut.in_run), the usage left
+    to the read's end. The same events as parsing every chunk whole (every partial message's usage
+    too: each read's batch ends with the usage of its last chunk), a chunk of another layout among
+    them (a thought, an extra field) applied in its place."""
+    chunks = [gemini_chunk([{"text": f"w{n} "}], n) for n in range(1, 80)]
+    chunks.insert(40, gemini_chunk([{"text": "aside", "thought": True}], 40))
+    chunks.insert(50, gemini_chunk([{"text": 'é \\ "q"'}], 50))
+    chunks.insert(60, gemini_chunk([{"text": "v2 "}], 60).replace(b"gemini-x", b"gemini-y"))
+    chunks.append(gemini_chunk([{"text": "done."}], 99, finish=True))
+    data = b"".join(chunks)
+    first = len(b"".join(chunks[:3]))  # the layout is learned in the first read: the next are read in runs
+    reads = [data[:first], *(data[at : at + size] for at in range(first, len(data), size))]
+    with monkeypatch.context() as patch:
+        without_shapes(patch)
+        expected_events, expected = await GOOGLE.run_reads(reads)
+    runs = RunCount(monkeypatch)
+    events, message = await GOOGLE.run_reads(reads)
+    assert normalized(events) == normalized(expected_events)
+    assert message.stop_reason == expected.stop_reason == "stop"
+    assert (message.usage.input, message.usage.output) == (expected.usage.input, expected.usage.output) == (5, 99)
+    assert "w79 done." in "".join(getattr(block, "text", "") for block in message.content)
+    assert runs.events >= 30, runs.events  # the path under test ran (up to the thought, at least)

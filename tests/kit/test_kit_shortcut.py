@@ -282,12 +282,13 @@ class Taken:
             sink: Callable[..., None],
             *args: object,
             whole: bool = False,
+            in_run: Callable[[Any], None] | None = None,
         ) -> Shortcut | None:
             def counted(*values: Any) -> None:
                 self.count += 1
                 sink(*values)
 
-            return of(cls, event, shape, counted, *args, whole=whole)
+            return of(cls, event, shape, counted, *args, whole=whole, in_run=in_run)
 
         monkeypatch.setattr(Shortcut, "of", classmethod(counted_of))
 

@@ -280,3 +280,36 @@ def test_a_shape_without_framed_is_read_through_lone_each_time() -> None:
     assert reads is not None
     for text in ("one ", "two ", "three "):
         assert reads.pieces(_frame(_data(text)), shortcut) == [text]
+
+
+def _gemini_shortcut(**kwargs: Any) -> Shortcut:
+    data = _gemini(b'"a"')
+    shape = EventShape.learn(data, json.loads(data), _GEMINI_HOLES)
+    assert shape is not None
+    assert not shape.one_string
+    shortcut = Shortcut.of("message", shape, _ignore, whole=True, **kwargs)
+    assert shortcut is not None
+    return shortcut
+
+
+def test_a_shape_of_several_holes_is_read_in_runs_only_for_a_shortcut_that_asks() -> None:
+    """A read of several events: the kit reads a run of them off their bytes for a shape of one string
+    hole, or for a shortcut with ``in_run``; a shape of several holes without one is fed (reading its
+    events one by one cost more than framing them, for a decoder that parses them whole)."""
+    run = b"".join(_gemini_frame(_gemini(json.dumps(text).encode(), str(n).encode())) for n, text in enumerate("abc"))
+    taken: list[Any] = []
+    for shortcut, expected in ((_gemini_shortcut(), None), (_gemini_shortcut(in_run=taken.append), b"\r\n\r\n")):
+        reads = ShortcutReads.of(_at_rest())
+        assert reads is not None
+        assert reads.run_end(run, shortcut) == expected
+        reads.read_over()
+    shortcut = _gemini_shortcut(in_run=taken.append)
+    assert shortcut.run_take == taken.append
+    assert shortcut.take is _ignore
+    reads = ShortcutReads.of(_at_rest())
+    assert reads is not None
+    other = _gemini_frame(b'{"candidates":[]}')
+    found, at = reads.run(run + other + run, shortcut, 0)
+    assert found == [["a", 0, 0], ["b", 1, 1], ["c", 2, 2]]  # every hole, up to the event it does not read
+    assert at == len(run)
+    assert _gemini_shortcut().run_take is _ignore  # without in_run, a one-string run's events go to take
