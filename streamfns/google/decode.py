@@ -59,7 +59,6 @@ from streamfns.kit import (
     Shortcut,
     StopTable,
     StreamFailure,
-    changed,
     load_event,
 )
 
@@ -179,6 +178,7 @@ class GoogleDecoder(Decoder[ServerSentEvent]):
         "_has_id",
         "_has_model",
         "_identified",
+        "_learned_counts",
         "_learns",
         "_next_key",
         "_other_candidates",
@@ -187,10 +187,9 @@ class GoogleDecoder(Decoder[ServerSentEvent]):
         "_shape_counts",
         "_shape_fast",
         "_shape_key",
+        "_shape_meta",
         "_shape_path",
         "_shape_slots",
-        "_shape_usage",
-        "_shape_value",
         "_stop_is_error",
         "_stopped",
         "_usage_seen",
@@ -224,7 +223,8 @@ class GoogleDecoder(Decoder[ServerSentEvent]):
         #: The path of the string _shape_call's layout continues, when the layout spells it as fixed
         #: bytes (see _learn); None: the layout's last hole names it.
         self._shape_path: str | None = None
-        self._shape_usage: Any = None
+        #: The learned usage for _usage (its counts, no holes), or None when the learned chunk had none.
+        self._shape_meta: tuple[tuple[Any, ...], tuple[()], tuple[()]] | None = None
         # The learned usage's counts (in _COUNT_FIELDS order), and where the shape's count holes go in
         # them: (position, hole), so a matched read's counts are made with no dict (see _usage).
         self._shape_counts: tuple[Any, ...] = _NO_COUNTS
@@ -236,7 +236,11 @@ class GoogleDecoder(Decoder[ServerSentEvent]):
         # applied the counts since).
         self._fast_from: tuple[Any, ...] | None = None
         self._fast_candidates: Any = None
-        self._shape_value: Any = None
+        # The integer counts of the usage of the last chunk learned (None: none learned yet): a count
+        # that changed since is a hole of the next layout learned (see _learn). Kept as a dict of its
+        # own rather than the chunk's parse, which would keep every dict and list of that chunk alive
+        # for the collector to walk (nine in a text chunk), a thousand streams at a time.
+        self._learned_counts: dict[str, int] | None = None
         self._learns = SHAPE_LEARNS
         #: The text layout, for the kit (a text chunk's path depends on nothing but its bytes and name:
         #: see on_event); None while the shape is a call's, whose path depends on the call's state.
@@ -331,8 +335,8 @@ class GoogleDecoder(Decoder[ServerSentEvent]):
         counts once per read, by on_batch_end), or the learned usage when no count changed."""
         if self._shape_slots:
             self._usage_seen = (self._shape_counts, self._shape_slots, pieces)
-        elif self._shape_usage is not None:
-            self._usage_seen = self._shape_usage
+        elif self._shape_meta is not None:
+            self._usage_seen = self._shape_meta
 
     def _shaped_text(self, pieces: list[Any]) -> None:
         """A text chunk the shape read in on_event (``pieces``: its holes, the text first): the text
@@ -392,10 +396,17 @@ class GoogleDecoder(Decoder[ServerSentEvent]):
                 return  # the layout in hand: only the string it continued changed (see on_event)
             piece = ("candidates", 0, "content", "parts", 0, "functionCall", "partialArgs", 0, "stringValue")
             named = [(*piece[:-1], "jsonPath")]  # the last hole: which string it continues
-        counts: list[HolePath] = []
-        if usage.__class__ is dict:
-            counts = [("usageMetadata", name) for name, count in usage.items() if count.__class__ is int]
-        counts = changed(self._shape_value, data, counts)
+        now: dict[str, int] = (
+            {name: count for name, count in usage.items() if count.__class__ is int} if usage.__class__ is dict else {}
+        )
+        # The counts that changed since the last chunk learned (none at the first: fixed bytes).
+        before = self._learned_counts
+        counts: list[HolePath] = (
+            []
+            if before is None
+            else [("usageMetadata", name) for name, count in now.items() if before.get(name) != count]
+        )
+        self._learned_counts = now
         self._learns -= 1
         holes = [piece, *counts, *named]
         if self._shape is not None:
@@ -418,10 +429,10 @@ class GoogleDecoder(Decoder[ServerSentEvent]):
             if call is not None
             else Shortcut.of(sse.event, shape, self._shortcut_text, whole=True, in_run=self._shaped_text)
         )
-        self._shape_usage = usage
         self._shape_counts = (
             tuple(usage.get(field) for field in _COUNT_FIELDS) if usage.__class__ is dict else _NO_COUNTS
         )
+        self._shape_meta = (self._shape_counts, (), ()) if usage.__class__ is dict else None
         # The count holes lie after the piece (holes above); those _usage does not read are left out.
         self._shape_slots = tuple(
             (_COUNT_FIELDS.index(path[1]), hole)
@@ -432,7 +443,6 @@ class GoogleDecoder(Decoder[ServerSentEvent]):
         if len(self._shape_slots) == 1 and self._shape_slots[0][0] == _CANDIDATES:
             prompt, _, thoughts, cached, tool_prompt = _in_range(self._shape_counts)
             self._shape_fast = (self._shape_slots[0][1], prompt - cached + tool_prompt, cached, thoughts)
-        self._shape_value = data
 
     def _finish_with(self, usage: Any) -> None:
         """Finish at the chunk that carries the finish reason, when it also carries the usage counts

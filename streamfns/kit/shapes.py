@@ -96,7 +96,6 @@ class EventShape:
         "_tail",
         "_tail_len",
         "hits",
-        "value",
     )
 
     def __init__(
@@ -106,7 +105,6 @@ class EventShape:
         middles: Sequence[bytes],
         tail: bytes,
         *,
-        value: Any,
         order: Sequence[int] = (0,),
     ) -> None:
         layout: _Layout = (head, tuple(kinds), tuple(middles), tail, tuple(order))
@@ -131,8 +129,6 @@ class EventShape:
         # A shape of several holes, once it has read READER_AFTER_HITS events, reads each with one
         # compiled pattern of its layout (see _reader_of), made once per layout in the process.
         self._reader: _Reader | None = None if self._one_string else _readers.get(layout)
-        self.value: Any = value
-        """The learned event's parsed value (the caller's, not a copy: read it, do not change it)."""
         self.hits = 0
         """How many events this shape has read (a decoder gives back the learn of a shape that paid)."""
 
@@ -168,8 +164,8 @@ class EventShape:
         segments = [data[a:b] for a, b in zip(starts, ends, strict=True)]
         kinds = [span[2] for span in spans]
         order = [span[4] for span in spans]
-        shape = cls(segments[0], kinds, segments[1:-1], segments[-1], value=value, order=order)
-        if not shape._verified([span[3] for span in spans]):
+        shape = cls(segments[0], kinds, segments[1:-1], segments[-1], order=order)
+        if not shape._verified(value, [span[3] for span in spans]):
             return None
         if key is not None:
             _remember_layout(key, (segments[0], tuple(kinds), tuple(segments[1:-1]), segments[-1], tuple(order)))
@@ -189,9 +185,7 @@ class EventShape:
         do: a hole is a JSON string literal (which holds neither) or digits, and :meth:`match` takes
         each literal alone, never JSON whitespace around it (which may hold them)."""
         order = [slot for _, slot in self._strings_slots]
-        return EventShape(
-            before + self._head, self._kinds, self._middles, self._tail + after, value=self.value, order=order
-        )
+        return EventShape(before + self._head, self._kinds, self._middles, self._tail + after, order=order)
 
     def filled(self, slot: int, literal: bytes) -> EventShape | None:
         """This shape with the hole given ``slot``-th to :meth:`learn` made fixed bytes: ``literal``, one
@@ -227,7 +221,6 @@ class EventShape:
             kinds[:at] + kinds[at + 1 :],
             segments[1:-1],
             segments[-1],
-            value=self.value,
             order=[place - (place > slot) for place in order if place != slot],
         )
 
@@ -314,10 +307,13 @@ class EventShape:
         values[0] = piece
         return values
 
-    def _verified(self, paths: Sequence[HolePath]) -> bool:
+    def _verified(self, value: Any, paths: Sequence[HolePath]) -> bool:
         """Rebuild the event with a sentinel in each hole (``paths`` in the order of their bytes): its
-        parse must be the learned value with the sentinels at exactly those paths, and it must match."""
-        expected = _copied(self.value)
+        parse must be the learned event's ``value`` with the sentinels at exactly those paths, and it
+        must match. The shape keeps no reference to ``value``: a stream's learned event would otherwise
+        stay alive with it, every dict and list of it one more object for the collector to walk (nine
+        in a Gemini chunk), a thousand streams at a time."""
+        expected = _copied(value)
         pieces = [self._head]
         for n, (kind, path) in enumerate(zip(self._kinds, paths, strict=True)):
             sentinel: Any = f"\x00hole {n}\x00" if kind is str else 987_654_321_000 + n
@@ -534,13 +530,13 @@ def _known_layout(data: bytes, value: Any, holes: tuple[HolePath, ...]) -> Event
     ``data`` has that layout: the same bytes outside the holes and, in each hole, one literal of the
     hole's kind (:meth:`EventShape.match`, which reads each as strictly as for any later event). The
     verification :meth:`EventShape.learn` would do proves the same of these bytes (it depends only on
-    the bytes outside the holes and the kinds), so the shape is the one learning would find, its
-    ``value`` the caller's, whose members at the holes must be what the holes hold. None: no layout
+    the bytes outside the holes and the kinds), so the shape is the one learning would find, the
+    caller's ``value`` holding at the holes what the holes hold. None: no layout
     fits, or the value disagrees (then learning refuses it too)."""
     for head, kinds, middles, tail, order in _layouts.get(holes, ()):
         if not (data.startswith(head) and data.endswith(tail)) or len(data) < len(head) + len(tail):
             continue
-        shape = EventShape(head, kinds, middles, tail, value=value, order=order)
+        shape = EventShape(head, kinds, middles, tail, order=order)
         pieces = shape.match(data)
         if pieces is None:
             continue
@@ -827,6 +823,11 @@ class ShortcutReads:
             framed = getattr(shortcut.shape, "framed", None)
             self._framed = framed(*parted.lone_parts(chunk, data)) if framed is not None else None
             self._framed_for = shortcut
+            runs = self._runs
+            if runs is not None and runs[0] is not shortcut:
+                # A shortcut the decoder replaced: its run shape would keep it alive (with its shapes
+                # and its sinks' bound methods) for the rest of the stream, read by nothing.
+                self._runs = None
         return pieces
 
     def fed(self) -> None:

@@ -484,12 +484,29 @@ def _signing(
     """The signing step of one call (None when there is no signer)."""
     if signer is None:
         return None
-    is_async = _is_async(signer)
+    return _Signing(wire, signer, request, secrets)
 
-    async def sign() -> Signature:
+
+class _Signing:
+    """One call's signing step: ``await step()`` signs its request (once per attempt). An object of its
+    own rather than a closure: a call keeps it for its whole life (a retry signs again), and a closure
+    over five names is seven objects for the collector to walk per stream (the function, its cells and
+    their tuple), this one."""
+
+    __slots__ = ("_is_async", "_request", "_secrets", "_signer", "_wire")
+
+    def __init__(self, wire: WireApi[Any], signer: Signer, request: SigningRequest, secrets: Sequence[str]) -> None:
+        self._wire = wire
+        self._signer = signer
+        self._request = request
+        self._secrets = secrets
+        self._is_async = _is_async(signer)
+
+    async def __call__(self) -> Signature:
+        wire, signer, request, secrets = self._wire, self._signer, self._request, self._secrets
         signature: object
         try:
-            if is_async:
+            if self._is_async:
                 signature = await cast("Awaitable[object]", signer(request))
             else:
                 # A credential chain may block on the network (STS, the instance metadata service): in a
@@ -513,8 +530,6 @@ def _signing(
         carried = credentials_in(signature.headers)
         origin = _checked_origin(wire, signature.origin)
         return Signature(dict(signature.headers), (*signature.secrets, *carried), origin)
-
-    return sign
 
 
 def _checked_origin(wire: WireApi[Any], origin: object) -> str | None:

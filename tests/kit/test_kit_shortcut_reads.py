@@ -7,6 +7,7 @@ size limit, a raw CR or LF), the framed shape refuses as well.
 
 from __future__ import annotations
 
+import gc
 import json
 import random
 from typing import Any, cast
@@ -313,3 +314,21 @@ def test_a_shape_of_several_holes_is_read_in_runs_only_for_a_shortcut_that_asks(
     assert found == [["a", 0, 0], ["b", 1, 1], ["c", 2, 2]]  # every hole, up to the event it does not read
     assert at == len(run)
     assert _gemini_shortcut().run_take is _ignore  # without in_run, a one-string run's events go to take
+
+
+def test_a_replaced_shortcut_is_not_kept_alive_by_the_reads() -> None:
+    """A decoder that learns a new layout replaces its shortcut: once a read goes through the new one, the
+    reads keep nothing of the old one (its run shape, its shapes, its sinks' bound methods would stay
+    alive, read by nothing, for the collector to walk in every stream)."""
+    old = _gemini_shortcut(in_run=_ignore)
+    reads = ShortcutReads.of(_at_rest())
+    assert reads is not None
+    run = b"".join(_gemini_frame(_gemini(json.dumps(text).encode())) for text in ("a", "b"))
+    assert reads.run_end(run, old) is not None
+    found, _ = reads.run(run, old, 0)
+    reads.read_over()
+    assert len(found) == 2
+    assert [r for r in gc.get_referrers(old) if isinstance(r, tuple)], "the run shape holds its shortcut"
+    new = _gemini_shortcut(in_run=_ignore)
+    assert reads.pieces(_gemini_frame(_gemini(b'"c"')), new) == ["c", 7, 7]
+    assert not [r for r in gc.get_referrers(old) if isinstance(r, tuple)]
